@@ -1,0 +1,1 @@
+"""The corpus catalog and tiny fixtures (installed as structlin.corpora)."""

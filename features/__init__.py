@@ -1,0 +1,1 @@
+"""Feature sets as data: TOML files naming templates (installed as structlin.features)."""

@@ -1,0 +1,53 @@
+"""The exceptions structlin raises for bad input.
+
+Every error a user can cause derives from :class:`StructlinError`; the command line prints such an
+error as one line on stderr (no traceback) and exits non-zero.
+"""
+
+from __future__ import annotations
+
+
+class StructlinError(Exception):
+    """Base class of all errors caused by input, files or options (not by bugs)."""
+
+
+class CorpusFormatError(StructlinError, ValueError):
+    """Malformed corpus input, located by file and line (or by instance index).
+
+    ``str(err)`` reads ``"PATH:LINE: what was wrong (expected ...)"``.
+    """
+
+    def __init__(self, path: object, line: int | None, message: str):
+        self.path = str(path)
+        self.line = line
+        self.message = message
+        where = self.path if line is None else f"{self.path}:{line}"
+        super().__init__(f"{where}: {message}")
+
+
+class ModelFormatError(StructlinError, ValueError):
+    """A model file that cannot be loaded: truncated, tampered with, or of another format version."""
+
+
+class UnknownNameError(StructlinError, KeyError):
+    """A name (learner, decoder, template, feature set, corpus ...) that is not registered.
+
+    The message lists the accepted names.
+    """
+
+    def __init__(self, kind: str, name: str, accepted):
+        self.kind = kind
+        self.name = name
+        self.accepted = sorted(accepted)
+        super().__init__(f"unknown {kind} {name!r}; accepted: {', '.join(self.accepted)}")
+
+    def __str__(self) -> str:  # KeyError would add quotes around the message
+        return self.args[0]
+
+
+class CorpusNotFoundError(StructlinError, FileNotFoundError):
+    """A corpus file that is neither present locally nor downloadable."""
+
+
+class ChecksumError(StructlinError):
+    """A downloaded file whose SHA-256 differs from the catalog's."""
