@@ -1,0 +1,20 @@
+"""Learners: each owns a weight vector and talks only to a decoder and the joint feature map."""
+
+from __future__ import annotations
+
+from ..errors import UnknownNameError
+from .perceptron import AveragedPerceptron, Perceptron
+
+LEARNERS = {cls.name: cls for cls in (Perceptron, AveragedPerceptron)}
+
+
+def make_learner(name: str, **params):
+    """A learner by name (``perceptron``, ``averaged-perceptron``) with its hyper-parameters."""
+    try:
+        cls = LEARNERS[name]
+    except KeyError:
+        raise UnknownNameError("learner", name, LEARNERS) from None
+    return cls(**params)
+
+
+__all__ = ["LEARNERS", "AveragedPerceptron", "Perceptron", "make_learner"]

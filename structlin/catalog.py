@@ -1,0 +1,421 @@
+"""The corpus catalog: named corpora, where their files are found or downloaded from, their splits.
+
+The catalog is a TOML file (``corpora/catalog.toml``, installed as ``structlin.corpora``; its header
+documents the schema).  :func:`resolve` finds a corpus file locally or downloads it into the per-user
+cache, checking its SHA-256; :func:`load_split` reads one split as :class:`structlin.readers.Sentence`
+objects.
+
+A file is looked for, in this order, under
+
+1. the data directory: ``data_dir`` or the ``STRUCTLIN_DATA`` environment variable;
+2. each directory of NLTK's data path (``nltk.data.path``, which honours ``NLTK_DATA``);
+3. the cache: ``cache_dir``, ``STRUCTLIN_CACHE``, ``$XDG_CACHE_HOME/structlin`` or ``~/.cache/structlin``;
+
+each joined with the file's relative path (for an NLTK archive ``corpora/<id>.zip`` the unzipped
+folder ``corpora/<id>/`` is accepted too).  A download goes to a temporary file beside its target and
+is moved into place only once its checksum matched, so the cache never holds a partial file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import os
+import re
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.client import HTTPException
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+from tqdm import tqdm
+
+from structlin.errors import ChecksumError, CorpusFormatError, CorpusNotFoundError, UnknownNameError
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+if TYPE_CHECKING:
+    from structlin.readers import Sentence
+
+__all__ = ["Catalog", "CorpusEntry", "NltkReaderSpec", "Split", "is_corpus_name", "load_split", "resolve"]
+
+FORMATS = ("conllu", "nltk")
+TIMEOUT = 60  # seconds without data before a download gives up
+_CHUNK = 1 << 16
+
+_ENTRY_KEYS = {"format", "description", "licence", "column", "path", "url", "sha256", "splits", "nltk"}
+_SPLIT_KEYS = {"path", "url", "sha256", "fileids", "fraction"}
+_NLTK_KEYS = {"reader", "root", "fileids", "tagset", "columns", "options"}
+_MISSING = object()
+
+
+@dataclass
+class Split:
+    """One split of a corpus: its file (relative path, URL, SHA-256) and which part of it to keep."""
+
+    name: str
+    path: str
+    url: str
+    sha256: str
+    fileids: tuple[str, ...] | None = None
+    fraction: tuple[float, float] = (0.0, 1.0)
+
+
+@dataclass
+class NltkReaderSpec:
+    """How to build the NLTK corpus reader of an ``nltk`` corpus (see the catalog's header)."""
+
+    reader: str
+    fileids: str | tuple[str, ...]
+    root: str = ""
+    tagset: str | None = None
+    columns: tuple[str, ...] | None = None
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class CorpusEntry:
+    """A named corpus of the catalog."""
+
+    name: str
+    format: str
+    description: str
+    licence: str
+    splits: dict[str, Split]
+    column: str | None = None
+    nltk: NltkReaderSpec | None = None
+
+    def split(self, name: str | None = None) -> Split:
+        """The split called ``name``; ``None`` is accepted when all splits share one file."""
+        if name is None and len({s.path for s in self.splits.values()}) == 1:
+            return next(iter(self.splits.values()))
+        if name not in self.splits:
+            raise UnknownNameError(f"split of corpus {self.name!r}", str(name), self.splits)
+        return self.splits[name]
+
+
+class Catalog:
+    """The corpora of one catalog file, by name."""
+
+    def __init__(self, entries: dict[str, CorpusEntry], path: str):
+        self.entries = entries
+        self.path = path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike | None = None) -> Catalog:
+        """Load the catalog at ``path``, or structlin's own catalog when ``path`` is ``None``.
+
+        Raises :class:`CorpusFormatError` for a file that cannot be read, is not TOML, or does not
+        follow the schema.
+        """
+        default = importlib.resources.files("structlin.corpora") / "catalog.toml"
+        source = default if path is None else Path(path)
+        try:
+            data = tomllib.loads(source.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as err:
+            raise CorpusFormatError(source, None, f"cannot read the catalog: {err}") from err
+        except tomllib.TOMLDecodeError as err:
+            line = re.search(r"at line (\d+)", str(err))  # tomllib has no line attribute before 3.14
+            raise CorpusFormatError(source, line and int(line[1]), f"not valid TOML: {err}") from err
+        try:
+            _keys(data, {"corpus"}, "the catalog")
+            corpora = _table(data, "corpus", "the catalog")
+            entries = {name: _entry(name, table) for name, table in corpora.items()}
+        except _Invalid as err:
+            raise CorpusFormatError(source, None, str(err)) from None
+        return cls(entries, str(source))
+
+    def names(self) -> list[str]:
+        """The corpus names, in catalog order."""
+        return list(self.entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.entries
+
+    def __getitem__(self, name: str) -> CorpusEntry:
+        if name not in self.entries:
+            raise UnknownNameError("corpus", name, self.entries)
+        return self.entries[name]
+
+
+def is_corpus_name(catalog: Catalog, text: str) -> bool:
+    """Whether ``text`` names a corpus of ``catalog`` rather than a path.
+
+    A path that exists, or that contains a path separator or has a file suffix, is a path; any other
+    text is taken as a name (so that a misspelt name gets an "unknown corpus" error listing the names).
+    """
+    if os.path.exists(text):
+        return False
+    if text in catalog:
+        return True
+    return not (any(sep and sep in text for sep in ("/", os.sep, os.altsep)) or Path(text).suffix)
+
+
+def resolve(
+    entry: CorpusEntry,
+    split: str | None = None,
+    *,
+    data_dir: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    download: bool = True,
+    progress: bool | None = None,
+) -> Path:
+    """The local path of ``split``'s file (for an ``nltk`` corpus: its archive or folder).
+
+    Looks in the data directory, NLTK's data path and the cache (see the module docstring); if the
+    file is in none of them and ``download`` is true, downloads it into the cache, with a progress bar
+    unless ``progress`` is false (by default: when stderr is a terminal).  Raises
+    :class:`ChecksumError` when the download's SHA-256 differs from the catalog's, and
+    :class:`CorpusNotFoundError` when the file is absent and not downloaded.
+    """
+    chosen = entry.split(split)
+    relative = Path(chosen.path)
+    cache = _cache_dir(cache_dir)
+    bases = [*_data_dirs(data_dir), cache]
+    for base in bases:
+        candidate = base / relative
+        if candidate.is_file():
+            return candidate
+        if entry.format == "nltk" and relative.suffix == ".zip" and candidate.with_suffix("").is_dir():
+            return candidate.with_suffix("")
+    what = f"corpus {entry.name!r}" + (f" split {split!r}" if split else "")
+    looked = f"{what}: {chosen.path} is not in {', '.join(map(str, bases))}"
+    if not download:
+        raise CorpusNotFoundError(f"{looked}; downloading is off, get it from {chosen.url}")
+    target = cache / relative
+    try:
+        _download(chosen.url, target, chosen.sha256, progress)
+    except (OSError, HTTPException, ValueError) as err:
+        reason = err.reason if isinstance(err, urllib.error.URLError) else err
+        raise CorpusNotFoundError(f"{looked}, and downloading {chosen.url} failed: {reason}") from err
+    return target
+
+
+def load_split(
+    name_or_entry: str | CorpusEntry,
+    split: str | None,
+    *,
+    column: str | None = None,
+    catalog: Catalog | None = None,
+    **resolve_kwargs,
+) -> list[Sentence]:
+    """Read one split of a catalog corpus (resolving, and if need be downloading, its file).
+
+    ``column`` picks the tags: for CoNLL-U ``"upos"`` or ``"xpos"``; for NLTK corpora ``None`` (the
+    native tags), ``"universal"`` (mapped to the universal tag set) or, for column corpora such as
+    conll2000, a column name (``"pos"``, ``"chunk"``).  The default is the catalog's ``column``.
+    ``resolve_kwargs`` go to :func:`resolve`.
+    """
+    entry = name_or_entry
+    if not isinstance(entry, CorpusEntry):
+        entry = (catalog or Catalog.load())[name_or_entry]
+    chosen = entry.split(split)
+    path = resolve(entry, split, **resolve_kwargs)
+    if entry.format == "conllu":
+        from structlin.readers import read_conllu
+
+        sentences = list(read_conllu(path, column=column or entry.column))
+    else:
+        sentences = _read_nltk(entry, chosen, path, column or entry.column)
+    start, stop = (round(f * len(sentences)) for f in chosen.fraction)
+    return sentences[start:stop]
+
+
+def _read_nltk(entry: CorpusEntry, chosen: Split, path: Path, column: str | None) -> list[Sentence]:
+    """The sentences of ``chosen``'s fileids, read by the corpus reader the catalog describes."""
+    import nltk.corpus.reader
+    import nltk.data
+
+    spec = entry.nltk
+    accepted = [*(spec.columns or ()), "universal"]
+    if column is not None and column not in accepted:
+        raise UnknownNameError(f"column of corpus {entry.name!r}", column, accepted)
+    cls = getattr(nltk.corpus.reader, spec.reader, None)
+    if not (isinstance(cls, type) and issubclass(cls, nltk.corpus.reader.CorpusReader)):
+        names = [name for name in dir(nltk.corpus.reader) if name.endswith("CorpusReader")]
+        raise UnknownNameError("NLTK corpus reader", spec.reader, names)
+    options = {**spec.options, **({"tagset": spec.tagset} if spec.tagset else {})}
+    fileids = list(chosen.fileids) if chosen.fileids else None
+    with _nltk_allowed(path):
+        if path.is_dir():
+            root = nltk.data.FileSystemPathPointer(str(path / spec.root))
+        else:  # an NLTK archive holds one top folder named like the archive
+            root = nltk.data.ZipFilePathPointer(str(path), "/".join(filter(None, (path.stem, spec.root))) + "/")
+        reader = cls(root, spec.fileids if isinstance(spec.fileids, str) else list(spec.fileids), **options)
+        if not spec.columns:
+            from structlin.readers import read_nltk
+
+            return list(read_nltk(reader, tagset=column, source_tagset=spec.tagset, fileids=fileids))
+        from structlin.readers import Sentence
+
+        # "universal" maps the POS column (the one iob_sents() maps): the catalog's default column
+        index = spec.columns.index(entry.column if column == "universal" else column)
+        rows = reader.iob_sents(fileids, tagset="universal" if column == "universal" else None)
+        return [Sentence([t[0] for t in r], [t[index] for t in r], columns=[list(t) for t in r]) for r in rows]
+
+
+@contextmanager
+def _nltk_allowed(path: Path) -> Iterator[None]:
+    """Let NLTK read ``path`` meanwhile (recent NLTK opens only files below ``nltk.data.path``)."""
+    import nltk.data
+
+    nltk.data.path.append(str(path))
+    try:
+        yield
+    finally:  # remove our entry: the last one equal to it
+        entries = nltk.data.path
+        del entries[len(entries) - 1 - entries[::-1].index(str(path))]
+
+
+def _data_dirs(data_dir: str | os.PathLike | None) -> list[Path]:
+    """The data directory (if any) followed by NLTK's data path."""
+    import nltk.data
+
+    data = data_dir if data_dir is not None else os.environ.get("STRUCTLIN_DATA")
+    nltk_dirs = [Path(p) for p in nltk.data.path if isinstance(p, str)]
+    return [Path(data), *nltk_dirs] if data else nltk_dirs
+
+
+def _cache_dir(cache_dir: str | os.PathLike | None) -> Path:
+    """The per-user download cache."""
+    if cache_dir is not None:
+        return Path(cache_dir)
+    if os.environ.get("STRUCTLIN_CACHE"):
+        return Path(os.environ["STRUCTLIN_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "structlin"
+
+
+def _download(url: str, target: Path, sha256: str, progress: bool | None) -> None:
+    """Download ``url`` to ``target``, all or nothing, checking its SHA-256 while streaming."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        digest = hashlib.sha256()
+        received = 0
+        quiet = not progress if progress is not None else not (sys.stderr and sys.stderr.isatty())
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=TIMEOUT) as response:
+            size = response.headers.get("Content-Length")
+            size = int(size) if size else None
+            with tqdm(total=size, unit="B", unit_scale=True, desc=target.name, disable=quiet) as bar:
+                while chunk := response.read(_CHUNK):
+                    out.write(chunk)
+                    digest.update(chunk)
+                    received += len(chunk)
+                    bar.update(len(chunk))
+        if size is not None and received != size:
+            raise ConnectionError(f"connection closed after {received} of {size} bytes")
+        if digest.hexdigest() != sha256:
+            raise ChecksumError(f"{url}: SHA-256 is {digest.hexdigest()}, the catalog expects {sha256}")
+        os.replace(partial, target)
+    except BaseException:
+        Path(partial).unlink(missing_ok=True)
+        raise
+
+
+class _Invalid(Exception):
+    """A catalog that does not follow the schema (turned into a CorpusFormatError by Catalog.load)."""
+
+
+def _keys(table: dict, allowed: set[str], where: str) -> None:
+    """Reject keys the schema does not know (most likely misspelt)."""
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise _Invalid(f"{where}: unknown key {unknown[0]!r} (accepted: {', '.join(sorted(allowed))})")
+
+
+def _table(table: dict, key: str, where: str, default: object = _MISSING) -> dict:
+    """The sub-table ``key`` of ``table``."""
+    value = table.get(key, default)
+    if value is _MISSING or not isinstance(value, dict):
+        raise _Invalid(f"{where}: {key!r} must be a table" + (" (missing)" if value is _MISSING else ""))
+    return value
+
+
+def _string(table: dict, key: str, where: str, default: object = _MISSING) -> str | None:
+    """The string ``key`` of ``table``; ``default`` (when given) if absent."""
+    value = table.get(key, default)
+    if value is _MISSING:
+        raise _Invalid(f"{where}: missing {key!r}")
+    if key in table and not isinstance(value, str):
+        raise _Invalid(f"{where}: {key!r} must be a string")
+    return value
+
+
+def _strings(table: dict, key: str, where: str) -> tuple[str, ...] | None:
+    """The optional list of strings ``key`` of ``table``."""
+    value = table.get(key)
+    if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        raise _Invalid(f"{where}: {key!r} must be a list of strings")
+    return None if value is None else tuple(value)
+
+
+def _entry(name: str, table: object) -> CorpusEntry:
+    """Parse and check the table of corpus ``name``."""
+    where = f"corpus {name!r}"
+    if not isinstance(table, dict):
+        raise _Invalid(f"{where} must be a table")
+    _keys(table, _ENTRY_KEYS, where)
+    fmt = _string(table, "format", where)
+    if fmt not in FORMATS:
+        raise _Invalid(f"{where}: format {fmt!r} is not one of {', '.join(FORMATS)}")
+    splits = _table(table, "splits", where)
+    splits = {key: _split(key, spec, table, f"{where} split {key!r}") for key, spec in splits.items()}
+    if not splits:
+        raise _Invalid(f"{where}: no splits")
+    if fmt != "nltk" and "nltk" in table:
+        raise _Invalid(f"{where}: an 'nltk' table is only for format 'nltk'")
+    column = _string(table, "column", where, None)
+    nltk = _nltk(_table(table, "nltk", where), f"{where} nltk") if fmt == "nltk" else None
+    if nltk and nltk.columns and column not in nltk.columns:
+        raise _Invalid(f"{where}: 'column' must be one of the nltk columns {', '.join(nltk.columns)}")
+    return CorpusEntry(
+        name=name,
+        format=fmt,
+        description=_string(table, "description", where, ""),
+        licence=_string(table, "licence", where, ""),
+        splits=splits,
+        column=column,
+        nltk=nltk,
+    )
+
+
+def _split(name: str, spec: object, corpus: dict, where: str) -> Split:
+    """Parse a split; its file keys default to the corpus's."""
+    if not isinstance(spec, dict):
+        raise _Invalid(f"{where} must be a table")
+    _keys(spec, _SPLIT_KEYS, where)
+    inherited = {key: spec.get(key, corpus.get(key, _MISSING)) for key in ("path", "url", "sha256")}
+    path, url, sha256 = (_string(inherited, key, where) for key in ("path", "url", "sha256"))
+    if not re.fullmatch(r"[0-9a-f]{64}", sha256):
+        raise _Invalid(f"{where}: 'sha256' must be 64 lower-case hex digits")
+    fraction = spec.get("fraction", [0.0, 1.0])
+    if not (
+        isinstance(fraction, list)
+        and len(fraction) == 2
+        and all(isinstance(f, (int, float)) and not isinstance(f, bool) for f in fraction)
+        and 0 <= fraction[0] <= fraction[1] <= 1
+    ):
+        raise _Invalid(f"{where}: 'fraction' must be [a, b] with 0 <= a <= b <= 1")
+    fileids = _strings(spec, "fileids", where)
+    return Split(name, path, url, sha256, fileids, (float(fraction[0]), float(fraction[1])))
+
+
+def _nltk(table: dict, where: str) -> NltkReaderSpec:
+    """Parse the reader description of an ``nltk`` corpus."""
+    _keys(table, _NLTK_KEYS, where)
+    fileids = _string(table, "fileids", where) if not isinstance(table.get("fileids"), list) else None
+    return NltkReaderSpec(
+        reader=_string(table, "reader", where),
+        fileids=fileids or _strings(table, "fileids", where),
+        root=_string(table, "root", where, ""),
+        tagset=_string(table, "tagset", where, None),
+        columns=_strings(table, "columns", where),
+        options=_table(table, "options", where, {}),
+    )

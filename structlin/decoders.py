@@ -1,0 +1,205 @@
+"""Decoders: ``argmax_y w·φ(x, y)`` over one output structure, for a batch of instances at once.
+
+Every decoder works on :class:`~structlin.joint.Scores` and never knows which learner asks.
+
+* :class:`Multiclass` — every position independently: ``ŷ_i = argmax_y E[i, y]``.
+* :class:`Viterbi` — first-order chain: ``argmax_y Σ_i E[i, y_i] + Σ_i T[y_{i-1}, y_i] + s[y_0] + e[y_{n-1}]``
+  by dynamic programming, and its forward–backward marginals.
+* :class:`Greedy` — left to right over the same chain scores: ``ŷ_i = argmax_y E[i, y] + T[ŷ_{i-1}, y]``.
+
+``loss_augmented_argmax`` adds a cost to every wrong label at every position (Hamming loss) and runs
+the *unchanged* decoder.  Ties break towards the lower label index.  Batches are decoded together,
+padded to the longest instance, so the Python loop runs over positions, never over instances,
+features or labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp
+
+from .errors import UnknownNameError
+from .joint import Scores
+
+
+@dataclass
+class Marginals:
+    """``log_partition[b] = log Z(x_b)``; ``nodes[p, y] = P(y_p = y)``; ``edges[k, a, b]`` is
+    ``P(y_{p-1} = a, y_p = b)`` for every non-first position ``p`` in instance order (``None`` for
+    independent positions)."""
+
+    log_partition: np.ndarray
+    nodes: np.ndarray
+    edges: np.ndarray | None = None
+
+
+class Decoder:
+    """Interface shared by all decoders."""
+
+    name = ""
+    uses_transitions = True
+
+    def argmax(self, scores: Scores) -> np.ndarray:
+        """The best label of every position of every instance (concatenated)."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def loss_augmented_argmax(self, scores: Scores, gold: np.ndarray, cost: float = 1.0) -> np.ndarray:
+        """``argmax_y w·φ(x, y) + cost · Hamming(y, gold)``: ``cost`` added to every wrong label."""
+        augmented = scores.emissions + cost
+        augmented[np.arange(len(gold)), gold] -= cost
+        return self.argmax(Scores(augmented, scores.lengths, scores.transitions, scores.start, scores.end))
+
+    def marginals(self, scores: Scores) -> Marginals:
+        """``log Z`` and the label marginals under ``p(y|x) ∝ exp(w·φ(x, y))``."""
+        raise TypeError(f"the {self.name} decoder defines no distribution over outputs; use viterbi")
+
+
+class Multiclass(Decoder):
+    """Each position on its own (a document, or a token tagged without transitions)."""
+
+    name = "multiclass"
+    uses_transitions = False
+
+    def argmax(self, scores: Scores) -> np.ndarray:
+        return scores.emissions.argmax(axis=1)
+
+    def marginals(self, scores: Scores) -> Marginals:
+        E = scores.emissions
+        row_log_z = logsumexp(E, axis=1)
+        per_instance = np.zeros(len(scores.lengths))
+        starts = np.concatenate([[0], np.cumsum(scores.lengths)[:-1]])
+        nonempty = scores.lengths > 0
+        if nonempty.any():
+            per_instance[nonempty] = np.add.reduceat(row_log_z, starts[nonempty])
+        return Marginals(per_instance, np.exp(E - row_log_z[:, None]))
+
+
+class _Padded:
+    """A batch's emissions padded to a time-major ``(T, B, L)`` array.
+
+    ``start`` is folded into the first and ``end`` into the last position of each instance, so the
+    chain recursions need no special cases; positions past an instance's end hold zeros, and what
+    the recursions compute there is never read.
+    """
+
+    def __init__(self, scores: Scores):
+        self.lengths = lengths = np.asarray(scores.lengths)
+        n_positions, L = scores.emissions.shape
+        B, T = len(lengths), int(lengths.max(initial=0))
+        instance = np.repeat(np.arange(B), lengths)
+        first = np.cumsum(lengths) - lengths
+        self.slot = (np.arange(n_positions) - first[instance], instance)
+        self.E = np.zeros((T, B, L))
+        self.E[self.slot] = scores.emissions
+        self.running = np.flatnonzero(lengths > 0)
+        self.last = lengths[self.running] - 1
+        if T:
+            self.E[0, self.running] += scores.start
+            self.E[self.last, self.running] += scores.end
+
+    def unpad(self, padded: np.ndarray) -> np.ndarray:
+        """Per-position values back in the caller's instance order."""
+        return padded[self.slot]
+
+
+class Viterbi(Decoder):
+    """Exact decoding of a first-order chain; forward–backward marginals in log space."""
+
+    name = "viterbi"
+
+    def argmax(self, scores: Scores) -> np.ndarray:
+        pad = _Padded(scores)
+        E = pad.E
+        T, B, L = E.shape
+        if T == 0:
+            return np.zeros(0, dtype=np.int64)
+        # delta[t, b, y]: best score of a prefix ending in label y at t; back[t, b, y]: its label at t − 1.
+        next_previous = np.ascontiguousarray(scores.transitions.T)  # [next, previous]: reduce the last axis
+        delta = np.empty_like(E)
+        back = np.empty(E.shape, dtype=np.intp)
+        candidates = np.empty((B, L, L))
+        delta[0] = E[0]
+        previous = delta[:, :, None, :]  # previous[t - 1][b, 0, y'] broadcasts over next labels
+        for t in range(1, T):
+            np.add(previous[t - 1], next_previous, out=candidates)
+            candidates.argmax(axis=2, out=back[t])
+            np.add(candidates.max(axis=2), E[t], out=delta[t])
+        # Past an instance's end the back pointers become the identity, so backtracking from T − 1
+        # carries each instance's final label unchanged down to its last position.
+        past_end = np.arange(T)[:, None] >= pad.lengths[None, :]
+        back[past_end] = np.arange(L)
+        current = np.zeros(B, dtype=np.intp)
+        current[pad.running] = delta[pad.last, pad.running].argmax(axis=1)
+        path = np.empty((T, B), dtype=np.intp)
+        rows = np.arange(B)
+        for t in range(T - 1, 0, -1):
+            path[t] = current
+            current = back[t, rows, current]
+        path[0] = current
+        return pad.unpad(path)
+
+    def marginals(self, scores: Scores) -> Marginals:
+        pad = _Padded(scores)
+        E = pad.E
+        T, B, L = E.shape
+        trans = scores.transitions
+        alpha = np.zeros((T, B, L))
+        beta = np.zeros((T, B, L))
+        if T:
+            alpha[0] = E[0]
+        for t in range(1, T):
+            alpha[t] = logsumexp(alpha[t - 1][:, :, None] + trans, axis=1) + E[t]
+        is_last = np.arange(T)[:, None] == (pad.lengths - 1)[None, :]
+        for t in range(T - 2, -1, -1):
+            beta[t] = logsumexp(trans + (E[t + 1] + beta[t + 1])[:, None, :], axis=2)
+            beta[t][is_last[t]] = 0.0
+        log_z = np.zeros(B)
+        log_z[pad.running] = logsumexp(alpha[pad.last, pad.running], axis=1)
+        nodes = np.exp(alpha + beta - log_z[None, :, None])
+        edges = np.exp(alpha[:-1, :, :, None] + trans + (E[1:] + beta[1:])[:, :, None, :] - log_z[None, :, None, None])
+        is_edge = pad.slot[0] > 0
+        return Marginals(log_z, pad.unpad(nodes), edges[pad.slot[0][is_edge] - 1, pad.slot[1][is_edge]])
+
+
+class Greedy(Decoder):
+    """Left-to-right decoding over the chain scores: fast, not exact."""
+
+    name = "greedy"
+
+    def argmax(self, scores: Scores) -> np.ndarray:
+        pad = _Padded(scores)
+        E = pad.E
+        if E.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        path = np.empty(E.shape[:2], dtype=np.intp)
+        path[0] = E[0].argmax(axis=1)
+        for t in range(1, E.shape[0]):
+            path[t] = (E[t] + scores.transitions[path[t - 1]]).argmax(axis=1)
+        return pad.unpad(path)
+
+
+DECODERS = {cls.name: cls for cls in (Viterbi, Greedy, Multiclass)}
+
+
+def make_decoder(name: str) -> Decoder:
+    """A decoder by name: ``viterbi``, ``greedy`` or ``multiclass``."""
+    try:
+        return DECODERS[name]()
+    except KeyError:
+        raise UnknownNameError("decoder", name, DECODERS) from None
+
+
+def decode_corpus(decoder: Decoder, joint, w: np.ndarray, matrix, *, batch_size: int = 256) -> np.ndarray:
+    """Decode every instance of an indexed corpus with weights ``w``; labels per position.
+
+    Instances are decoded in batches of similar length (sorted), so padding costs little.
+    """
+    order = np.argsort(matrix.lengths, kind="stable")
+    out = np.zeros(matrix.n_positions, dtype=np.int64)
+    for start in range(0, len(order), batch_size):
+        chosen = order[start : start + batch_size]
+        batch = matrix.take(chosen)
+        out[matrix.positions(chosen)] = decoder.argmax(joint.scores(w, batch))
+    return out

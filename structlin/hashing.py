@@ -1,0 +1,78 @@
+"""Stable, seeded, signed hashing of features into ``2**bits`` buckets.
+
+A feature is a pair ``(name, value)`` — e.g. ``("suffix(lengths=[1, 2, 3])@-1", "ing")``, written
+``name=value`` for people.  Both strings are hashed with 64-bit BLAKE2b keyed by the seed, ``H``, and
+combined with the splitmix64 finaliser ``M``:
+
+    z = M(H(name) ⊕ (H(value) + 0x9E3779B97F4A7C15))        bucket = z mod 2**bits,   sign = (−1)^(z >> 63)
+
+The sign makes collisions cancel in expectation (Weinberger et al. 2009).  Splitting name and value
+lets a template's values be hashed once per word type and combined with every offset's name in a
+vectorised step.  Python's built-in ``hash()`` is salted per process and never used.  ``name``,
+``bits`` and ``seed`` are stored with every model so that a loaded model hashes alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+HASH_NAME = "blake2b-splitmix64"
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _finalise(z: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser: a bijective 64-bit mix (arithmetic wraps modulo 2**64)."""
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+class FeatureHasher:
+    """Hashes ``(name, value)`` features to ``(bucket, sign)``; memoises every string it hashes."""
+
+    name = HASH_NAME
+
+    def __init__(self, bits: int = 22, seed: int = 0):
+        if not 1 <= bits <= 31:
+            raise ValueError(f"bits must be in 1..31 (buckets are int32), got {bits}")
+        if not 0 <= seed < 2**64:
+            raise ValueError(f"hash seed must be in [0, 2**64), got {seed}")
+        self.bits = bits
+        self.seed = seed
+        self._key = seed.to_bytes(8, "little")
+        self._mask = np.uint64((1 << bits) - 1)
+        self._memo: dict[str, int] = {}
+
+    def string(self, text: str) -> int:
+        """``H(text)``: the keyed 64-bit BLAKE2b digest of one string, memoised."""
+        code = self._memo.get(text)
+        if code is None:
+            digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8, key=self._key).digest()
+            code = self._memo[text] = int.from_bytes(digest, "little")
+        return code
+
+    def combine(self, name_codes, value_codes) -> tuple[np.ndarray, np.ndarray]:
+        """Buckets (int32) and signs (±1, float32) of features from ``H(name)`` and ``H(value)`` codes."""
+        with np.errstate(over="ignore"):
+            z = _finalise(np.asarray(name_codes, dtype=np.uint64) ^ (np.asarray(value_codes, dtype=np.uint64) + _GOLDEN))
+        buckets = (z & self._mask).astype(np.int32)
+        signs = np.where(z >> np.uint64(63), np.float32(-1), np.float32(1)).astype(np.float32)
+        return buckets, signs
+
+    def __call__(self, name: str, value: str = "") -> tuple[int, float]:
+        """``(bucket, sign)`` of the feature ``name=value``."""
+        buckets, signs = self.combine([self.string(name)], [self.string(value)])
+        return int(buckets[0]), float(signs[0])
+
+    def config(self) -> dict:
+        """The settings that a model stores to hash alike after loading."""
+        return {"name": self.name, "bits": self.bits, "seed": self.seed}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "FeatureHasher":
+        if config.get("name") != HASH_NAME:
+            raise ValueError(f"unsupported feature hash {config.get('name')!r}; expected {HASH_NAME!r}")
+        return cls(bits=int(config["bits"]), seed=int(config["seed"]))

@@ -1,0 +1,166 @@
+"""The joint feature map ``φ(x, y)``: label vocabulary, weight layout, scores and φ differences.
+
+For a sequence ``x`` of ``n`` positions with labels ``y``,
+
+    φ(x, y) = Σ_i  f(x, i) ⊗ e_{y_i}  +  Σ_{i>0} e_{(y_{i-1}, y_i)}  +  e_{start, y_0}  +  e_{end, y_{n-1}}
+
+where ``f(x, i)`` is the hashed sparse feature vector of position ``i``.  The weight vector ``w`` is
+one flat float64 array laid out as
+
+    [ emission (n_rows × L, row-major) | transition (L × L, [prev, next]) | start (L) | end (L) ]
+
+(the last three only when ``transitions=True``; a document classifier has one position per instance
+and no transitions).  ``w`` belongs to the learner; this map never stores it.
+
+Only hashed buckets that occur in the training data get a row (``columns`` lists them in order):
+a bucket seen only at prediction time can carry no weight, so it is dropped when a corpus is
+indexed.  Memory is thus proportional to the features actually seen, not to ``2**bits``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .matrix import FeatureMatrix, ranges
+
+
+@dataclass
+class Scores:
+    """Scores of every label at every position of a batch of instances, plus transition scores.
+
+    ``emissions[p, y]`` is ``w · (f(x, p) ⊗ e_y)``; ``transitions[a, b]`` scores label ``a`` followed
+    by ``b``; ``start``/``end`` score the first/last label.  The last three are ``None`` without
+    transitions.
+    """
+
+    emissions: np.ndarray
+    lengths: np.ndarray
+    transitions: np.ndarray | None = None
+    start: np.ndarray | None = None
+    end: np.ndarray | None = None
+
+    @property
+    def n_labels(self) -> int:
+        return self.emissions.shape[1]
+
+
+class JointFeatureMap:
+    """Maps hashed position features and labels to indices of one flat weight vector."""
+
+    def __init__(self, labels, columns: np.ndarray, *, transitions: bool = True):
+        self.labels = list(labels)
+        if len(set(self.labels)) != len(self.labels):
+            raise ValueError("labels must be distinct")
+        self.label_index = {label: k for k, label in enumerate(self.labels)}
+        self.columns = np.asarray(columns, dtype=np.int64)
+        if len(self.columns) > 1 and not (np.diff(self.columns) > 0).all():
+            raise ValueError("columns must be strictly increasing bucket ids")
+        self.transitions = transitions
+        self._lookup: np.ndarray | None = None
+
+    @classmethod
+    def from_training(cls, labels, matrix: FeatureMatrix, *, transitions: bool = True) -> "JointFeatureMap":
+        """A map with one row per bucket that occurs in ``matrix`` (the training corpus)."""
+        return cls(labels, np.unique(matrix.indices), transitions=transitions)
+
+    # --- layout ---------------------------------------------------------------------------------
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.labels)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.columns)
+
+    @property
+    def transition_offset(self) -> int:
+        return self.n_rows * self.n_labels
+
+    @property
+    def size(self) -> int:
+        """Length of the flat weight vector."""
+        L = self.n_labels
+        return self.transition_offset + (L * L + 2 * L if self.transitions else 0)
+
+    def emission_weights(self, w: np.ndarray) -> np.ndarray:
+        """The ``(n_rows, L)`` view of ``w``'s emission block."""
+        return w[: self.transition_offset].reshape(self.n_rows, self.n_labels)
+
+    def transition_weights(self, w: np.ndarray):
+        """Views ``(transitions (L×L), start (L), end (L))`` of ``w``, or ``(None, None, None)``."""
+        if not self.transitions:
+            return None, None, None
+        L, t0 = self.n_labels, self.transition_offset
+        return w[t0 : t0 + L * L].reshape(L, L), w[t0 + L * L : t0 + L * L + L], w[t0 + L * L + L : t0 + L * L + 2 * L]
+
+    # --- inputs ---------------------------------------------------------------------------------
+
+    def index(self, matrix: FeatureMatrix) -> FeatureMatrix:
+        """Renumber hashed buckets to weight rows; buckets without a row are dropped."""
+        if self._lookup is None:
+            # One slot past the largest column stays −1, so clipping maps every larger bucket there.
+            size = int(self.columns[-1]) + 2 if len(self.columns) else 1
+            self._lookup = np.full(size, -1, dtype=np.int32)
+            self._lookup[self.columns] = np.arange(len(self.columns), dtype=np.int32)
+        clipped = np.minimum(matrix.indices, len(self._lookup) - 1)
+        return FeatureMatrix(matrix.indptr, clipped, matrix.values, matrix.lengths).map_columns(self._lookup)
+
+    def encode_labels(self, labels, *, unknown: int | None = None) -> np.ndarray:
+        """Label ids of a flat sequence of labels; an unseen label raises, or maps to ``unknown``."""
+        index = self.label_index
+        if unknown is None:
+            return np.fromiter((index[y] for y in labels), dtype=np.int64)
+        return np.fromiter((index.get(y, unknown) for y in labels), dtype=np.int64)
+
+    # --- scores and feature differences ---------------------------------------------------------
+
+    def scores(self, w: np.ndarray, matrix: FeatureMatrix) -> Scores:
+        """Emission scores of every label at every position (``X @ W``) and the transition views."""
+        trans, start, end = self.transition_weights(w)
+        return Scores(matrix.dot(self.emission_weights(w)), matrix.lengths, trans, start, end)
+
+    def delta(self, matrix: FeatureMatrix, gold: np.ndarray, predicted: np.ndarray):
+        """``φ(x, y) − φ(x, ŷ)`` for every instance of a batch, as sparse entries of ``w``.
+
+        Returns ``(indices, values, instance)``: flat weight indices (repeats allowed; apply with
+        ``np.add.at``), their values, and the batch instance each entry belongs to.  Only positions
+        and label pairs where ``y`` and ``ŷ`` differ contribute; everything else cancels.
+        """
+        L = self.n_labels
+        instance_of = np.repeat(np.arange(matrix.n_instances), matrix.lengths)
+        wrong = np.flatnonzero(gold != predicted)
+        entries = ranges(matrix.indptr[wrong], matrix.indptr[wrong + 1])
+        position = np.repeat(wrong, matrix.indptr[wrong + 1] - matrix.indptr[wrong])
+        rows = matrix.indices[entries].astype(np.int64) * L
+        values = matrix.values[entries].astype(np.float64)
+        parts = [(rows + gold[position], values, position), (rows + predicted[position], -values, position)]
+        if self.transitions and len(wrong):
+            parts += self._transition_delta(matrix, gold, predicted)
+        indices = np.concatenate([p[0] for p in parts])
+        vals = np.concatenate([p[1] for p in parts])
+        owner = instance_of[np.concatenate([p[2] for p in parts])]
+        return indices, vals, owner
+
+    def _transition_delta(self, matrix: FeatureMatrix, gold, predicted):
+        L, t0 = self.n_labels, self.transition_offset
+        offsets = matrix.offsets
+        first, last = offsets[:-1][matrix.lengths > 0], offsets[1:][matrix.lengths > 0] - 1
+        follows = np.ones(len(gold), dtype=bool)
+        follows[first] = False  # position p has a predecessor in its instance
+        p = np.flatnonzero(follows)
+        changed = p[(gold[p - 1] != predicted[p - 1]) | (gold[p] != predicted[p])]
+        ones = np.ones(len(changed))
+        s0, e0 = t0 + L * L, t0 + L * L + L
+        f = first[gold[first] != predicted[first]]
+        e = last[gold[last] != predicted[last]]
+        return [
+            (t0 + gold[changed - 1] * L + gold[changed], ones, changed),
+            (t0 + predicted[changed - 1] * L + predicted[changed], -ones, changed),
+            (s0 + gold[f], np.ones(len(f)), f),
+            (s0 + predicted[f], -np.ones(len(f)), f),
+            (e0 + gold[e], np.ones(len(e)), e),
+            (e0 + predicted[e], -np.ones(len(e)), e),
+        ]

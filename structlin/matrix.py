@@ -1,0 +1,99 @@
+"""A corpus as one sparse matrix: rows are positions (tokens, or one row per document), columns are
+hashed feature buckets, and ``lengths`` groups consecutive rows into instances.
+
+Feature extraction happens once per corpus; every epoch of every learner reuses this matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse
+
+
+def ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(starts[k], stops[k])`` for all k, without a Python loop."""
+    starts = np.asarray(starts, dtype=np.int64)
+    sizes = np.asarray(stops, dtype=np.int64) - starts
+    total = int(sizes.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    nonempty = sizes > 0
+    starts, sizes = starts[nonempty], sizes[nonempty]
+    # Each element is the previous one plus 1, except at the start of a range where it jumps.
+    steps = np.ones(total, dtype=np.int64)
+    heads = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    steps[heads] = starts - np.concatenate([[0], starts[:-1] + sizes[:-1] - 1])
+    return np.cumsum(steps)
+
+
+@dataclass
+class FeatureMatrix:
+    """CSR rows ``indptr``/``indices``/``values`` (one row per position) plus instance ``lengths``."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    lengths: np.ndarray
+
+    def __post_init__(self):
+        self.indptr = np.asarray(self.indptr, dtype=np.int64)
+        self.indices = np.asarray(self.indices, dtype=np.int32)
+        self.values = np.asarray(self.values, dtype=np.float32)
+        self.lengths = np.asarray(self.lengths, dtype=np.int64)
+        if len(self.indptr) != self.lengths.sum() + 1:
+            raise ValueError("indptr must have one entry per position plus one")
+
+    @property
+    def n_instances(self) -> int:
+        return len(self.lengths)
+
+    @property
+    def n_positions(self) -> int:
+        return len(self.indptr) - 1
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """First position of every instance, plus the total number of positions at the end."""
+        return np.concatenate([[0], np.cumsum(self.lengths)])
+
+    def positions(self, instances: np.ndarray) -> np.ndarray:
+        """Indices of the positions of ``instances``, in that order."""
+        offsets = self.offsets
+        instances = np.asarray(instances, dtype=np.int64)
+        return ranges(offsets[instances], offsets[instances + 1])
+
+    def take(self, instances) -> "FeatureMatrix":
+        """The sub-corpus of ``instances`` in the given order (vectorised, O(nnz))."""
+        instances = np.asarray(instances, dtype=np.int64)
+        rows = self.positions(instances)
+        entries = ranges(self.indptr[rows], self.indptr[rows + 1])
+        counts = self.indptr[rows + 1] - self.indptr[rows]
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        return FeatureMatrix(indptr, self.indices[entries], self.values[entries], self.lengths[instances])
+
+    def slice(self, start: int, stop: int) -> "FeatureMatrix":
+        """Instances ``start:stop`` as a view-like copy of only the index arrays' bounds."""
+        offsets = self.offsets
+        p0, p1 = offsets[start], offsets[stop]
+        indptr = self.indptr[p0 : p1 + 1]
+        e0, e1 = indptr[0], indptr[-1]
+        return FeatureMatrix(indptr - e0, self.indices[e0:e1], self.values[e0:e1], self.lengths[start:stop])
+
+    def dot(self, weights: np.ndarray) -> np.ndarray:
+        """``X @ weights`` for a dense ``(n_columns, k)`` matrix: one row of k scores per position."""
+        matrix = scipy.sparse.csr_matrix((self.values, self.indices, self.indptr), shape=(self.n_positions, len(weights)))
+        return matrix @ weights
+
+    def map_columns(self, mapping: np.ndarray) -> "FeatureMatrix":
+        """Renumber columns through ``mapping`` (column → new column, −1 = drop the entry)."""
+        new = mapping[self.indices]
+        keep = new >= 0
+        if keep.all():
+            return FeatureMatrix(self.indptr, new, self.values, self.lengths)
+        row_of_entry = np.repeat(np.arange(self.n_positions), np.diff(self.indptr))
+        counts = np.bincount(row_of_entry[keep], minlength=self.n_positions)
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        return FeatureMatrix(indptr, new[keep], self.values[keep], self.lengths)

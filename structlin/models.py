@@ -1,0 +1,202 @@
+"""Models that compose a feature set, the joint feature map, a decoder and a learner.
+
+:class:`Tagger` labels every token of a sentence (part-of-speech tags, chunks, entities).  It is an
+NLTK ``TaggerI`` (``tag``, ``tag_sents``, ``evaluate``/``accuracy``) and follows scikit-learn's verbs
+(``fit``, ``predict``, ``classes_``) without depending on scikit-learn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from nltk.tag.api import TaggerI
+
+from . import __version__
+from .decoders import Decoder, decode_corpus, make_decoder
+from .errors import CorpusFormatError, ModelFormatError, StructlinError
+from .evaluation import TaggingReport, evaluate_tagging
+from .hashing import FeatureHasher
+from .joint import JointFeatureMap
+from .learners import LEARNERS, make_learner
+from .modelfile import load_model, save_model
+from .readers import Sentence
+from .templates import FeatureSet, TokenFeatureExtractor
+
+
+def _tagged(sentences, what: str) -> tuple[list[list[str]], list[list[str]]]:
+    """Words and tags of tagged sentences given as :class:`Sentence` objects or ``[(word, tag), ...]``."""
+    words, tags = [], []
+    for k, sentence in enumerate(sentences):
+        if isinstance(sentence, Sentence):
+            if sentence.tags is None:
+                raise CorpusFormatError(sentence.path or what, sentence.line, f"sentence {k + 1} has no tags")
+            w, t = list(sentence.words), list(sentence.tags)
+        else:
+            try:
+                w, t = [p[0] for p in sentence], [p[1] for p in sentence]
+            except (TypeError, IndexError):
+                raise CorpusFormatError(what, None, f"sentence {k + 1}: expected (word, tag) pairs") from None
+        if len(w) != len(t):
+            raise CorpusFormatError(what, None, f"sentence {k + 1}: {len(w)} words but {len(t)} tags")
+        for i, (word, tag) in enumerate(zip(w, t)):
+            if not isinstance(word, str) or not isinstance(tag, str) or not tag:
+                raise CorpusFormatError(what, None, f"sentence {k + 1}, token {i + 1}: expected a word string and "
+                                                    f"a non-empty tag string, got ({word!r}, {tag!r})")
+        words.append(w)
+        tags.append(t)
+    return words, tags
+
+
+def _tokens(sentences) -> list[list[str]]:
+    """Token lists of untagged input: :class:`Sentence` objects or lists of strings."""
+    out = []
+    for k, sentence in enumerate(sentences):
+        words = list(sentence.words) if isinstance(sentence, Sentence) else list(sentence)
+        if not all(isinstance(w, str) for w in words):
+            raise StructlinError(f"sentence {k + 1}: expected a list of token strings")
+        out.append(words)
+    return out
+
+
+class Tagger(TaggerI):
+    """A sequence labeller: ``ŷ = argmax_y w·φ(x, y)`` over hashed token features.
+
+    ``features``: a feature-set name (``features/NAME.toml``), a TOML path or a :class:`FeatureSet`;
+    ``learner``: a learner name or instance; ``decoder``: ``viterbi``, ``greedy`` (both use label
+    transitions) or ``multiclass`` (each token on its own).  ``epochs``, ``seed``, ``batch_size``
+    and ``patience`` go to a learner given by name.  ``bits`` and ``hash_seed`` set the feature hash.
+    """
+
+    def __init__(self, features="pos-rich", learner="averaged-perceptron", decoder="viterbi", *, epochs: int = 10,
+                 seed: int = 0, batch_size: int = 1, patience: int | None = None, bits: int = 22,
+                 hash_seed: int = 0, progress: bool | None = None):
+        self.feature_set = features if isinstance(features, FeatureSet) else FeatureSet.load(features)
+        self.decoder: Decoder = make_decoder(decoder) if isinstance(decoder, str) else decoder
+        self.learner = (make_learner(learner, epochs=epochs, seed=seed, batch_size=batch_size, patience=patience,
+                                     progress=progress) if isinstance(learner, str) else learner)
+        self.hasher = FeatureHasher(bits, hash_seed)
+        self.column: str | None = None
+        self._extractor = TokenFeatureExtractor(self.feature_set, self.hasher)
+        self.joint: JointFeatureMap | None = None
+
+    # --- training -------------------------------------------------------------------------------
+
+    def fit(self, train, dev=None) -> "Tagger":
+        """Train on tagged sentences; with ``dev``, keep the epoch with the best dev accuracy."""
+        words, tags = _tagged(train, "training data")
+        if not any(words):
+            raise StructlinError("training data holds no tokens")
+        flat_tags = [t for sentence in tags for t in sentence]
+        X = self._extractor.extract(words)
+        self.joint = JointFeatureMap.from_training(sorted(set(flat_tags)), X, transitions=self.decoder.uses_transitions)
+        X = self.joint.index(X)
+        y = self.joint.encode_labels(flat_tags)
+        dev_data = None
+        if dev is not None:
+            dev_words, dev_tags = _tagged(dev, "dev data")
+            dev_data = (self.joint.index(self._extractor.extract(dev_words)),
+                        self.joint.encode_labels([t for s in dev_tags for t in s], unknown=-1))
+        self.learner.fit(self.joint, self.decoder, X, y, dev_data)
+        self.weights_ = self.learner.weights_
+        self.history_ = self.learner.history_
+        self.known_words_ = set(w for sentence in words for w in sentence)
+        return self
+
+    @property
+    def classes_(self) -> list[str]:
+        self._check_fitted()
+        return list(self.joint.labels)
+
+    def _check_fitted(self) -> None:
+        if self.joint is None:
+            raise StructlinError("this tagger is not trained yet: call fit() or Tagger.load()")
+
+    # --- prediction -----------------------------------------------------------------------------
+
+    def predict(self, sentences) -> list[list[str]]:
+        """The tag sequence of every sentence (a list of token strings, or a :class:`Sentence`)."""
+        self._check_fitted()
+        words = _tokens(sentences)
+        X = self.joint.index(self._extractor.extract(words))
+        labels = decode_corpus(self.decoder, self.joint, self.weights_, X)
+        names = np.array(self.joint.labels, dtype=object)[labels]
+        bounds = np.cumsum([0] + [len(w) for w in words])
+        return [list(names[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+    def tag(self, tokens: Sequence[str]) -> list[tuple[str, str]]:
+        """NLTK ``TaggerI.tag``: ``[(word, tag), ...]`` for one sentence."""
+        return self.tag_sents([tokens])[0]
+
+    def tag_sents(self, sentences: Iterable[Sequence[str]]) -> list[list[tuple[str, str]]]:
+        """NLTK ``TaggerI.tag_sents``: tag many sentences in one batch."""
+        words = _tokens(sentences)
+        return [list(zip(w, t)) for w, t in zip(words, self.predict(words))]
+
+    # --- evaluation -----------------------------------------------------------------------------
+
+    def report(self, gold, *, top_confusions: int = 10) -> TaggingReport:
+        """Token, sentence and known/unknown-word accuracy, per-tag P/R/F1 and confusions on ``gold``."""
+        words, tags = _tagged(gold, "gold data")
+        return evaluate_tagging(tags, self.predict(words), words=words, known_words=self.known_words_,
+                                top_confusions=top_confusions)
+
+    def accuracy(self, gold) -> float:
+        """Token accuracy on tagged sentences (NLTK ``TaggerI.accuracy``)."""
+        report = self.report(gold)
+        return report.accuracy if report.accuracy is not None else 0.0
+
+    evaluate = accuracy
+
+    # --- persistence ----------------------------------------------------------------------------
+
+    def save(self, path) -> None:
+        """Write the model as arrays + JSON (no pickle); rows of all-zero weights are dropped."""
+        self._check_fitted()
+        joint, w = self.joint, self.weights_
+        emission = joint.emission_weights(w)
+        kept = np.flatnonzero(np.any(emission != 0, axis=1))
+        arrays = {"columns": joint.columns[kept], "emission": emission[kept],
+                  "transition": w[joint.transition_offset :]}
+        metadata = {
+            "kind": "tagger",
+            "structlin_version": __version__,
+            "labels": joint.labels,
+            "transitions": joint.transitions,
+            "features": self.feature_set.to_dict(),
+            "hash": self.hasher.config(),
+            "decoder": self.decoder.name,
+            "learner": {"name": self.learner.name, **self.learner.params()},
+            "column": self.column,
+            "known_words": sorted(self.known_words_),
+            "history": self.history_,
+        }
+        save_model(path, metadata, arrays)
+
+    @classmethod
+    def load(cls, path) -> "Tagger":
+        """Read a model written by :meth:`save`; a damaged file raises :class:`ModelFormatError`."""
+        meta, arrays = load_model(path, "tagger")
+        try:
+            learner = meta["learner"]
+            if learner["name"] not in LEARNERS:
+                raise ModelFormatError(f"{path}: unknown learner {learner['name']!r}")
+            tagger = cls(FeatureSet.from_dict(meta["features"], f"{path} (feature set)"), learner["name"],
+                         meta["decoder"], bits=meta["hash"]["bits"], hash_seed=meta["hash"]["seed"])
+            if meta["hash"]["name"] != tagger.hasher.name:
+                raise ModelFormatError(f"{path}: features hashed with {meta['hash']['name']!r}, "
+                                       f"this structlin uses {tagger.hasher.name!r}")
+            joint = JointFeatureMap(meta["labels"], arrays["columns"], transitions=meta["transitions"])
+            L = joint.n_labels
+            if arrays["emission"].shape != (joint.n_rows, L) or len(arrays["transition"]) != joint.size - joint.n_rows * L:
+                raise ModelFormatError(f"{path}: weight arrays do not match {L} labels (file was modified)")
+            tagger.joint = joint
+            tagger.weights_ = np.concatenate([arrays["emission"].ravel(), arrays["transition"]])
+            tagger.column = meta["column"]
+            tagger.known_words_ = set(meta["known_words"])
+            tagger.history_ = meta["history"]
+        except (KeyError, TypeError, ValueError) as err:
+            if isinstance(err, StructlinError):
+                raise
+            raise ModelFormatError(f"{path}: metadata is incomplete or invalid ({err!r})") from None
+        return tagger

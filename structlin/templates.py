@@ -1,0 +1,410 @@
+"""Feature templates and feature sets: turning tokens in context into hashed sparse features.
+
+A *token template* is a function of one word form returning its feature values (a string, an
+iterable of strings, a ``{string: value}`` mapping for real-valued features, or ``None``).  A feature
+set applies it at one or more *offsets* (−2..+2): the value of template ``t`` at offset ``o`` for
+position ``i`` is ``t(words[i + o])``, and beyond the sentence a boundary marker (``<S>`` before,
+``</S>`` after) is used.  The feature ``{template}@{o}={value}`` is hashed with a signed
+:class:`~structlin.hashing.FeatureHasher`.
+
+Because token templates depend on one word only, their values are computed and hashed once per word
+*type*; a corpus is then assembled from per-type tables by vectorised gathers, so the Python work per
+token is one dictionary lookup.  A *context template* ``f(words, **params)`` sees a whole sentence
+(e.g. word bigrams) and returns the values of every position, as a list.
+
+Feature sets are TOML files (``features/*.toml``)::
+
+    name = "pos-basic"
+    [[template]]
+    name = "suffix"
+    lengths = [1, 2, 3]
+    offsets = [-1, 0, 1]
+
+Users add templates with :func:`register_template` and name them in their own TOML files.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.resources
+import inspect
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .errors import StructlinError, UnknownNameError
+from .hashing import FeatureHasher
+from .matrix import FeatureMatrix, ranges
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+BEFORE, AFTER = "<S>", "</S>"
+
+
+@dataclass(frozen=True)
+class Template:
+    """A registered template function; ``context`` ones take ``(words, **params)``."""
+
+    name: str
+    function: Callable
+    context: bool = False
+
+
+_REGISTRY: dict[str, Template] = {}
+
+
+def register_template(name: str, function: Callable | None = None, *, context: bool = False):
+    """Register ``function`` under ``name`` (usable as a decorator).
+
+    A token template takes ``(word, **params)`` and returns a string, an iterable of strings, a
+    mapping from strings to real values, or ``None`` for no feature.  A context template
+    (``context=True``) takes ``(words, **params)`` and returns one such value per position.
+    """
+
+    def add(fn: Callable) -> Callable:
+        _REGISTRY[name] = Template(name, fn, context)
+        return fn
+
+    return add if function is None else add(function)
+
+
+def template(name: str) -> Template:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnknownNameError("feature template", name, _REGISTRY) from None
+
+
+def template_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+# --- built-in token templates -------------------------------------------------------------------
+
+
+@register_template("bias")
+def _bias(word):
+    return ""
+
+
+@register_template("word")
+def _word(word):
+    return word
+
+
+@register_template("lower")
+def _lower(word):
+    return word.lower()
+
+
+@register_template("prefix")
+def _prefix(word, lengths=(1, 2, 3, 4)):
+    return [f"{n}:{word[:n]}" for n in lengths if n <= len(word)]
+
+
+@register_template("suffix")
+def _suffix(word, lengths=(1, 2, 3, 4)):
+    return [f"{n}:{word[-n:]}" for n in lengths if n <= len(word)]
+
+
+_SHAPE = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+    "X" * 26 + "x" * 26 + "d" * 10,
+)
+
+
+def word_shape(word: str) -> str:
+    """Letters → ``X``/``x``, digits → ``d``, other characters kept (``Al-Zaman`` → ``Xx-Xxxxx``)."""
+    return "".join(c if c.isascii() else ("X" if c.isupper() else "x" if c.isalpha() else c) for c in word.translate(_SHAPE))
+
+
+@register_template("shape")
+def _shape(word):
+    return word_shape(word)
+
+
+@register_template("short_shape")
+def _short_shape(word):
+    """The shape with runs of one class collapsed (``Al-Zaman`` → ``Xx-Xx``)."""
+    return re.sub(r"(.)\1+", r"\1", word_shape(word))
+
+
+@register_template("is_title")
+def _is_title(word):
+    return "1" if word.istitle() else None
+
+
+@register_template("is_upper")
+def _is_upper(word):
+    return "1" if word.isupper() else None
+
+
+@register_template("has_digit")
+def _has_digit(word):
+    return "1" if any(c.isdigit() for c in word) else None
+
+
+@register_template("has_hyphen")
+def _has_hyphen(word):
+    return "1" if "-" in word else None
+
+
+@register_template("lower_ngram", context=True)
+def _lower_ngram(words, span=(-1, 0)):
+    """At each position, the lowercased words at the offsets in ``span`` joined: ``w[-1]|w[0]``."""
+    pad = max(abs(o) for o in span)
+    low = [BEFORE] * pad + [w.lower() for w in words] + [AFTER] * pad
+    return ["|".join(low[pad + i + o] for o in span) for i in range(len(words))]
+
+
+# --- feature sets -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TemplateSpec:
+    """One ``[[template]]`` entry of a feature set: a template, its parameters and offsets."""
+
+    name: str
+    params: tuple = ()
+    offsets: tuple = (0,)
+
+    @property
+    def key(self) -> str:
+        """The prefix of this entry's feature strings, unique within a feature set."""
+        if not self.params:
+            return self.name
+        args = ",".join(f"{k}={list(v) if isinstance(v, tuple) else v}" for k, v in self.params)
+        return f"{self.name}({args})"
+
+    def to_dict(self) -> dict:
+        out = {"name": self.name, **{k: list(v) if isinstance(v, tuple) else v for k, v in self.params}}
+        if self.offsets != (0,):
+            out["offsets"] = list(self.offsets)
+        return out
+
+
+def _freeze(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+@dataclass(frozen=True)
+class FeatureSet:
+    """A named list of template entries, loaded from TOML and stored in model files."""
+
+    name: str
+    templates: tuple[TemplateSpec, ...]
+    description: str = ""
+    imports: tuple[str, ...] = field(default=())
+
+    @classmethod
+    def from_dict(cls, data: Mapping, source: str = "<feature set>") -> "FeatureSet":
+        """Build from parsed TOML; every template name must be registered."""
+        entries = data.get("template")
+        if not isinstance(entries, list) or not entries:
+            raise StructlinError(f"{source}: a feature set needs at least one [[template]] entry")
+        specs = []
+        for k, entry in enumerate(entries, 1):
+            entry = dict(entry)
+            name = entry.pop("name", None)
+            if not isinstance(name, str):
+                raise StructlinError(f"{source}: [[template]] #{k} has no name")
+            tpl = template(name)
+            offsets = tuple(entry.pop("offsets", [0]))
+            if tpl.context and offsets != (0,):
+                raise StructlinError(f"{source}: context template {name!r} (#{k}) takes no offsets")
+            if any(not isinstance(o, int) or abs(o) > 2 for o in offsets):
+                raise StructlinError(f"{source}: offsets of {name!r} (#{k}) must be integers in -2..2")
+            _check_params(tpl, entry, f"{source}: template {name!r} (#{k})")
+            specs.append(TemplateSpec(name, tuple(sorted((p, _freeze(v)) for p, v in entry.items())), offsets))
+        keys = [s.key for s in specs]
+        if len(set(keys)) != len(keys):
+            raise StructlinError(f"{source}: a template with the same parameters appears twice")
+        return cls(str(data.get("name", source)), tuple(specs), str(data.get("description", "")),
+                   tuple(data.get("imports", ())))
+
+    @classmethod
+    def load(cls, name_or_path: str | Path) -> "FeatureSet":
+        """A feature set by name (``features/NAME.toml``) or from a TOML file path.
+
+        A file may list ``imports = ["module"]``: modules imported first, so that they can register
+        their own templates.
+        """
+        path = Path(name_or_path)
+        if path.suffix != ".toml":
+            bundled = importlib.resources.files("structlin.features") / f"{name_or_path}.toml"
+            if not bundled.is_file():
+                raise UnknownNameError("feature set", str(name_or_path), available_feature_sets())
+            text, source = bundled.read_text("utf-8"), str(name_or_path)
+        else:
+            try:
+                text, source = path.read_text("utf-8"), str(path)
+            except OSError as err:
+                raise StructlinError(f"{path}: cannot read feature set ({err.strerror})") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as err:
+            raise StructlinError(f"{source}: invalid TOML: {err}") from None
+        for module in data.get("imports", ()):
+            importlib.import_module(module)
+        return cls.from_dict(data, source)
+
+    def to_dict(self) -> dict:
+        out = {"name": self.name, "description": self.description, "template": [s.to_dict() for s in self.templates]}
+        if self.imports:
+            out["imports"] = list(self.imports)
+        return out
+
+
+def _check_params(tpl: Template, params: dict, where: str) -> None:
+    accepted = list(inspect.signature(tpl.function).parameters)[1:]
+    unknown = set(params) - set(accepted)
+    if unknown:
+        raise StructlinError(f"{where}: unknown parameter(s) {', '.join(sorted(unknown))}; accepted: {', '.join(accepted) or 'none'}")
+
+
+def available_feature_sets() -> list[str]:
+    root = importlib.resources.files("structlin.features")
+    return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".toml"))
+
+
+def _values(result) -> list[tuple[str, float]]:
+    """Normalise a template's return value to ``(value string, real value)`` pairs."""
+    if result is None:
+        return []
+    if isinstance(result, str):
+        return [(result, 1.0)]
+    if isinstance(result, Mapping):
+        return [(str(k), float(v)) for k, v in result.items()]
+    return [(str(v), 1.0) for v in result]
+
+
+# --- extraction ---------------------------------------------------------------------------------
+
+
+class _Block:
+    """Features of one source (a token template offset, or a context template) for every position:
+    ``counts[p]`` entries for position ``p``, stored in position order in ``buckets``/``values``."""
+
+    def __init__(self, counts, buckets, values):
+        self.counts, self.buckets, self.values = counts, buckets, values
+
+
+def _interleave(blocks: list[_Block], n_positions: int):
+    """Merge per-source blocks into CSR rows: position ``p`` holds block 0's entries, then block 1's, ..."""
+    counts = np.zeros((len(blocks), n_positions), dtype=np.int64)
+    for k, block in enumerate(blocks):
+        counts[k] = block.counts
+    indptr = np.zeros(n_positions + 1, dtype=np.int64)
+    np.cumsum(counts.sum(axis=0), out=indptr[1:])
+    indices = np.empty(indptr[-1], dtype=np.int32)
+    values = np.empty(indptr[-1], dtype=np.float32)
+    before = indptr[:-1].copy()
+    for k, block in enumerate(blocks):
+        target = ranges(before, before + counts[k])
+        indices[target] = block.buckets
+        values[target] = block.values
+        before += counts[k]
+    return indptr, indices, values
+
+
+class TokenFeatureExtractor:
+    """Extracts a feature set's hashed features for tokenized sentences.
+
+    ``extract(sentences)`` returns one :class:`~structlin.matrix.FeatureMatrix` (a row per token).
+    Word types are numbered as they are first seen; for every offset a table holds each type's
+    hashed features at that offset (types 0 and 1 are the boundary markers ``<S>``/``</S>``).
+    """
+
+    def __init__(self, feature_set: FeatureSet, hasher: FeatureHasher):
+        self.feature_set = feature_set
+        self.hasher = hasher
+        token_specs = [s for s in feature_set.templates if not template(s.name).context]
+        self._token = [(s, template(s.name).function, dict(s.params)) for s in token_specs]
+        self._context = [(s.key, template(s.name).function, dict(s.params)) for s in feature_set.templates
+                         if template(s.name).context]
+        self._offsets = sorted({o for s in token_specs for o in s.offsets})
+        # name_codes[j][k]: H("key@offset") of token template k at offset j, or None if not applied there.
+        self._name_codes = [[hasher.string(f"{s.key}@{o}") if o in s.offsets else None for s, _, _ in self._token]
+                            for o in self._offsets]
+        self._type_ids: dict[str, int] = {}
+        self._n_types = 0
+        self._tables = [(np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32)) for _ in self._offsets]
+        self._add_types([BEFORE, AFTER], markers=True)
+
+    def _type_records(self, word: str, marker: bool):
+        """``(template index, H(value), weight)`` for every feature value of ``word``."""
+        if marker:
+            return [(k, self.hasher.string(word), 1.0) for k in range(len(self._token))]
+        return [(k, self.hasher.string(value), weight) for k, (_, fn, params) in enumerate(self._token)
+                for value, weight in _values(fn(word, **params))]
+
+    def _add_types(self, words: list[str], markers: bool = False) -> None:
+        """Number new word types and append their hashed features to every offset's table."""
+        owner, spec, codes, weights = [], [], [], []
+        for t, word in enumerate(words):
+            if not markers:
+                self._type_ids[word] = self._n_types + t
+            for k, code, weight in self._type_records(word, markers):
+                owner.append(t)
+                spec.append(k)
+                codes.append(code)
+                weights.append(weight)
+        owner, spec = np.array(owner, dtype=np.int64), np.array(spec, dtype=np.int64)
+        codes, weights = np.array(codes, dtype=np.uint64), np.array(weights, dtype=np.float32)
+        for j, names in enumerate(self._name_codes):
+            applies = np.array([n is not None for n in names], dtype=bool)
+            keep = applies[spec] if len(spec) else np.zeros(0, dtype=bool)
+            name_codes = np.array([n or 0 for n in names], dtype=np.uint64)[spec[keep]]
+            buckets, signs = self.hasher.combine(name_codes, codes[keep])
+            ptr, old_buckets, old_values = self._tables[j]
+            counts = np.bincount(owner[keep], minlength=len(words))
+            ptr = np.concatenate([ptr, ptr[-1] + np.cumsum(counts)])
+            self._tables[j] = (ptr, np.concatenate([old_buckets, buckets]), np.concatenate([old_values, signs * weights[keep]]))
+        self._n_types += len(words)
+
+    def extract(self, sentences) -> FeatureMatrix:
+        """Features of every token of every sentence (each a list of word strings)."""
+        sentences = [list(words) for words in sentences]
+        lengths = np.array([len(words) for words in sentences], dtype=np.int64)
+        type_ids = self._type_ids
+        new = list(dict.fromkeys(w for words in sentences for w in words if w not in type_ids))
+        if new:
+            self._add_types(new)
+        tokens = np.fromiter((type_ids[w] for words in sentences for w in words), dtype=np.int64, count=int(lengths.sum()))
+        n = len(tokens)
+        instance = np.repeat(np.arange(len(sentences)), lengths)
+        place = np.arange(n) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        blocks = []
+        for j, o in enumerate(self._offsets):
+            inside = (place + o >= 0) & (place + o < lengths[instance])
+            neighbour = np.where(inside, tokens[np.clip(np.arange(n) + o, 0, max(n - 1, 0))], 0 if o < 0 else 1)
+            ptr, buckets, values = self._tables[j]
+            entries = ranges(ptr[neighbour], ptr[neighbour + 1])
+            blocks.append(_Block(ptr[neighbour + 1] - ptr[neighbour], buckets[entries], values[entries]))
+        for key, fn, params in self._context:
+            blocks.append(self._context_block(key, fn, params, sentences, n))
+        indptr, indices, values = _interleave(blocks, n)
+        return FeatureMatrix(indptr, indices, values, lengths)
+
+    def _context_block(self, key, fn, params, sentences, n_positions) -> _Block:
+        name = self.hasher.string(key)
+        counts, codes, weights = [], [], []
+        for words in sentences:
+            per_position = fn(words, **params)
+            if len(per_position) != len(words):
+                raise StructlinError(f"context template {key!r} returned {len(per_position)} values for a "
+                                     f"sentence of {len(words)} tokens (expected one per token)")
+            for result in per_position:
+                pairs = _values(result)
+                counts.append(len(pairs))
+                for value, weight in pairs:
+                    codes.append(self.hasher.string(value))
+                    weights.append(weight)
+        buckets, signs = self.hasher.combine(np.full(len(codes), name, dtype=np.uint64), np.array(codes, dtype=np.uint64))
+        return _Block(np.array(counts, dtype=np.int64).reshape(n_positions), buckets, signs * np.array(weights, dtype=np.float32))

@@ -1,0 +1,338 @@
+"""Tests of structlin.catalog: the default catalog, schema errors, where files are found, downloads
+(against a real HTTP server on 127.0.0.1) and loading splits of the real corpora."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import threading
+import zipfile
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+import nltk.data
+import pytest
+
+from structlin import catalog as catalog_module
+from structlin.catalog import Catalog, is_corpus_name, load_split, resolve
+from structlin.errors import ChecksumError, CorpusFormatError, CorpusNotFoundError, UnknownNameError
+
+CONTENT = b"1\tHello\thello\tINTJ\tUH\t_\t0\troot\t_\t_\n\n" * 1000
+SHA256 = hashlib.sha256(CONTENT).hexdigest()
+UNIVERSAL = {"ADJ", "ADP", "ADV", "CONJ", "DET", "NOUN", "NUM", "PRT", "PRON", "VERB", ".", "X"}
+
+
+def write_catalog(tmp_path, url="https://example.org/tiny.conllu", sha256=SHA256, body=None) -> Catalog:
+    """A one-corpus catalog ("tiny", one CoNLL-U file at tiny/tiny.conllu) in tmp_path."""
+    body = body or (
+        '[corpus.tiny]\nformat = "conllu"\ndescription = "a test"\nlicence = "none"\ncolumn = "upos"\n'
+        f'[corpus.tiny.splits.train]\npath = "tiny/tiny.conllu"\nurl = "{url}"\nsha256 = "{sha256}"\n'
+    )
+    path = tmp_path / "catalog.toml"
+    path.write_text(body, encoding="utf-8")
+    return Catalog.load(path)
+
+
+def files_under(directory) -> list[str]:
+    """Every file below ``directory`` (hidden temporary files included)."""
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())
+
+
+@pytest.fixture
+def isolated(monkeypatch, tmp_path):
+    """No STRUCTLIN_DATA, an empty NLTK path, and the cache in tmp_path/cache."""
+    monkeypatch.delenv("STRUCTLIN_DATA", raising=False)
+    monkeypatch.setenv("STRUCTLIN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(nltk.data, "path", [])
+    return tmp_path / "cache"
+
+
+# -- the default catalog and the schema -----------------------------------------------------------
+
+
+def test_default_catalog_lists_corpora_with_checksums_and_https_urls():
+    catalog = Catalog.load()
+    assert {"ud-english-ewt", "treebank", "conll2000", "brown"} <= set(catalog.names())
+    for name in catalog.names():
+        entry = catalog[name]
+        assert entry.format in ("conllu", "nltk") and entry.description and entry.licence
+        assert {"train", "dev", "test"} <= set(entry.splits)
+        for split in entry.splits.values():
+            assert re.fullmatch(r"[0-9a-f]{64}", split.sha256)
+            assert split.url.startswith("https://")
+    assert catalog["ud-english-ewt"].column == "upos"
+    assert catalog["treebank"].splits["dev"].fraction == (0.8, 0.9)
+    assert catalog["conll2000"].splits["dev"].fileids == ("train.txt",)
+
+
+def test_unknown_corpus_and_split_list_the_accepted_names():
+    catalog = Catalog.load()
+    with pytest.raises(UnknownNameError) as err:
+        catalog["ud-english"]
+    assert all(name in str(err.value) for name in catalog.names())
+    with pytest.raises(UnknownNameError, match="dev, test, train"):
+        catalog["ud-english-ewt"].split("validation")
+    with pytest.raises(UnknownNameError):  # one file per split: a split must be named
+        catalog["ud-english-ewt"].split(None)
+    assert catalog["brown"].split(None).path == "corpora/brown.zip"
+
+
+def test_bad_toml_is_reported_with_its_line(tmp_path):
+    with pytest.raises(CorpusFormatError) as err:
+        write_catalog(tmp_path, body='[corpus.tiny]\nformat = "conllu"\ndescription = oops\n')
+    assert err.value.line == 3 and str(err.value).startswith(f"{tmp_path / 'catalog.toml'}:3:")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('[corpus.tiny]\nformat = "conllu"\n', "'splits' must be a table"),
+        ('[corpus.tiny]\nformat = "conllu"\nsplits.train = { path = "a", url = "b" }\n', "missing 'sha256'"),
+        ('[corpus.tiny]\nformat = "tsv"\nsplits.train = {}\n', "format 'tsv'"),
+        ('[corpus.tiny]\nformat = "conllu"\nsha265 = "x"\nsplits.train = {}\n', "unknown key 'sha265'"),
+        ('[corpus.tiny]\nformat = "conllu"\nsplits.train = { path = "a", url = "b", sha256 = "0" }\n', "64"),
+        ('[corpus.tiny]\nformat = "nltk"\npath = "a"\nurl = "b"\nsha256 = "%s"\nsplits.train = {}\n' % SHA256,
+         "'nltk' must be a table"),
+    ],
+)
+def test_schema_errors_name_the_corpus_and_key(tmp_path, body, message):
+    with pytest.raises(CorpusFormatError, match=message) as err:
+        write_catalog(tmp_path, body=body)
+    assert "corpus 'tiny'" in str(err.value) and err.value.line is None
+
+
+def test_names_and_paths_are_told_apart(tmp_path, monkeypatch):
+    catalog = Catalog.load()
+    monkeypatch.chdir(tmp_path)
+    assert is_corpus_name(catalog, "ud-english-ewt")
+    assert is_corpus_name(catalog, "ud-englsh-ewt")  # a typo: "unknown corpus", not "no such file"
+    assert not is_corpus_name(catalog, "train.conllu")
+    assert not is_corpus_name(catalog, "data/train")
+    (tmp_path / "brown").write_text("")
+    assert not is_corpus_name(catalog, "brown")  # an existing file wins
+
+
+# -- where files are found ---------------------------------------------------------------------
+
+
+def test_data_dir_beats_nltk_path_beats_cache(tmp_path, isolated):
+    entry = write_catalog(tmp_path)["tiny"]
+    dirs = [tmp_path / "data", tmp_path / "nltk", isolated]
+    nltk.data.path.append(str(dirs[1]))
+    for directory in dirs:
+        (directory / "tiny").mkdir(parents=True)
+        (directory / "tiny" / "tiny.conllu").write_bytes(CONTENT)
+    for directory in dirs:
+        assert resolve(entry, "train", data_dir=dirs[0], download=False) == directory / "tiny" / "tiny.conllu"
+        (directory / "tiny" / "tiny.conllu").unlink()
+    with pytest.raises(CorpusNotFoundError) as err:
+        resolve(entry, "train", data_dir=dirs[0], download=False)
+    message = str(err.value)
+    assert "\n" not in message and "https://example.org/tiny.conllu" in message
+    assert all(str(directory) in message for directory in dirs)
+
+
+def test_structlin_data_is_honoured_and_overridden_by_data_dir(tmp_path, isolated, monkeypatch):
+    entry = write_catalog(tmp_path)["tiny"]
+    for name in ("env", "arg"):
+        (tmp_path / name / "tiny").mkdir(parents=True)
+        (tmp_path / name / "tiny" / "tiny.conllu").write_bytes(CONTENT)
+    monkeypatch.setenv("STRUCTLIN_DATA", str(tmp_path / "env"))
+    assert resolve(entry, "train") == tmp_path / "env" / "tiny" / "tiny.conllu"
+    assert resolve(entry, "train", data_dir=tmp_path / "arg") == tmp_path / "arg" / "tiny" / "tiny.conllu"
+
+
+def test_cache_location_follows_the_environment(tmp_path, isolated, monkeypatch):
+    entry = write_catalog(tmp_path)["tiny"]
+    monkeypatch.delenv("STRUCTLIN_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    with pytest.raises(CorpusNotFoundError, match=re.escape(str(tmp_path / "xdg" / "structlin"))):
+        resolve(entry, "train", download=False)
+    with pytest.raises(CorpusNotFoundError, match=re.escape(str(tmp_path / "mine"))):
+        resolve(entry, "train", cache_dir=tmp_path / "mine", download=False)
+
+
+# -- NLTK corpora: archives, unzipped folders, fraction splits ----------------------------------------
+
+TAGGED = "".join(f"w{i}/N v{i}/V ./.\n" for i in range(10))  # ten one-line sentences
+
+
+def tagged_catalog(tmp_path, sha256) -> Catalog:
+    """A catalog with "mini", a TaggedCorpusReader corpus of 10 sentences split 80/10/10."""
+    return write_catalog(
+        tmp_path,
+        body=(
+            '[corpus.mini]\nformat = "nltk"\npath = "corpora/mini.zip"\nurl = "https://example.org/mini.zip"\n'
+            f'sha256 = "{sha256}"\n'
+            'splits.train = { fraction = [0.0, 0.8] }\nsplits.dev = { fraction = [0.8, 0.9] }\n'
+            'splits.test = { fraction = [0.9, 1.0] }\n'
+            '[corpus.mini.nltk]\nreader = "TaggedCorpusReader"\nfileids = \'c.*\'\ntagset = "en-ptb"\n'
+        ),
+    )
+
+
+@pytest.mark.parametrize("layout", ["zip", "folder"])
+def test_nltk_corpus_from_archive_or_folder_split_by_fraction(tmp_path, isolated, layout):
+    data = tmp_path / "data" / "corpora"
+    data.mkdir(parents=True)
+    if layout == "zip":
+        with zipfile.ZipFile(data / "mini.zip", "w") as archive:
+            archive.writestr("mini/c01", TAGGED)
+    else:
+        (data / "mini").mkdir()
+        (data / "mini" / "c01").write_text(TAGGED)
+    entry = tagged_catalog(tmp_path, "0" * 64)["mini"]
+    assert resolve(entry, data_dir=tmp_path / "data").name == ("mini.zip" if layout == "zip" else "mini")
+    parts = {split: load_split(entry, split, data_dir=tmp_path / "data") for split in ("train", "dev", "test")}
+    assert [len(parts[s]) for s in ("train", "dev", "test")] == [8, 1, 1]
+    assert parts["train"][0].words == ["w0", "v0", "."] and parts["train"][0].tags == ["N", "V", "."]
+    assert parts["test"][0].words[0] == "w9"
+
+
+# -- downloads -----------------------------------------------------------------------------------
+
+
+class Handler(SimpleHTTPRequestHandler):
+    """Serves a directory; ``/cut`` announces more bytes than it sends, then closes the connection."""
+
+    def do_GET(self):
+        self.server.requests.append(self.path)
+        if self.path != "/cut":
+            return super().do_GET()
+        self.send_response(200)
+        self.send_header("Content-Length", str(2 * len(CONTENT)))
+        self.end_headers()
+        self.wfile.write(CONTENT)
+        self.close_connection = True
+
+    def log_message(self, *args):
+        """Quiet."""
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    """An HTTP server on 127.0.0.1 serving tmp_path/www (which holds tiny.conllu); ``.requests`` logs paths."""
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    www = tmp_path / "www"
+    www.mkdir()
+    (www / "tiny.conllu").write_bytes(CONTENT)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(www)))
+    httpd.requests = []
+    httpd.url = f"http://127.0.0.1:{httpd.server_port}"
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join()
+
+
+def test_download_lands_in_the_cache_once(tmp_path, isolated, server):
+    entry = write_catalog(tmp_path, url=f"{server.url}/tiny.conllu")["tiny"]
+    path = resolve(entry, "train", progress=False)
+    assert path == isolated / "tiny" / "tiny.conllu" and path.read_bytes() == CONTENT
+    assert resolve(entry, "train") == path
+    assert server.requests == ["/tiny.conllu"]
+    assert files_under(isolated) == ["tiny/tiny.conllu"]
+
+
+def test_download_shows_progress_when_asked(tmp_path, isolated, server, capsys):
+    entry = write_catalog(tmp_path, url=f"{server.url}/tiny.conllu")["tiny"]
+    resolve(entry, "train", progress=True)
+    assert "tiny.conllu" in capsys.readouterr().err
+
+
+def test_wrong_checksum_leaves_nothing_in_the_cache(tmp_path, isolated, server):
+    entry = write_catalog(tmp_path, url=f"{server.url}/tiny.conllu", sha256="0" * 64)["tiny"]
+    with pytest.raises(ChecksumError) as err:
+        resolve(entry, "train")
+    assert all(part in str(err.value) for part in (f"{server.url}/tiny.conllu", "0" * 64, SHA256))
+    assert files_under(isolated) == []
+
+
+@pytest.mark.parametrize("name", ["missing.conllu", "cut"])
+def test_failed_download_leaves_nothing_in_the_cache(tmp_path, isolated, server, name):
+    entry = write_catalog(tmp_path, url=f"{server.url}/{name}")["tiny"]
+    with pytest.raises(CorpusNotFoundError) as err:
+        resolve(entry, "train")
+    assert f"{server.url}/{name}" in str(err.value) and "\n" not in str(err.value)
+    assert files_under(isolated) == []
+
+
+def test_connection_refused_is_not_found(tmp_path, isolated, server):
+    url = f"{server.url}/tiny.conllu"
+    server.shutdown()
+    server.server_close()
+    entry = write_catalog(tmp_path, url=url)["tiny"]
+    with pytest.raises(CorpusNotFoundError, match="failed"):
+        resolve(entry, "train")
+    assert files_under(isolated) == []
+
+
+def test_interrupted_download_leaves_nothing_in_the_cache(tmp_path, isolated, server, monkeypatch):
+    class Interrupt:  # a progress bar on which the user presses Ctrl-C
+        def __init__(self, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, n):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(catalog_module, "tqdm", Interrupt)
+    entry = write_catalog(tmp_path, url=f"{server.url}/tiny.conllu")["tiny"]
+    with pytest.raises(KeyboardInterrupt):
+        resolve(entry, "train")
+    assert files_under(isolated) == []
+
+
+def test_download_off_reports_the_url(tmp_path, isolated, server):
+    entry = write_catalog(tmp_path, url=f"{server.url}/tiny.conllu")["tiny"]
+    with pytest.raises(CorpusNotFoundError, match=re.escape(f"{server.url}/tiny.conllu")):
+        resolve(entry, "train", download=False)
+    assert server.requests == []
+
+
+# -- the real corpora (skipped when ../shared is absent) --------------------------------------------
+
+
+@pytest.mark.corpus
+def test_ewt_dev(ewt_dir):
+    dev = load_split("ud-english-ewt", "dev", download=False)
+    assert len(dev) == 2001
+    assert sum(len(s.words) for s in dev) == 25147
+    assert "PROPN" in {tag for s in dev for tag in s.tags}
+
+
+@pytest.mark.corpus
+def test_treebank_splits_cover_the_corpus_in_order(nltk_data_dir):
+    parts = [load_split("treebank", split, download=False) for split in ("train", "dev", "test")]
+    assert sum(map(len, parts)) == 3914
+    assert [len(p) for p in parts] == [3131, 392, 391]
+    assert parts[0][0].words[:2] == ["Pierre", "Vinken"]
+
+
+@pytest.mark.corpus
+def test_conll2000_columns(nltk_data_dir):
+    test = load_split("conll2000", "test", download=False)
+    assert len(test) == 2012
+    assert len(load_split("conll2000", "train", download=False)) + len(load_split("conll2000", "dev", download=False)) == 8936
+    first = test[0]
+    assert first.columns[0] == ["Rockwell", "NNP", "B-NP"] and first.tags[0] == "NNP"
+    chunks = load_split("conll2000", "test", column="chunk", download=False)[0]
+    assert chunks.words == first.words and chunks.tags[0] == "B-NP"
+    universal = load_split("conll2000", "test", column="universal", download=False)[0]
+    assert set(universal.tags) <= UNIVERSAL
+    with pytest.raises(UnknownNameError, match="chunk, pos, universal, word"):
+        load_split("conll2000", "test", column="ner", download=False)
+
+
+@pytest.mark.corpus
+def test_brown_universal_tags(nltk_data_dir):
+    test = load_split("brown", "test", column="universal", download=False)
+    assert len(test) == 57340 - round(0.9 * 57340)
+    assert {tag for s in test for tag in s.tags} <= UNIVERSAL

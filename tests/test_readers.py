@@ -1,0 +1,441 @@
+"""Tests of structlin.readers: small inline files for every format and error, then the real corpora."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from structlin.errors import CorpusFormatError, CorpusNotFoundError, UnknownNameError
+from structlin.readers import (
+    Sentence,
+    open_text,
+    read_columns,
+    read_conllu,
+    read_nltk,
+    read_text,
+    read_word_tag,
+    write_conllu,
+)
+
+UNIVERSAL = {"ADJ", "ADP", "ADV", "CONJ", "DET", "NOUN", "NUM", "PRT", "PRON", "VERB", ".", "X"}
+
+CONLLU = (
+    "# newdoc id = d1\n"
+    "# sent_id = s1\n"
+    "# text = I can't go.\n"
+    "1\tI\tI\tPRON\tPRP\t_\t3\tnsubj\t_\t_\n"
+    "2-3\tcan't\t_\t_\t_\t_\t_\t_\t_\t_\n"
+    "2\tca\tcan\tAUX\tMD\t_\t4\taux\t_\t_\n"
+    "3\tn't\tnot\tPART\tRB\t_\t4\tadvmod\t_\t_\n"
+    "4\tgo\tgo\tVERB\tVB\t_\t0\troot\t_\tSpaceAfter=No\n"
+    "4.1\tgo\tgo\tVERB\tVB\t_\t_\t_\t4:conj\tCopyOf=4\n"
+    "5\t.\t.\tPUNCT\t.\t_\t4\tpunct\t_\t_\n"
+    "\n"
+    "# sent_id = s2\n"
+    "1\tNew York\tNew York\tPROPN\tNNP\t_\t0\troot\t_\t_\n"
+    "\n"
+)
+
+WORD_LINE = "1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n"
+
+
+def write(tmp_path: Path, text: str | bytes, name: str = "corpus.txt") -> Path:
+    """Write ``text`` to ``tmp_path / name`` (gzip-compressed when the name ends in .gz)."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    return path
+
+
+def format_error(reader, path: Path, **options) -> CorpusFormatError:
+    with pytest.raises(CorpusFormatError) as info:
+        list(reader(path, **options))
+    return info.value
+
+
+# --- open_text ---------------------------------------------------------------------------------------
+
+
+def test_open_text_numbers_lines_and_strips_line_ends_and_bom(tmp_path):
+    path = write(tmp_path, b"\xef\xbb\xbfa b\r\nc\n\nd")
+    with open_text(path) as lines:
+        assert list(lines) == [(1, "a b"), (2, "c"), (3, ""), (4, "d")]
+
+
+def test_open_text_reads_gzip_and_open_files(tmp_path):
+    path = write(tmp_path, "x\ny\n", "corpus.txt.gz")
+    with open_text(str(path)) as lines:
+        assert list(lines) == [(1, "x"), (2, "y")]
+    with open_text(io.StringIO("x\ny\n")) as lines:
+        assert list(lines) == [(1, "x"), (2, "y")]
+    with open_text(io.BytesIO(b"x\ny\n")) as lines:
+        assert list(lines) == [(1, "x"), (2, "y")]
+
+
+def test_open_text_reports_corrupt_gzip(tmp_path):
+    path = tmp_path / "cut.txt.gz"
+    path.write_bytes(gzip.compress(b"line\n" * 1000)[:-20])
+    with pytest.raises(CorpusFormatError, match="corrupt gzip data"):
+        with open_text(path) as lines:
+            list(lines)
+
+
+# --- read_conllu ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["corpus.conllu", "corpus.conllu.gz"])
+def test_read_conllu(tmp_path, name):
+    path = write(tmp_path, CONLLU, name)
+    first, second = read_conllu(path)
+    assert first.words == ["I", "ca", "n't", "go", "."]
+    assert first.tags == ["PRON", "AUX", "PART", "VERB", "PUNCT"]
+    assert first.sent_id == "s1"
+    assert first.comments == ["# newdoc id = d1", "# sent_id = s1", "# text = I can't go."]
+    assert (first.path, first.line) == (str(path), 1)
+    assert first.conllu_lines == CONLLU.split("\n\n")[0].split("\n")
+    assert first.conllu_word_lines == [3, 5, 6, 7, 9]
+    assert (second.words, second.tags, second.sent_id, second.line) == (["New York"], ["PROPN"], "s2", 12)
+
+
+def test_read_conllu_xpos_and_str_path(tmp_path):
+    path = write(tmp_path, CONLLU)
+    assert [s.tags for s in read_conllu(str(path), column="xpos")] == [["PRP", "MD", "RB", "VB", "."], ["NNP"]]
+
+
+def test_read_conllu_rejects_unknown_column(tmp_path):
+    with pytest.raises(ValueError, match="upos, xpos"):
+        read_conllu(tmp_path / "unused.conllu", column="deprel")
+
+
+def test_read_conllu_several_blank_lines_and_no_comments(tmp_path):
+    path = write(tmp_path, "\n\n" + WORD_LINE + "\n\n\n" + WORD_LINE + "\n")
+    sentences = list(read_conllu(path))
+    assert [(s.words, s.sent_id, s.comments, s.line) for s in sentences] == [
+        (["Hi"], None, [], 3),
+        (["Hi"], None, [], 7),
+    ]
+
+
+def test_read_conllu_untagged(tmp_path):
+    path = write(tmp_path, WORD_LINE.replace("INTJ", "_") + "\n")
+    assert next(read_conllu(path, require_tags=False)).tags == ["_"]
+    error = format_error(read_conllu, path)
+    assert str(error) == f"{path}:1: empty UPOS tag (expected a tag in column 4)"
+    error = format_error(read_conllu, write(tmp_path, WORD_LINE.replace("UH", "_") + "\n"), column="xpos")
+    assert "empty XPOS tag" in str(error)
+
+
+# The text after a good first sentence (lines 1-2), the line of the error, and the message.
+BAD_CONLLU = [
+    ("# sent_id = s2\n1\tHi\thi\tINTJ\tUH\t_\t0\n", 4, "expected 10 tab-separated columns, found 7"),
+    ("1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\textra\n", 3, "expected 10 tab-separated columns, found 11"),
+    ("1 Hi hi INTJ UH _ 0 root _ _\n", 3, "expected 10 tab-separated columns, found 1"),
+    (WORD_LINE.replace("1", "x", 1), 3, "invalid ID 'x'"),
+    (WORD_LINE.replace("1", "1.5.2", 1), 3, "invalid ID '1.5.2'"),
+    (WORD_LINE.replace("1", "0", 1), 3, "word ID 0 out of order (expected 1)"),
+    (WORD_LINE.replace("1", "2", 1), 3, "word ID 2 out of order (expected 1)"),
+    (WORD_LINE + WORD_LINE, 4, "word ID 1 out of order (expected 2)"),
+    (WORD_LINE + WORD_LINE.replace("1", "3", 1), 4, "word ID 3 out of order (expected 2)"),
+    (WORD_LINE.replace("1", "3-2", 1), 3, "invalid multiword token range 3-2"),
+    (WORD_LINE.replace("1", "2-3", 1), 3, "invalid multiword token range 2-3 (expected 1-N"),
+    (WORD_LINE.replace("1", "1.1", 1), 3, "empty node 1.1 out of place (expected 0.N"),
+    (WORD_LINE.replace("\tHi\t", "\t\t"), 3, "empty FORM"),
+    ("# sent_id = s2\n" + WORD_LINE.replace("INTJ", ""), 4, "empty UPOS tag (expected a tag in column 4)"),
+    ("\n# sent_id = only-comments\n", 4, "sentence without word lines"),
+    ("# c\n1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n", 3, "sentence without word lines"),
+    (WORD_LINE + "# late\n", 4, "comment after a token line (expected comments only before the tokens)"),
+    (b"# ok\n1\tH\xe9\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n", 4, "invalid UTF-8: byte 0xe9 at position 4 of the line"),
+]
+
+
+@pytest.mark.parametrize("name", ["bad.conllu", "bad.conllu.gz"])
+@pytest.mark.parametrize("bad_text, number, message", BAD_CONLLU)
+def test_read_conllu_errors(tmp_path, name, bad_text, number, message):
+    bad = bad_text if isinstance(bad_text, bytes) else bad_text.encode()
+    path = write(tmp_path, (WORD_LINE + "\n").encode() + bad + b"\n", name)
+    error = format_error(read_conllu, path)
+    assert (error.path, error.line) == (str(path), number)
+    assert str(error).startswith(f"{path}:{number}: {message}")
+
+
+def test_read_conllu_yields_good_sentences_before_an_error(tmp_path):
+    sentences = read_conllu(write(tmp_path, WORD_LINE + "\n" + "1\tbad\n\n"))
+    assert next(sentences).words == ["Hi"]
+    with pytest.raises(CorpusFormatError, match=r":3: expected 10"):
+        next(sentences)
+
+
+@pytest.mark.parametrize("ending", ["", "\n"])
+def test_read_conllu_file_ending_mid_sentence(tmp_path, ending):
+    path = write(tmp_path, WORD_LINE + "\n" + WORD_LINE + WORD_LINE.replace("1", "2", 1).rstrip("\n") + ending)
+    error = format_error(read_conllu, path)
+    assert str(error) == f"{path}:4: file ends mid-sentence (expected a blank line after the last token)"
+
+
+def test_read_conllu_empty_file(tmp_path):
+    assert list(read_conllu(write(tmp_path, ""))) == []
+
+
+@pytest.mark.parametrize(
+    "reader", [read_conllu, read_word_tag, read_text, lambda path: read_columns(path, columns=["word"])]
+)
+def test_missing_file(tmp_path, reader):
+    path = tmp_path / "nowhere" / "missing.txt"
+    with pytest.raises(CorpusNotFoundError, match="missing.txt") as info:
+        list(reader(path))
+    assert str(path) in str(info.value)
+    assert isinstance(info.value, FileNotFoundError)
+
+
+# --- write_conllu ------------------------------------------------------------------------------------
+
+
+def written(sentences, tags, **options) -> str:
+    out = io.StringIO()
+    write_conllu(sentences, tags, out, **options)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("column", ["upos", "xpos"])
+def test_write_conllu_round_trip_is_identical(tmp_path, column):
+    sentences = list(read_conllu(write(tmp_path, CONLLU), column=column))
+    assert written(sentences, [s.tags for s in sentences], column=column) == CONLLU
+
+
+@pytest.mark.parametrize("column, index", [("upos", 3), ("xpos", 4)])
+def test_write_conllu_replaces_only_the_chosen_column(tmp_path, column, index):
+    sentences = list(read_conllu(write(tmp_path, CONLLU)))
+    new_tags = [[f"T{i}" for i in range(len(s.words))] for s in sentences]
+    output = written(sentences, new_tags, column=column)
+    assert list(read_conllu(write(tmp_path, output, "out.conllu"), column=column))[0].tags == new_tags[0]
+    changed = []
+    for old, new in zip(CONLLU.split("\n"), output.split("\n"), strict=True):
+        old_fields, new_fields = old.split("\t"), new.split("\t")
+        changed.append([i for i, (a, b) in enumerate(zip(old_fields, new_fields, strict=True)) if a != b])
+    assert changed == [[]] * 3 + [[index], [], [index], [index], [index], [], [index]] + [[]] * 2 + [[index]] + [[]] * 2
+
+
+def test_write_conllu_mismatches(tmp_path):
+    sentences = list(read_conllu(write(tmp_path, CONLLU)))
+    with pytest.raises(ValueError, match="sentence 's2' has 1 words but 2 tags"):
+        written(sentences, [sentences[0].tags, ["X", "Y"]])
+    sentences[1].sent_id = None
+    with pytest.raises(ValueError, match="sentence 2 has 1 words but 0 tags"):
+        written(sentences, [sentences[0].tags, []])
+    with pytest.raises(ValueError, match="no tags for sentence 2"):
+        written(sentences, [sentences[0].tags])
+    with pytest.raises(ValueError, match="more tag lists than sentences"):
+        written(sentences, [s.tags for s in sentences] + [["X"]])
+    with pytest.raises(ValueError, match="invalid tag 'A B'"):
+        written(sentences[1:], [["A B"]])
+    with pytest.raises(ValueError, match="no CoNLL-U lines"):
+        written([Sentence(words=["a"])], [["X"]])
+
+
+# --- read_columns, read_word_tag ------------------------------------------------------------------
+
+
+COLUMNS = "-DOCSTART- -X- O\n\nHe PRP B-NP\nran VBD B-VP\n\n\n# # B-NP\n5 CD I-NP\n"
+
+
+@pytest.mark.parametrize("name", ["chunks.txt", "chunks.txt.gz"])
+def test_read_columns(tmp_path, name):
+    path = write(tmp_path, COLUMNS, name)
+    first, second = read_columns(path, columns=("word", "pos", "chunk"), tag="chunk")
+    assert (first.words, first.tags, first.line, first.path) == (["He", "ran"], ["B-NP", "B-VP"], 3, str(path))
+    assert first.columns == [["He", "PRP", "B-NP"], ["ran", "VBD", "B-VP"]]
+    assert (second.words, second.tags, second.line) == (["#", "5"], ["B-NP", "I-NP"], 7)  # "#" is a word here
+    assert [s.tags for s in read_columns(path, columns=("word", "pos", "chunk"), tag="pos")][0] == ["PRP", "VBD"]
+    assert next(read_columns(path, columns=("w", "pos", "chunk"), word="w")).tags is None
+
+
+def test_read_columns_with_separator(tmp_path):
+    path = write(tmp_path, "New York\tNNP\nis\t\n\n")
+    first = next(read_columns(path, columns=("word", "pos"), sep="\t"))
+    assert first.words == ["New York", "is"]
+    error = format_error(read_columns, path, columns=("word", "pos"), tag="pos", sep="\t")
+    assert str(error) == f"{path}:2: empty tag (expected a value in column 'pos')"
+
+
+def test_read_columns_errors(tmp_path):
+    path = write(tmp_path, "a DT B-NP\nb NN\n")
+    error = format_error(read_columns, path, columns=("word", "pos", "chunk"), tag="chunk")
+    assert str(error) == f"{path}:2: expected 3 whitespace-separated columns (word, pos, chunk), found 2"
+    path = write(tmp_path, b"a DT\n\nb\xff NN\n")
+    error = format_error(read_columns, path, columns=("word", "pos"))
+    assert (error.line, "invalid UTF-8" in error.message) == (3, True)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"columns": ("word", "pos"), "tag": "chunk"}, "tag column 'chunk'"),
+        ({"columns": ("token", "pos")}, "word column 'word'"),
+        ({"columns": ("word", "word")}, "duplicate"),
+    ],
+)
+def test_read_columns_rejects_bad_options(tmp_path, options, message):
+    with pytest.raises(ValueError, match=message):
+        read_columns(tmp_path / "unused.txt", **options)
+
+
+def test_read_word_tag(tmp_path):
+    path = write(tmp_path, "New York\tNNP\nis\tVBZ\n\n\n.\t.")  # no blank line (nor newline) at the end
+    assert [(s.words, s.tags, s.line) for s in read_word_tag(path)] == [
+        (["New York", "is"], ["NNP", "VBZ"], 1),
+        (["."], ["."], 5),
+    ]
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("word NN", "expected 2 tab-separated columns (word, tag), found 1"),
+        ("word\tNN\tB-NP", "expected 2 tab-separated columns (word, tag), found 3"),
+        ("\tNN", "empty word"),
+        ("word\t", "empty tag"),
+    ],
+)
+def test_read_word_tag_errors(tmp_path, line, message):
+    path = write(tmp_path, f"a\tDT\n\n{line}\n", "bad.txt.gz")
+    assert str(format_error(read_word_tag, path)).startswith(f"{path}:3: {message}")
+
+
+# --- read_text ---------------------------------------------------------------------------------------
+
+
+def test_read_text(tmp_path):
+    text = "I  saw\tit .\n\n  \nok\n"
+    expected = [(["I", "saw", "it", "."], 1), ([], 2), ([], 3), (["ok"], 4)]
+    for source in (write(tmp_path, text), write(tmp_path, text, "t.txt.gz"), io.StringIO(text)):
+        sentences = list(read_text(source))
+        assert [(s.words, s.line) for s in sentences] == expected
+        assert {s.tags for s in sentences} == {None}
+    assert next(read_text(write(tmp_path, text))).path == str(tmp_path / "corpus.txt")
+
+
+def test_read_text_invalid_utf8(tmp_path):
+    path = write(tmp_path, b"ok\nbad \xc3(\n")
+    with pytest.raises(CorpusFormatError, match=rf"{path}:2: invalid UTF-8: byte 0xc3 at position 5 of the line"):
+        list(read_text(path))
+
+
+def test_read_text_streams_with_invalid_utf8():
+    with pytest.raises(CorpusFormatError, match=r"<stream>:2: invalid UTF-8"):
+        list(read_text(io.BytesIO(b"ok\n\xff\n")))
+    with pytest.raises(CorpusFormatError, match=r"<stream>: invalid UTF-8 after line 0"):  # decoded ahead
+        list(read_text(io.TextIOWrapper(io.BytesIO(b"ok\n\xff\n"), encoding="utf-8")))
+
+
+# --- read_nltk (a stand-in reader) ------------------------------------------------------------------
+
+
+class FakeReader:
+    """The part of an NLTK tagged corpus reader that read_nltk uses."""
+
+    def __init__(self, sents):
+        self.sents = sents
+
+    def tagged_sents(self, fileids=None):
+        return self.sents if fileids is None else self.sents[: len(fileids)]
+
+
+TRACED = [[("It", "PRP"), ("*-1", "-NONE-"), ("ran", "VBD")], [("Go", "VB")]]
+
+
+def test_read_nltk_reader_object_keeps_or_drops_traces():
+    assert [(s.words, s.tags) for s in read_nltk(FakeReader(TRACED))] == [
+        (["It", "*-1", "ran"], ["PRP", "-NONE-", "VBD"]),
+        (["Go"], ["VB"]),
+    ]
+    assert next(read_nltk(FakeReader(TRACED), drop_traces=True)).words == ["It", "ran"]
+    assert len(list(read_nltk(FakeReader(TRACED), fileids=["a"]))) == 1
+
+
+def test_read_nltk_universal_needs_a_source_tagset(nltk_data_dir):
+    with pytest.raises(ValueError, match="source_tagset"):
+        read_nltk(FakeReader(TRACED), tagset="universal")
+    sentences = read_nltk(FakeReader(TRACED), tagset="universal", source_tagset="en-ptb")
+    assert next(sentences).tags == ["PRON", "X", "VERB"]
+
+
+@pytest.mark.parametrize(
+    "pair, message", [(("", "NN"), "sentence 2: empty word"), (("D.", None), "sentence 2: token 'D.' has no tag")]
+)
+def test_read_nltk_rejects_empty_words_and_missing_tags(pair, message):
+    with pytest.raises(CorpusFormatError, match=message):
+        list(read_nltk(FakeReader([[("a", "DT")], [pair]])))
+
+
+def test_read_nltk_unknown_names():
+    with pytest.raises(UnknownNameError, match="unknown NLTK corpus 'no_such_corpus'; accepted: .*treebank"):
+        read_nltk("no_such_corpus")
+    with pytest.raises(ValueError, match="accepted: universal"):
+        read_nltk(FakeReader(TRACED), tagset="en-ptb")
+
+
+# --- The real corpora ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "split, sentences, tokens", [("train", 12544, 204577), ("dev", 2001, 25147), ("test", 2077, 25094)]
+)
+def test_ewt_counts(ewt_dir, split, sentences, tokens):
+    counts = [len(s.words) for s in read_conllu(ewt_dir / f"en_ewt-ud-{split}.conllu")]
+    assert (len(counts), sum(counts)) == (sentences, tokens)
+
+
+def test_ewt_xpos(ewt_dir):
+    upos = list(read_conllu(ewt_dir / "en_ewt-ud-dev.conllu"))
+    xpos = list(read_conllu(ewt_dir / "en_ewt-ud-dev.conllu", column="xpos"))
+    assert [s.words for s in upos] == [s.words for s in xpos]
+    assert {"NN", "NNS", "VBD", "IN", "DT"} <= {t for s in xpos for t in s.tags}
+    assert {t for s in upos for t in s.tags} == {
+        "ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON", "PROPN", "PUNCT",
+        "SCONJ", "SYM", "VERB", "X",
+    }
+    assert all(s.sent_id for s in upos)
+
+
+def test_ewt_dev_round_trip(ewt_dir):
+    path = ewt_dir / "en_ewt-ud-dev.conllu"
+    sentences = list(read_conllu(path))
+    assert written(sentences, [s.tags for s in sentences]).encode("utf-8") == path.read_bytes()
+
+
+def test_nltk_treebank(nltk_data_dir):
+    sentences = list(read_nltk("treebank", tagset="universal"))  # one pass: NLTK takes seconds
+    assert len(sentences) == 3914
+    assert sentences[0].words[:2] == ["Pierre", "Vinken"]
+    assert {t for s in sentences for t in s.tags} == UNIVERSAL
+
+
+def test_nltk_treebank_traces_and_mapping(nltk_data_dir):
+    import nltk
+
+    fileids = nltk.corpus.treebank.fileids()[:20]
+    raw = list(read_nltk(nltk.corpus.treebank, fileids=fileids))
+    assert [s.tags for s in raw] == [[t for _, t in s] for s in nltk.corpus.treebank.tagged_sents(fileids)]
+    assert ("*-1", "-NONE-") in {pair for s in raw for pair in zip(s.words, s.tags)}  # traces are kept
+    universal = list(read_nltk("treebank", tagset="universal", fileids=fileids))
+    nltk_universal = nltk.corpus.treebank.tagged_sents(fileids, tagset="universal")
+    assert [s.tags for s in universal] == [[t for _, t in s] for s in nltk_universal]
+    dropped = list(read_nltk("treebank", tagset="universal", fileids=fileids, drop_traces=True))
+    assert [s.words for s in dropped] == [[w for w, t in zip(s.words, s.tags) if t != "-NONE-"] for s in raw]
+    assert [s.tags for s in dropped] == [[t for t, r in zip(s.tags, r.tags) if r != "-NONE-"] for s, r in zip(universal, raw)]
+
+
+def test_conll2000_train(nltk_data_dir, tmp_path):
+    with zipfile.ZipFile(nltk_data_dir / "corpora" / "conll2000.zip") as archive:
+        archive.extract("conll2000/train.txt", tmp_path)
+    path = tmp_path / "conll2000" / "train.txt"
+    assert path.read_bytes().endswith(b" O\n\n")  # train.txt does end with a blank line
+    sentences = list(read_columns(path, columns=("word", "pos", "chunk"), tag="chunk"))
+    assert len(sentences) == 8936
+    assert sentences[0].words[:3] == ["Confidence", "in", "the"]
+    assert sentences[0].tags[:3] == ["B-NP", "B-PP", "B-NP"]
+    assert [s.words for s in read_nltk("conll2000", fileids="train.txt")] == [s.words for s in sentences]
