@@ -59,8 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     tagger.add_argument("--learner", default="averaged-perceptron", help=f"one of: {', '.join(LEARNERS)}")
     tagger.add_argument("--decoder", default="viterbi", help=f"one of: {', '.join(DECODERS)}")
     tagger.add_argument("--epochs", type=int, default=10, help="training epochs (default: 10)")
-    tagger.add_argument("--batch-size", type=int, default=1, help="instances decoded together before their "
-                        "updates are applied (default: 1)")
+    tagger.add_argument("--batch-size", type=int, default=4, help="sentences decoded with the same weights "
+                        "before their updates are applied (default: 4; 1 = the textbook online perceptron)")
     tagger.add_argument("--patience", type=int, help="stop after this many epochs without dev improvement")
     tagger.add_argument("--seed", type=int, default=0, help="seed of the shuffling (default: 0)")
     tagger.add_argument("--bits", type=int, default=22, help="feature hash size 2**bits (default: 22)")

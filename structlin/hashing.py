@@ -54,13 +54,22 @@ class FeatureHasher:
             code = self._memo[text] = int.from_bytes(digest, "little")
         return code
 
-    def combine(self, name_codes, value_codes) -> tuple[np.ndarray, np.ndarray]:
-        """Buckets (int32) and signs (±1, float32) of features from ``H(name)`` and ``H(value)`` codes."""
+    @staticmethod
+    def mix(codes, value_codes) -> np.ndarray:
+        """``M(a ⊕ (b + φ))`` elementwise: the 64-bit code of a feature (or of a longer conjunction,
+        mixing in one more value code at a time)."""
         with np.errstate(over="ignore"):
-            z = _finalise(np.asarray(name_codes, dtype=np.uint64) ^ (np.asarray(value_codes, dtype=np.uint64) + _GOLDEN))
-        buckets = (z & self._mask).astype(np.int32)
-        signs = np.where(z >> np.uint64(63), np.float32(-1), np.float32(1)).astype(np.float32)
+            return _finalise(np.asarray(codes, dtype=np.uint64) ^ (np.asarray(value_codes, dtype=np.uint64) + _GOLDEN))
+
+    def buckets(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Buckets (int32) and signs (±1, float32) of mixed 64-bit feature codes."""
+        buckets = (codes & self._mask).astype(np.int32)
+        signs = np.where(codes >> np.uint64(63), np.float32(-1), np.float32(1)).astype(np.float32)
         return buckets, signs
+
+    def combine(self, name_codes, value_codes) -> tuple[np.ndarray, np.ndarray]:
+        """Buckets and signs of features from ``H(name)`` and ``H(value)`` codes."""
+        return self.buckets(self.mix(name_codes, value_codes))
 
     def __call__(self, name: str, value: str = "") -> tuple[int, float]:
         """``(bucket, sign)`` of the feature ``name=value``."""

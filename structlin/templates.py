@@ -28,6 +28,7 @@ from __future__ import annotations
 import importlib
 import importlib.resources
 import inspect
+import itertools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -105,14 +106,17 @@ def _lower(word):
 
 @register_template("prefix")
 def _prefix(word, lengths=(1, 2, 3, 4)):
-    return [f"{n}:{word[:n]}" for n in lengths if n <= len(word)]
+    """The first n characters for each n in ``lengths`` (none longer than the word)."""
+    return [word[:n] for n in lengths if n <= len(word)]
 
 
 @register_template("suffix")
 def _suffix(word, lengths=(1, 2, 3, 4)):
-    return [f"{n}:{word[-n:]}" for n in lengths if n <= len(word)]
+    """The last n characters for each n in ``lengths`` (none longer than the word)."""
+    return [word[-n:] for n in lengths if n <= len(word)]
 
 
+_DIGIT = re.compile(r"\d")
 _SHAPE = str.maketrans(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
     "X" * 26 + "x" * 26 + "d" * 10,
@@ -121,7 +125,11 @@ _SHAPE = str.maketrans(
 
 def word_shape(word: str) -> str:
     """Letters → ``X``/``x``, digits → ``d``, other characters kept (``Al-Zaman`` → ``Xx-Xxxxx``)."""
-    return "".join(c if c.isascii() else ("X" if c.isupper() else "x" if c.isalpha() else c) for c in word.translate(_SHAPE))
+    shape = word.translate(_SHAPE)
+    if shape.isascii():
+        return shape
+    return "".join(c if c.isascii() else "X" if c.isupper() else "x" if c.isalpha() else "d" if c.isdigit() else c
+                   for c in shape)
 
 
 @register_template("shape")
@@ -132,7 +140,7 @@ def _shape(word):
 @register_template("short_shape")
 def _short_shape(word):
     """The shape with runs of one class collapsed (``Al-Zaman`` → ``Xx-Xx``)."""
-    return re.sub(r"(.)\1+", r"\1", word_shape(word))
+    return "".join(k for k, _ in itertools.groupby(word_shape(word)))
 
 
 @register_template("is_title")
@@ -147,7 +155,7 @@ def _is_upper(word):
 
 @register_template("has_digit")
 def _has_digit(word):
-    return "1" if any(c.isdigit() for c in word) else None
+    return "1" if _DIGIT.search(word) else None
 
 
 @register_template("has_hyphen")
@@ -155,12 +163,21 @@ def _has_hyphen(word):
     return "1" if "-" in word else None
 
 
-@register_template("lower_ngram", context=True)
-def _lower_ngram(words, span=(-1, 0)):
-    """At each position, the lowercased words at the offsets in ``span`` joined: ``w[-1]|w[0]``."""
+def _ngram(words, of="lower", span=(-1, 0)):
+    """The values of the single-valued token template ``of`` at the offsets ``span`` (e.g. the word
+    bigram ``lower[-1]|lower[0]``), one per position.
+
+    The extractor computes n-grams natively from per-type value hashes: the feature's code mixes
+    ``H(key)`` with ``H(value at each offset)`` in turn (see :meth:`FeatureHasher.mix`).  This
+    function gives the same values as strings, for reading.
+    """
+    fn = template(of).function
     pad = max(abs(o) for o in span)
-    low = [BEFORE] * pad + [w.lower() for w in words] + [AFTER] * pad
-    return ["|".join(low[pad + i + o] for o in span) for i in range(len(words))]
+    values = [BEFORE] * pad + [fn(w) for w in words] + [AFTER] * pad
+    return ["|".join(values[pad + i + o] for o in span) for i in range(len(words))]
+
+
+_REGISTRY["ngram"] = Template("ngram", _ngram, context=True)
 
 
 # --- feature sets -------------------------------------------------------------------------------
@@ -222,9 +239,9 @@ class FeatureSet:
                 raise StructlinError(f"{source}: offsets of {name!r} (#{k}) must be integers in -2..2")
             _check_params(tpl, entry, f"{source}: template {name!r} (#{k})")
             specs.append(TemplateSpec(name, tuple(sorted((p, _freeze(v)) for p, v in entry.items())), offsets))
-        keys = [s.key for s in specs]
-        if len(set(keys)) != len(keys):
-            raise StructlinError(f"{source}: a template with the same parameters appears twice")
+        applied = [(s.key, o) for s in specs for o in s.offsets]
+        if len(set(applied)) != len(applied):
+            raise StructlinError(f"{source}: a template with the same parameters appears twice at one offset")
         return cls(str(data.get("name", source)), tuple(specs), str(data.get("description", "")),
                    tuple(data.get("imports", ())))
 
@@ -327,11 +344,18 @@ class TokenFeatureExtractor:
         token_specs = [s for s in feature_set.templates if not template(s.name).context]
         self._token = [(s, template(s.name).function, dict(s.params)) for s in token_specs]
         self._context = [(s.key, template(s.name).function, dict(s.params)) for s in feature_set.templates
-                         if template(s.name).context]
-        self._offsets = sorted({o for s in token_specs for o in s.offsets})
+                         if template(s.name).context and s.name != "ngram"]
+        self._ngrams = [(hasher.string(s.key), dict(s.params)) for s in feature_set.templates if s.name == "ngram"]
+        self._ngrams = [(code, params.get("of", "lower"), tuple(params.get("span", (-1, 0)))) for code, params in self._ngrams]
+        for _, of, span in self._ngrams:
+            if template(of).context or not span or any(abs(o) > 2 for o in span):
+                raise StructlinError(f"ngram of {of!r} over {list(span)}: needs a token template and offsets in -2..2")
+        self._offsets = sorted({o for s in token_specs for o in s.offsets} | {o for _, _, span in self._ngrams for o in span})
         # name_codes[j][k]: H("key@offset") of token template k at offset j, or None if not applied there.
         self._name_codes = [[hasher.string(f"{s.key}@{o}") if o in s.offsets else None for s, _, _ in self._token]
                             for o in self._offsets]
+        # value_codes[of]: H(value) of single-valued token template ``of`` for every word type (n-grams).
+        self._value_codes = {of: np.zeros(0, np.uint64) for _, of, _ in self._ngrams}
         self._type_ids: dict[str, int] = {}
         self._n_types = 0
         self._tables = [(np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32)) for _ in self._offsets]
@@ -366,7 +390,17 @@ class TokenFeatureExtractor:
             counts = np.bincount(owner[keep], minlength=len(words))
             ptr = np.concatenate([ptr, ptr[-1] + np.cumsum(counts)])
             self._tables[j] = (ptr, np.concatenate([old_buckets, buckets]), np.concatenate([old_values, signs * weights[keep]]))
+        for of, codes in self._value_codes.items():
+            self._value_codes[of] = np.concatenate([codes, [self._single_value_code(of, w, markers) for w in words]])
         self._n_types += len(words)
+
+    def _single_value_code(self, of: str, word: str, marker: bool) -> int:
+        if marker:
+            return self.hasher.string(word)
+        values = _values(template(of).function(word))
+        if len(values) != 1:
+            raise StructlinError(f"ngram of {of!r}: the template gave {len(values)} values for {word!r} (expected one)")
+        return self.hasher.string(values[0][0])
 
     def extract(self, sentences) -> FeatureMatrix:
         """Features of every token of every sentence (each a list of word strings)."""
@@ -380,13 +414,24 @@ class TokenFeatureExtractor:
         n = len(tokens)
         instance = np.repeat(np.arange(len(sentences)), lengths)
         place = np.arange(n) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        position = np.arange(n)
+
+        def neighbours(o: int) -> np.ndarray:
+            """The type at offset ``o`` of every position (a boundary marker beyond the sentence)."""
+            inside = (place + o >= 0) & (place + o < lengths[instance])
+            return np.where(inside, tokens[np.clip(position + o, 0, max(n - 1, 0))], 0 if o < 0 else 1)
+
+        at = {o: neighbours(o) for o in self._offsets}
         blocks = []
         for j, o in enumerate(self._offsets):
-            inside = (place + o >= 0) & (place + o < lengths[instance])
-            neighbour = np.where(inside, tokens[np.clip(np.arange(n) + o, 0, max(n - 1, 0))], 0 if o < 0 else 1)
             ptr, buckets, values = self._tables[j]
-            entries = ranges(ptr[neighbour], ptr[neighbour + 1])
-            blocks.append(_Block(ptr[neighbour + 1] - ptr[neighbour], buckets[entries], values[entries]))
+            entries = ranges(ptr[at[o]], ptr[at[o] + 1])
+            blocks.append(_Block(ptr[at[o] + 1] - ptr[at[o]], buckets[entries], values[entries]))
+        for code, of, span in self._ngrams:
+            codes = np.full(n, code, dtype=np.uint64)
+            for o in span:
+                codes = self.hasher.mix(codes, self._value_codes[of][at[o]])
+            blocks.append(_Block(np.ones(n, dtype=np.int64), *self.hasher.buckets(codes)))
         for key, fn, params in self._context:
             blocks.append(self._context_block(key, fn, params, sentences, n))
         indptr, indices, values = _interleave(blocks, n)

@@ -1,0 +1,425 @@
+"""Part-of-speech tagging benchmark: structlin against NLTK's perceptron tagger and CRFsuite.
+
+All systems train on the same sentences (UD English EWT v2.15 train) and are evaluated on the same
+test set (EWT test), in one run of this script:
+
+* ``structlin``      -- ``Tagger(features="pos-rich", learner="averaged-perceptron", decoder="viterbi")``,
+                        trained without dev data for ``--epochs`` epochs;
+* ``nltk``           -- ``nltk.tag.perceptron.PerceptronTagger(load=False).train(..., nr_iter=epochs)``
+                        (NLTK's own features, greedy left-to-right decoding, tag dictionary);
+* ``crfsuite-ap``    -- CRFsuite's averaged perceptron (``algorithm="ap"``) for ``--epochs`` epochs;
+* ``crfsuite-lbfgs`` -- a CRF trained with L-BFGS (``c1=0``, ``c2=1``, ``--crf-iterations``);
+
+both CRFsuite systems get the features of pos-rich as strings, built by :class:`FeatureStrings` from
+structlin's own template registry (structlin hashes the same strings; CRFsuite keeps them apart).
+
+Every system trains and tags in its own forked child process, so that its peak resident set size
+(``ru_maxrss``) is its own; the child reports its RSS before training too.  Timings are wall-clock
+seconds (CPU seconds are in the JSON dump); they are noisy on a shared machine.
+
+Commands (from the repository root)::
+
+    export STRUCTLIN_DATA=/work/shared/corpora NLTK_DATA=/work/shared/nltk_data
+    # a quick smoke run (a few seconds per system)
+    /work/venv/bin/python scripts/bench_pos.py --limit 1000 --epochs 2 --crf-iterations 10
+    # the full benchmark (about ten minutes), UPOS tags, results also as JSON
+    nohup /work/venv/bin/python scripts/bench_pos.py --column upos --quiet \\
+        --json /tmp/bench_pos_upos.json > /tmp/bench_pos_upos.txt 2>&1 &
+    # PTB tags, or a subset of the systems
+    /work/venv/bin/python scripts/bench_pos.py --column xpos --systems structlin,crfsuite-ap
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import platform
+import random
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+
+import nltk
+import numpy as np
+import pycrfsuite
+from nltk.tag.perceptron import PerceptronTagger
+
+import structlin
+from structlin import Tagger
+from structlin.catalog import load_split
+from structlin.templates import AFTER, BEFORE, FeatureSet, template
+
+CORPUS = "ud-english-ewt"
+FEATURES = "pos-rich"
+SYSTEMS = ("structlin", "nltk", "crfsuite-ap", "crfsuite-lbfgs")
+DEFAULT_BATCH_SIZE = inspect.signature(Tagger).parameters["batch_size"].default
+
+
+# --- data -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Data:
+    """Training sentences as ``[(word, tag), ...]``, test tokens and gold tags, training vocabulary."""
+
+    train: list[list[tuple[str, str]]]
+    test_words: list[list[str]]
+    test_tags: list[list[str]]
+    vocabulary: set[str]
+
+    @property
+    def n_train_tokens(self) -> int:
+        return sum(len(s) for s in self.train)
+
+    @property
+    def n_test_tokens(self) -> int:
+        return sum(len(s) for s in self.test_words)
+
+
+def load_data(column: str, limit: int | None) -> Data:
+    train = load_split(CORPUS, "train", column=column)[:limit]
+    test = load_split(CORPUS, "test", column=column)
+    pairs = [list(zip(s.words, s.tags)) for s in train]
+    return Data(pairs, [list(s.words) for s in test], [list(s.tags) for s in test],
+                {word for s in train for word in s.words})
+
+
+def score(gold: list[list[str]], predicted: list[list[str]], words: list[list[str]], vocabulary: set[str]) -> dict:
+    """Token accuracy, and accuracy on unknown words (forms absent from the training data)."""
+    correct = unknown = unknown_correct = total = 0
+    for g_sent, p_sent, w_sent in zip(gold, predicted, words, strict=True):
+        for g, p, w in zip(g_sent, p_sent, w_sent, strict=True):
+            total += 1
+            correct += g == p
+            if w not in vocabulary:
+                unknown += 1
+                unknown_correct += g == p
+    return {"accuracy": correct / total, "unknown_accuracy": unknown_correct / unknown if unknown else None,
+            "n_test_tokens": total, "n_unknown": unknown}
+
+
+# --- pos-rich as feature strings for CRFsuite -------------------------------------------------------
+
+
+def _values(result) -> list[tuple[str, float]]:
+    """A template's return value as ``(value string, real value)`` pairs (as structlin normalises it)."""
+    if result is None:
+        return []
+    if isinstance(result, str):
+        return [(result, 1.0)]
+    if isinstance(result, Mapping):
+        return [(str(k), float(v)) for k, v in result.items()]
+    return [(str(v), 1.0) for v in result]
+
+
+class FeatureStrings:
+    """The features of a structlin feature set as CRFsuite attribute dicts, one per token.
+
+    Mirrors :class:`structlin.templates.TokenFeatureExtractor` without hashing: a token template at
+    offset ``o`` gives ``"{key}@{o}={value}"`` (the boundary marker ``<S>``/``</S>`` as the value
+    beyond the sentence), a context template gives ``"{key}={value}"``; the attribute's value is the
+    template's real value (1.0 for strings).  Template values are computed once per token per
+    sentence and shared by every offset.
+    """
+
+    def __init__(self, feature_set: FeatureSet):
+        self.token = [(spec.key, spec.offsets, template(spec.name).function, dict(spec.params))
+                      for spec in feature_set.templates if not template(spec.name).context]
+        self.context = [(spec.key, template(spec.name).function, dict(spec.params))
+                        for spec in feature_set.templates if template(spec.name).context]
+
+    def __call__(self, words: list[str]) -> list[dict[str, float]]:
+        n = len(words)
+        rows: list[dict[str, float]] = [{} for _ in range(n)]
+        for key, offsets, fn, params in self.token:
+            values = [_values(fn(word, **params)) for word in words]
+            for o in offsets:
+                prefix = f"{key}@{o}="
+                for i, row in enumerate(rows):
+                    j = i + o
+                    pairs = values[j] if 0 <= j < n else [(BEFORE if j < 0 else AFTER, 1.0)]
+                    for value, weight in pairs:
+                        name = prefix + value
+                        row[name] = row.get(name, 0.0) + weight
+        for key, fn, params in self.context:
+            for row, result in zip(rows, fn(words, **params), strict=True):
+                for value, weight in _values(result):
+                    name = f"{key}={value}"
+                    row[name] = row.get(name, 0.0) + weight
+        return rows
+
+
+# --- systems: train(data, args) -> (model, extra row fields); tag(model, sentences) -> tags --------
+
+
+def train_structlin(data: Data, args) -> tuple[Tagger, dict]:
+    tagger = Tagger(features=FEATURES, learner="averaged-perceptron", decoder="viterbi", epochs=args.epochs,
+                    batch_size=args.batch_size, progress=False if args.quiet else None)
+    began = time.perf_counter()
+    tagger.fit(data.train)
+    return tagger, {"train_s": time.perf_counter() - began,
+                    "model_size": int(np.count_nonzero(tagger.weights_)),
+                    "model_size_note": f"non-zero weights ({tagger.joint.n_rows} hashed feature rows "
+                                       f"x {len(tagger.classes_)} labels + transitions, 2**{tagger.hasher.bits} buckets)"}
+
+
+def tag_structlin(tagger: Tagger, sentences: list[list[str]]) -> list[list[str]]:
+    return [[tag for _, tag in sentence] for sentence in tagger.tag_sents(sentences)]
+
+
+def train_nltk(data: Data, args) -> tuple[PerceptronTagger, dict]:
+    tagger = PerceptronTagger(load=False)
+    random.seed(0)  # train() shuffles with the global random generator
+    began = time.perf_counter()
+    tagger.train(data.train, nr_iter=args.epochs)
+    return tagger, {"train_s": time.perf_counter() - began,
+                    "model_size": sum(len(w) for w in tagger.model.weights.values()),
+                    "model_size_note": f"(feature, tag) weights, plus {len(tagger.tagdict)} tag-dictionary words"}
+
+
+def tag_nltk(tagger: PerceptronTagger, sentences: list[list[str]]) -> list[list[str]]:
+    return [[tag for _, tag in tagger.tag(words)] for words in sentences]
+
+
+def crfsuite_params(name: str, args) -> dict:
+    if name == "crfsuite-ap":
+        return {"algorithm": "ap", "max_iterations": args.epochs}
+    return {"algorithm": "lbfgs", "c1": 0.0, "c2": 1.0, "max_iterations": args.crf_iterations}
+
+
+@dataclass
+class CrfsuiteModel:
+    tagger: pycrfsuite.Tagger
+    attributes: FeatureStrings
+    directory: str
+
+    def close(self) -> None:
+        self.tagger.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def train_crfsuite(data: Data, args, name: str) -> tuple[CrfsuiteModel, dict]:
+    """Build every sentence's attribute dicts, append them, train; ``train_s`` is the whole, ``train_only_s`` train()."""
+    params = crfsuite_params(name, args)
+    began = time.perf_counter()
+    attributes = FeatureStrings(FeatureSet.load(FEATURES))
+    trainer = pycrfsuite.Trainer(algorithm=params.pop("algorithm"), params=params, verbose=False)
+    for sentence in data.train:
+        trainer.append(attributes([w for w, _ in sentence]), [t for _, t in sentence])
+    directory = tempfile.mkdtemp(prefix="bench_pos_")
+    path = os.path.join(directory, "model.crfsuite")
+    before_train = time.perf_counter()
+    trainer.train(path)
+    done = time.perf_counter()
+    tagger = pycrfsuite.Tagger()
+    tagger.open(path)
+    log = trainer.logparser
+    return CrfsuiteModel(tagger, attributes, directory), {
+        "train_s": done - began, "train_only_s": done - before_train, "iterations": len(log.iterations),
+        "model_size": log.featgen_num_features, "model_size_note": "CRFsuite features (attribute-label pairs seen "
+                                                                   "in training, plus label transitions)"}
+
+
+def tag_crfsuite(model: CrfsuiteModel, sentences: list[list[str]]) -> list[list[str]]:
+    return [model.tagger.tag(model.attributes(words)) if words else [] for words in sentences]
+
+
+def system_functions(name: str):
+    """``(train, tag)`` of a system."""
+    if name == "structlin":
+        return train_structlin, tag_structlin
+    if name == "nltk":
+        return train_nltk, tag_nltk
+    return (lambda data, args: train_crfsuite(data, args, name)), tag_crfsuite
+
+
+# --- measuring one system in a child process --------------------------------------------------------
+
+_DATA: Data | None = None  # set by the parent before forking; children read it (never pickled)
+
+
+def current_rss_mib() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def run_system(name: str, args) -> dict:
+    """Train and evaluate one system; runs in a freshly forked child (whose peak RSS starts at its RSS)."""
+    data, (train, tag) = _DATA, system_functions(name)
+    rss_before = current_rss_mib()
+    cpu = time.process_time()
+    model, row = train(data, args)
+    row.update(system=name, train_cpu_s=time.process_time() - cpu, rss_before_mib=rss_before,
+               peak_rss_mib=peak_rss_mib())
+    row["rss_increase_mib"] = row["peak_rss_mib"] - rss_before
+    began = time.perf_counter()
+    predicted = tag(model, data.test_words)
+    row["tag_s"] = time.perf_counter() - began
+    row["tokens_per_s"] = data.n_test_tokens / row["tag_s"]
+    row.update(score(data.test_tags, predicted, data.test_words, data.vocabulary))
+    if isinstance(model, CrfsuiteModel):
+        model.close()
+    return row
+
+
+def run_in_child(name: str, args) -> dict:
+    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")) as pool:
+        row = pool.submit(run_system, name, args).result()
+    row["load_average_after"] = os.getloadavg()[0]
+    return row
+
+
+# --- report -----------------------------------------------------------------------------------------
+
+
+def _fmt(value, spec: str, missing: str = "-") -> str:
+    return missing if value is None else format(value, spec)
+
+
+def table(rows: list[dict]) -> str:
+    header = ("system", "acc %", "unk acc %", "train s", "train() s", "tag tok/s", "RSS before MiB",
+              "peak MiB", "+MiB")
+    lines = [[r["system"], _fmt(100 * r["accuracy"], ".2f"),
+              _fmt(None if r["unknown_accuracy"] is None else 100 * r["unknown_accuracy"], ".2f"),
+              _fmt(r["train_s"], ".1f"), _fmt(r.get("train_only_s"), ".1f"), _fmt(r["tokens_per_s"], ",.0f"),
+              _fmt(r["rss_before_mib"], ".0f"), _fmt(r["peak_rss_mib"], ".0f"), _fmt(r["rss_increase_mib"], ".0f")]
+             for r in rows]
+    widths = [max(len(h), *(len(line[k]) for line in lines)) for k, h in enumerate(header)]
+    fmt = lambda cells: "  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths)))
+    return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, lines)])
+
+
+def ratios(rows: list[dict]) -> list[str]:
+    """structlin / peer for training time, tagging throughput and peak-memory increase."""
+    by = {r["system"]: r for r in rows}
+    s = by.get("structlin")
+    if s is None:
+        return []
+    out = []
+
+    def add(label, mine, theirs, better):
+        if theirs:
+            out.append(f"  {label:<46} {mine / theirs:7.2f}x   ({better})")
+
+    for peer in ("crfsuite-ap", "crfsuite-lbfgs"):
+        if peer in by:
+            add(f"training time vs {peer} train() only", s["train_s"], by[peer]["train_only_s"], "< 1: structlin faster")
+            add(f"training time vs {peer} total", s["train_s"], by[peer]["train_s"], "< 1: structlin faster")
+    if "nltk" in by:
+        add("training time vs nltk", s["train_s"], by["nltk"]["train_s"], "< 1: structlin faster")
+    for peer in ("nltk", "crfsuite-ap"):
+        if peer in by:
+            add(f"tagging tokens/s vs {peer}", s["tokens_per_s"], by[peer]["tokens_per_s"], "> 1: structlin faster")
+    for peer in ("nltk", "crfsuite-ap", "crfsuite-lbfgs"):
+        if peer in by:
+            add(f"training RSS increase vs {peer}", s["rss_increase_mib"], by[peer]["rss_increase_mib"],
+                "< 1: structlin smaller")
+    return out
+
+
+def notes(args, meta: dict, rows: list[dict]) -> list[str]:
+    extra = [f"  {r['system']}: {r['model_size']:,} {r['model_size_note']}"
+             + (f"; {r['iterations']} iterations" if "iterations" in r else "") for r in rows]
+    return [
+        "Model sizes:", *extra,
+        "Notes:",
+        f"  structlin and both CRFsuite systems use the features of {FEATURES}; structlin hashes them "
+        "(signed, 2**22 buckets, so collisions are possible), CRFsuite keeps the feature strings.",
+        "  NLTK uses its own feature set, greedy left-to-right decoding and a tag dictionary of frequent "
+        "unambiguous words.",
+        "  structlin and crfsuite-ap: averaged structured perceptron with Viterbi, "
+        f"{args.epochs} epochs (structlin batch size {args.batch_size}); nltk: {args.epochs} iterations; "
+        f"crfsuite-lbfgs: c1=0, c2=1.0, at most {args.crf_iterations} iterations.",
+        "  train s: structlin Tagger.fit (feature extraction included), nltk train(), CRFsuite attribute dicts "
+        "+ append + train(); train() s: CRFsuite train() alone (it also writes the model file).",
+        "  tag tok/s: test tokens / seconds from token lists to tags, feature extraction included "
+        "(structlin tag_sents on all sentences; NLTK and CRFsuite one sentence at a time).",
+        "  Memory: each system trains in its own forked child; peak = ru_maxrss of the child at the end of "
+        "training, +MiB = peak - RSS before training (the corpus and imports are in RSS before).",
+        f"  Unknown words: test tokens whose form is not in the training data ({meta['n_unknown']} of "
+        f"{meta['n_test_tokens']} tokens); the same set for every system.",
+        f"  Wall-clock timings on a shared {meta['cpus']}-core machine (load average {meta['load_average_start']:.2f} "
+        "at start): expect noise of several percent; CPU seconds are in the JSON.",
+    ]
+
+
+# --- main -------------------------------------------------------------------------------------------
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--systems", default=",".join(SYSTEMS),
+                        help=f"comma-separated subset of {','.join(SYSTEMS)} (default: all)")
+    parser.add_argument("--column", choices=("upos", "xpos"), default="upos", help="tag column (default: upos)")
+    parser.add_argument("--epochs", type=int, default=5, help="perceptron epochs, every system (default: 5)")
+    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
+                        help=f"structlin mini-batch size (default: Tagger's, {DEFAULT_BATCH_SIZE})")
+    parser.add_argument("--crf-iterations", type=int, default=100, help="L-BFGS iterations (default: 100)")
+    parser.add_argument("--limit", type=int, help="train on the first N training sentences only")
+    parser.add_argument("--json", metavar="PATH", help="also write every row (and the settings) as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    args = parser.parse_args(argv)
+    args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    unknown = [s for s in args.systems if s not in SYSTEMS]
+    if unknown or not args.systems:
+        parser.error(f"--systems: unknown system(s) {', '.join(unknown)}; choose from {', '.join(SYSTEMS)}")
+    if args.epochs < 1 or args.batch_size < 1 or args.crf_iterations < 1 or (args.limit is not None and args.limit < 1):
+        parser.error("--epochs, --batch-size, --crf-iterations and --limit must be positive")
+    return args
+
+
+def main(argv=None) -> None:
+    global _DATA
+    args = parse_args(argv)
+    log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
+    meta = {"command": " ".join([os.path.basename(sys.executable), *sys.argv]), "corpus": CORPUS,
+            "column": args.column, "features": FEATURES, "epochs": args.epochs, "batch_size": args.batch_size,
+            "crf_iterations": args.crf_iterations, "limit": args.limit, "python": platform.python_version(),
+            "structlin": structlin.__version__, "nltk": nltk.__version__, "numpy": np.__version__,
+            "crfsuite": pycrfsuite.CRFSUITE_VERSION, "cpus": os.cpu_count(), "load_average_start": os.getloadavg()[0],
+            "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+    log(f"loading {CORPUS} ({args.column}) ...")
+    _DATA = load_data(args.column, args.limit)
+    meta.update(n_train_sentences=len(_DATA.train), n_train_tokens=_DATA.n_train_tokens,
+                n_test_sentences=len(_DATA.test_words), n_test_tokens=_DATA.n_test_tokens,
+                n_unknown=score(_DATA.test_tags, _DATA.test_tags, _DATA.test_words, _DATA.vocabulary)["n_unknown"])
+    rows = []
+    for name in args.systems:
+        log(f"{name}: training and tagging ...")
+        rows.append(run_in_child(name, args))
+        log(f"{name}: done in {rows[-1]['train_s']:.1f} s training, accuracy {100 * rows[-1]['accuracy']:.2f} %")
+
+    print(f"POS tagging on {CORPUS} {args.column}: {meta['n_train_sentences']} training sentences "
+          f"({meta['n_train_tokens']} tokens), {meta['n_test_sentences']} test sentences ({meta['n_test_tokens']} "
+          f"tokens); {args.epochs} epochs; python {meta['python']}, structlin {meta['structlin']}, "
+          f"nltk {meta['nltk']}, CRFsuite {meta['crfsuite']}")
+    print(f"command: {meta['command']}")
+    print()
+    print(table(rows))
+    print()
+    lines = ratios(rows)
+    if lines:
+        print("Ratios structlin / peer:")
+        print("\n".join(lines))
+        print()
+    print("\n".join(notes(args, meta, rows)))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump({"settings": meta, "rows": rows}, out, indent=2)
+            out.write("\n")
+
+
+if __name__ == "__main__":
+    main()

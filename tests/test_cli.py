@@ -1,0 +1,276 @@
+"""Tests of the ``structlin`` command line, in-process through ``structlin.cli.main`` (plus one run of the
+installed console script): train / evaluate / tag / corpus stats on small files cut from UD English EWT,
+and one-line errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from structlin import Tagger
+from structlin.cli import main
+from structlin.readers import read_conllu
+
+SMALL_CONLLU = """# sent_id = s1
+# text = The dog barks.
+1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_
+2\tdog\tdog\tNOUN\tNN\t_\t3\tnsubj\t_\t_
+3\tbarks\tbark\tVERB\tVBZ\t_\t0\troot\t_\tSpaceAfter=No
+4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t_\t_
+
+# sent_id = s2
+1\tCats\tcat\tNOUN\tNNS\t_\t2\tnsubj\t_\t_
+2\tsleep\tsleep\tVERB\tVBP\t_\t0\troot\t_\t_
+
+"""
+
+
+def cut_conllu(source: Path, target: Path, start: int, count: int) -> None:
+    """Copy sentence blocks start .. start + count of a CoNLL-U file, byte for byte."""
+    blocks = source.read_text("utf-8").split("\n\n")
+    target.write_text("\n\n".join(blocks[start : start + count]) + "\n\n", "utf-8")
+
+
+@pytest.fixture(scope="module")
+def files(request, tmp_path_factory):
+    """Train (800 sentences) and dev (200) files cut from EWT, and a model trained on them by the CLI."""
+    ewt_dir = request.getfixturevalue("ewt_dir")
+    root = tmp_path_factory.mktemp("cli")
+    train, dev = root / "train.conllu", root / "dev.conllu"
+    cut_conllu(ewt_dir / "en_ewt-ud-train.conllu", train, 0, 800)
+    cut_conllu(ewt_dir / "en_ewt-ud-dev.conllu", dev, 0, 200)
+    model = root / "ewt.model"
+    code = main(["train", "tagger", "--train", str(train), "--dev", str(dev), "--epochs", "2", "--output", str(model),
+                 "--features", "pos-basic"])
+    assert code == 0 and model.is_file()
+    return root, train, dev, model
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code, out, err, *needles):
+    assert code == 1
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("structlin: error: ")
+    assert "Traceback" not in err
+    for needle in needles:
+        assert str(needle) in lines[0]
+
+
+# --- train, evaluate, tag, stats -------------------------------------------------------------------------
+
+
+@pytest.mark.corpus
+def test_train_prints_summary(files, capsys, tmp_path):
+    _, train, dev, _ = files
+    model = tmp_path / "m.model"
+    code, out, err = run(capsys, "train", "tagger", "--train", train, "--dev", dev, "--epochs", "2", "--output",
+                         model, "--features", "pos-basic", "--bits", "18")
+    assert code == 0 and model.is_file()
+    lines = out.splitlines()
+    assert lines[0].startswith("epoch   1  mistakes") and "dev accuracy" in lines[0]
+    assert lines[1].startswith("epoch   2")
+    assert lines[2].startswith("trained on 800 sentences (")
+    assert f"model written to {model}" in lines[2]
+    tagger = Tagger.load(model)
+    assert tagger.hasher.bits == 18 and len(tagger.history_) == 2
+    quiet = tmp_path / "q.model"
+    code, out, _ = run(capsys, "train", "tagger", "--train", train, "--epochs", "1", "--output", quiet, "--quiet",
+                       "--features", "pos-basic", "--decoder", "greedy", "--learner", "perceptron")
+    assert code == 0 and out == ""
+    assert Tagger.load(quiet).decoder.name == "greedy"
+
+
+@pytest.mark.corpus
+def test_evaluate_json(files, capsys):
+    _, _, dev, model = files
+    code, out, err = run(capsys, "evaluate", model, "--test", dev, "--json")
+    assert code == 0
+    assert len(out.strip().splitlines()) == 1
+    report = json.loads(out)
+    for key in ("accuracy", "sentence_accuracy", "known_accuracy", "unknown_accuracy"):
+        assert 0 <= report[key] <= 1
+    sentences = list(read_conllu(dev))
+    assert report["n_tokens"] == sum(len(s.words) for s in sentences)
+    assert report["per_tag"] and all(0 <= s[k] <= 1 for s in report["per_tag"].values()
+                                     for k in ("precision", "recall", "f1"))
+    # The same numbers as the library computes, and a sensible accuracy for 800 sentences.
+    assert report["accuracy"] == pytest.approx(Tagger.load(model).accuracy(sentences))
+    assert report["accuracy"] > 0.8
+    code, text, _ = run(capsys, "evaluate", model, "--test", dev)
+    assert code == 0 and "Token accuracy:" in text and "Per tag" in text
+
+
+@pytest.mark.corpus
+def test_tag_conllu_changes_only_upos(files, capsys, tmp_path):
+    _, _, dev, model = files
+    output = tmp_path / "out.conllu"
+    code, out, err = run(capsys, "tag", model, "--input", dev, "--format", "conllu", "--output", output)
+    assert code == 0 and out == "" and err == ""
+    before = dev.read_text("utf-8").split("\n")
+    after = output.read_text("utf-8").split("\n")
+    assert len(after) == len(before)
+    ranges = changed = 0
+    for old, new in zip(before, after):
+        if old.startswith("#") or not old:
+            assert new == old
+            continue
+        old_fields, new_fields = old.split("\t"), new.split("\t")
+        assert len(new_fields) == 10
+        if not old_fields[0].isdigit():  # multiword ranges and empty nodes stay as they are
+            ranges += 1
+            assert new == old
+            continue
+        assert new_fields[:3] == old_fields[:3] and new_fields[4:] == old_fields[4:]
+        changed += new_fields[3] != old_fields[3]
+    assert ranges > 0  # the cut holds multiword tokens
+    # The new column holds the model's predictions.
+    tagger = Tagger.load(model)
+    sentences = list(read_conllu(dev))
+    assert [s.tags for s in read_conllu(output)] == tagger.predict(sentences)
+    tokens = sum(len(s.words) for s in sentences)
+    assert 0 < changed < 0.2 * tokens
+
+
+@pytest.mark.corpus
+def test_tag_text(files, capsys, tmp_path):
+    _, _, dev, model = files
+    text = tmp_path / "input.txt"
+    lines = ["The dog barks .", "", "I  saw   her duck", "Unknownish zorblax"]
+    text.write_text("\n".join(lines) + "\n", "utf-8")
+    code, out, err = run(capsys, "tag", model, "--input", text)
+    assert code == 0
+    output = out.split("\n")
+    assert output[-1] == "" and len(output) - 1 == len(lines)
+    tagger = Tagger.load(model)
+    for line, tagged in zip(lines, output):
+        pairs = [item.rsplit("/", 1) for item in tagged.split()]
+        assert [w for w, _ in pairs] == line.split()
+        assert [t for _, t in pairs] == tagger.predict([line.split()])[0]
+
+
+@pytest.mark.corpus
+def test_corpus_stats(files, capsys):
+    _, train, _, _ = files
+    code, out, err = run(capsys, "corpus", "stats", train, "--json")
+    assert code == 0
+    stats = json.loads(out)
+    word_lines = [line.split("\t") for line in train.read_text("utf-8").splitlines()
+                  if line and not line.startswith("#") and line.split("\t")[0].isdigit()]
+    assert stats["sentences"] == 800
+    assert stats["tokens"] == len(word_lines)
+    assert stats["tags"] == len({f[3] for f in word_lines})
+    assert sum(stats["tag_counts"].values()) == len(word_lines)
+    code, text, _ = run(capsys, "corpus", "stats", train)
+    assert code == 0 and "sentences" in text and "800" in text
+
+
+# --- errors -------------------------------------------------------------------------------------------------
+
+
+def test_wrong_column_count_names_file_and_line(capsys, tmp_path):
+    bad = tmp_path / "bad.conllu"
+    lines = SMALL_CONLLU.split("\n")
+    lines[3] = "2\tdog\tdog\tNOUN\tNN\t_\t3\tnsubj\t_"  # 9 columns, at line 4
+    bad.write_text("\n".join(lines), "utf-8")
+    for argv in (["train", "tagger", "--train", bad, "--output", tmp_path / "m.model"],
+                 ["corpus", "stats", bad]):
+        code, out, err = run(capsys, *argv)
+        assert_one_line_error(code, out, err, f"{bad}:4", "expected 10 tab-separated columns, found 9")
+    assert not (tmp_path / "m.model").exists()
+
+
+def test_good_small_file_trains(capsys, tmp_path):
+    good = tmp_path / "good.conllu"
+    good.write_text(SMALL_CONLLU, "utf-8")
+    code, out, err = run(capsys, "train", "tagger", "--train", good, "--output", tmp_path / "m.model", "--epochs", "3",
+                         "-q", "--features", "pos-basic", "--bits", "12")
+    assert (code, out) == (0, "")
+    assert Tagger.load(tmp_path / "m.model").classes_ == ["DET", "NOUN", "PUNCT", "VERB"]
+
+
+def test_model_cut_in_half(capsys, tmp_path):
+    good = tmp_path / "good.conllu"
+    good.write_text(SMALL_CONLLU, "utf-8")
+    model = tmp_path / "m.model"
+    assert main(["train", "tagger", "--train", str(good), "--output", str(model), "-q", "--features", "pos-basic",
+                 "--bits", "12"]) == 0
+    data = model.read_bytes()
+    model.write_bytes(data[: len(data) // 2])
+    for argv in (["evaluate", model, "--test", good], ["tag", model, "--input", good]):
+        code, out, err = run(capsys, *argv)
+        assert_one_line_error(code, out, err, f"{model}: not a readable structlin model")
+
+
+def test_unknown_learner_lists_names(capsys, tmp_path):
+    good = tmp_path / "good.conllu"
+    good.write_text(SMALL_CONLLU, "utf-8")
+    code, out, err = run(capsys, "train", "tagger", "--train", good, "--output", tmp_path / "m", "--learner", "nonsense")
+    assert_one_line_error(code, out, err, "'nonsense'", "averaged-perceptron", "perceptron")
+    code, out, err = run(capsys, "train", "tagger", "--train", good, "--output", tmp_path / "m", "--decoder", "beam")
+    assert_one_line_error(code, out, err, "'beam'", "greedy", "multiclass", "viterbi")
+    code, out, err = run(capsys, "train", "tagger", "--train", good, "--output", tmp_path / "m", "--features", "nope")
+    assert_one_line_error(code, out, err, "'nope'", "pos-basic", "pos-rich")
+
+
+def test_missing_train_file(capsys, tmp_path):
+    missing = tmp_path / "missing.conllu"
+    code, out, err = run(capsys, "train", "tagger", "--train", missing, "--output", tmp_path / "m")
+    assert_one_line_error(code, out, err, str(missing), "not found")
+
+
+def test_unknown_corpus_lists_names(capsys, tmp_path):
+    code, out, err = run(capsys, "train", "tagger", "--corpus", "no-such-corpus", "--output", tmp_path / "m")
+    assert_one_line_error(code, out, err, "'no-such-corpus'", "ud-english-ewt", "treebank", "conll2000")
+    code, out, err = run(capsys, "corpus", "stats", "no-such-corpus")
+    assert_one_line_error(code, out, err, "'no-such-corpus'", "ud-english-ewt")
+
+
+def test_missing_model_file(capsys, tmp_path):
+    code, out, err = run(capsys, "tag", tmp_path / "none.model", "--input", tmp_path / "x.txt")
+    assert_one_line_error(code, out, err, "none.model: model file not found")
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["train", "tagger", "--train", "x.conllu"])  # no --output
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "--output" in err
+    with pytest.raises(SystemExit) as info:
+        main(["frobnicate"])
+    assert info.value.code == 2
+
+
+@pytest.mark.parametrize("argv", [[], ["train"], ["train", "tagger"], ["evaluate"], ["tag"], ["corpus"],
+                                  ["corpus", "stats"]])
+def test_help(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main([*argv, "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: structlin")
+
+
+def test_console_script_exit_codes(tmp_path):
+    script = shutil.which("structlin", path=os.path.dirname(sys.executable)) or shutil.which("structlin")
+    if script is None:
+        pytest.skip("the structlin console script is not installed")
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tThe\tthe\tDET\n\n", "utf-8")
+    done = subprocess.run([script, "corpus", "stats", str(bad)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [f"structlin: error: {bad}:1: expected 10 tab-separated columns, found 4"]

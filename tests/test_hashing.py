@@ -1,0 +1,149 @@
+"""Tests of structlin.hashing: stability across instances and processes, seeds, ranges, signs, config."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from structlin.hashing import HASH_NAME, FeatureHasher
+
+FEATURES = [("bias", ""), ("word@0", "the"), ("word@-1", "<S>"), ("suffix(lengths=[1, 2, 3])@1", "3:ing"),
+            ("lower@2", "Ünïcödé"), ("shape@0", "Xx-Xxxxx"), ("word@0", ""), ("", "x")]
+
+MASK64 = (1 << 64) - 1
+
+
+def reference_hash(name: str, value: str, bits: int, seed: int) -> tuple[int, float]:
+    """An independent pure-Python implementation of the documented hash (module docstring):
+    z = M(H(name) xor (H(value) + golden)), bucket = z mod 2**bits, sign = (-1)**(z >> 63)."""
+
+    def H(text: str) -> int:
+        key = seed.to_bytes(8, "little")
+        return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8, key=key).digest(), "little")
+
+    def M(z: int) -> int:
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+    z = M(H(name) ^ ((H(value) + 0x9E3779B97F4A7C15) & MASK64))
+    return z % (1 << bits), (-1.0 if z >> 63 else 1.0)
+
+
+@pytest.mark.parametrize("bits, seed", [(22, 0), (8, 1), (31, 2**64 - 1), (1, 12345)])
+def test_matches_independent_reference(bits, seed):
+    hasher = FeatureHasher(bits, seed)
+    for name, value in FEATURES:
+        assert hasher(name, value) == reference_hash(name, value, bits, seed)
+
+
+def test_same_feature_same_result_across_instances():
+    first, second = FeatureHasher(20, 7), FeatureHasher(20, 7)
+    # Hash in different orders so that the memo tables differ.
+    a = [first(n, v) for n, v in FEATURES]
+    b = [second(n, v) for n, v in reversed(FEATURES)][::-1]
+    assert a == b
+    assert a == [first(n, v) for n, v in FEATURES]  # memoised results are the same as fresh ones
+
+
+def test_combine_equals_call():
+    hasher = FeatureHasher(16, 3)
+    names = [hasher.string(n) for n, _ in FEATURES]
+    values = [hasher.string(v) for _, v in FEATURES]
+    buckets, signs = hasher.combine(names, values)
+    assert buckets.dtype == np.int32 and signs.dtype == np.float32
+    assert list(zip(buckets.tolist(), signs.tolist())) == [hasher(n, v) for n, v in FEATURES]
+
+
+def test_name_and_value_are_not_interchangeable():
+    hasher = FeatureHasher(31, 0)
+    assert hasher("a", "b") != hasher("b", "a")
+    assert hasher("ab", "") != hasher("a", "b")
+
+
+_CHILD = """
+import json, sys
+from structlin.hashing import FeatureHasher
+features = json.loads(sys.argv[1])
+hasher = FeatureHasher(22, 99)
+print(json.dumps([list(hasher(n, v)) for n, v in features]))
+"""
+
+
+def test_same_result_across_processes_with_different_hash_seeds():
+    expected = [list(FeatureHasher(22, 99)(n, v)) for n, v in FEATURES]
+    # A hash seed other than this process's, so that built-in str hashes differ between the two.
+    hash_seed = "1" if os.environ.get("PYTHONHASHSEED") != "1" else "2"
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    done = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(FEATURES)], env=env,
+                          capture_output=True, text=True, check=True, timeout=60)
+    assert json.loads(done.stdout) == expected
+
+
+def test_different_seeds_give_different_buckets():
+    features = [(f"word@{o}", f"w{k}") for k in range(200) for o in (-1, 0, 1)]
+    a, b = FeatureHasher(22, 0), FeatureHasher(22, 1)
+    same = sum(a(n, v)[0] == b(n, v)[0] for n, v in features)
+    # Independent hashes collide with probability 2**-22 per feature.
+    assert same <= 2
+
+
+@pytest.mark.parametrize("bits", [1, 3, 10, 31])
+def test_buckets_within_range(bits):
+    hasher = FeatureHasher(bits, 5)
+    codes = np.array([hasher.string(f"v{k}") for k in range(5000)], dtype=np.uint64)
+    buckets, signs = hasher.combine(np.full(len(codes), hasher.string("name"), dtype=np.uint64), codes)
+    assert buckets.min() >= 0 and buckets.max() < 2**bits
+    assert set(np.unique(signs).tolist()) <= {-1.0, 1.0}
+    if bits <= 3:  # 5000 features fill every one of at most 8 buckets
+        assert len(np.unique(buckets)) == 2**bits
+
+
+def test_signs_roughly_balanced_and_buckets_spread():
+    hasher = FeatureHasher(10, 0)
+    pairs = [hasher(f"t@{k % 5}", f"value-{k}") for k in range(20000)]
+    signs = np.array([s for _, s in pairs])
+    positive = (signs > 0).mean()
+    assert 0.47 < positive < 0.53  # 20,000 fair coins: standard deviation 0.0035
+    counts = np.bincount([b for b, _ in pairs], minlength=1024)
+    # About 19.5 per bucket; a uniform hash leaves no bucket empty or 3x over-full.
+    assert counts.min() > 0 and counts.max() < 60
+
+
+def test_config_round_trip():
+    hasher = FeatureHasher(17, 2**40 + 3)
+    config = hasher.config()
+    assert config == {"name": HASH_NAME, "bits": 17, "seed": 2**40 + 3}
+    again = FeatureHasher.from_config(json.loads(json.dumps(config)))
+    assert (again.bits, again.seed) == (17, 2**40 + 3)
+    assert [again(n, v) for n, v in FEATURES] == [hasher(n, v) for n, v in FEATURES]
+
+
+def test_config_with_other_hash_name_rejected():
+    with pytest.raises(ValueError, match="unsupported feature hash"):
+        FeatureHasher.from_config({"name": "murmur3", "bits": 10, "seed": 0})
+    with pytest.raises(ValueError, match="unsupported feature hash"):
+        FeatureHasher.from_config({"bits": 10, "seed": 0})
+
+
+@pytest.mark.parametrize("bits", [0, -1, 32, 64])
+def test_invalid_bits(bits):
+    with pytest.raises(ValueError, match="bits must be in 1..31"):
+        FeatureHasher(bits, 0)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, 2**70])
+def test_invalid_seed(seed):
+    with pytest.raises(ValueError, match="hash seed"):
+        FeatureHasher(10, seed)
+
+
+def test_extreme_valid_settings():
+    FeatureHasher(1, 0)
+    FeatureHasher(31, 2**64 - 1)

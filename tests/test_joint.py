@@ -1,0 +1,178 @@
+"""Tests of structlin.joint: weight layout, indexing of hashed buckets, label encoding, scores, and
+``delta`` against a brute-force dense joint feature map."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from structlin.joint import JointFeatureMap
+from structlin.matrix import FeatureMatrix
+
+
+def test_layout_with_transitions():
+    joint = JointFeatureMap(["A", "B", "C"], [3, 7, 10])
+    assert (joint.n_labels, joint.n_rows) == (3, 3)
+    assert joint.transition_offset == 9
+    assert joint.size == 9 + 9 + 3 + 3
+    w = np.arange(joint.size, dtype=float)
+    E = joint.emission_weights(w)
+    T, S, F = joint.transition_weights(w)
+    assert E.shape == (3, 3) and E[1, 2] == 1 * 3 + 2
+    assert T.shape == (3, 3) and T[2, 0] == 9 + 2 * 3 + 0  # [previous, next]
+    assert S.tolist() == [18, 19, 20] and F.tolist() == [21, 22, 23]
+    # They are views: writing through them changes w.
+    T[0, 1] = -5
+    E[0, 0] = -7
+    assert w[10] == -5 and w[0] == -7
+
+
+def test_layout_without_transitions():
+    joint = JointFeatureMap(["x", "y"], [0, 1, 5, 9], transitions=False)
+    assert joint.size == 8 == joint.transition_offset
+    assert joint.transition_weights(np.zeros(8)) == (None, None, None)
+    assert joint.emission_weights(np.arange(8.0))[3].tolist() == [6, 7]
+
+
+def test_invalid_construction():
+    with pytest.raises(ValueError, match="distinct"):
+        JointFeatureMap(["A", "A"], [1])
+    with pytest.raises(ValueError, match="strictly increasing"):
+        JointFeatureMap(["A"], [3, 3])
+    with pytest.raises(ValueError, match="strictly increasing"):
+        JointFeatureMap(["A"], [5, 2])
+
+
+def test_from_training_columns_are_seen_buckets():
+    m = FeatureMatrix([0, 2, 3, 5], [40, 7, 7, 1000, 3], np.ones(5), [2, 1])
+    joint = JointFeatureMap.from_training(["A"], m)
+    assert joint.columns.tolist() == [3, 7, 40, 1000]
+
+
+def test_index_maps_buckets_and_drops_unseen():
+    joint = JointFeatureMap(["A", "B"], [3, 7, 10])
+    m = FeatureMatrix([0, 3, 3, 7], [7, 3, 5, 10, 11, 2**30, 0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [1, 2])
+    indexed = joint.index(m)
+    assert indexed.indptr.tolist() == [0, 2, 2, 3]
+    assert indexed.indices.tolist() == [1, 0, 2]
+    assert indexed.values.tolist() == [1.0, 2.0, 4.0]
+    assert indexed.lengths.tolist() == [1, 2]
+    # A second call reuses the lookup table and agrees.
+    again = joint.index(m)
+    assert again.indices.tolist() == [1, 0, 2]
+
+
+def test_index_with_no_columns_drops_all():
+    joint = JointFeatureMap(["A"], [])
+    indexed = joint.index(FeatureMatrix([0, 2], [0, 9], [1.0, 1.0], [1]))
+    assert indexed.indptr.tolist() == [0, 0] and len(indexed.indices) == 0
+
+
+def test_encode_labels():
+    joint = JointFeatureMap(["DET", "NOUN", "VERB"], [0])
+    assert joint.encode_labels(["VERB", "DET", "DET"]).tolist() == [2, 0, 0]
+    assert joint.encode_labels([]).tolist() == []
+    with pytest.raises(KeyError):
+        joint.encode_labels(["DET", "ADJ"])
+    assert joint.encode_labels(["DET", "ADJ", "NOUN"], unknown=-1).tolist() == [0, -1, 1]
+
+
+# --- brute force ----------------------------------------------------------------------------------------
+
+
+def dense_phi(joint: JointFeatureMap, matrix: FeatureMatrix, instance: int, labels: np.ndarray) -> np.ndarray:
+    """φ(x, y) of one instance, by its definition in the module docstring."""
+    L = joint.n_labels
+    phi = np.zeros(joint.size)
+    a, b = matrix.offsets[instance], matrix.offsets[instance + 1]
+    y = labels[a:b]
+    for i, p in enumerate(range(a, b)):
+        for e in range(matrix.indptr[p], matrix.indptr[p + 1]):
+            phi[matrix.indices[e] * L + y[i]] += matrix.values[e]
+    if joint.transitions and len(y):
+        t0 = joint.transition_offset
+        for i in range(1, len(y)):
+            phi[t0 + y[i - 1] * L + y[i]] += 1
+        phi[t0 + L * L + y[0]] += 1
+        phi[t0 + L * L + L + y[-1]] += 1
+    return phi
+
+
+def random_instance(rng, n_rows=6, max_length=5):
+    B = int(rng.integers(1, 5))
+    lengths = rng.integers(0, max_length + 1, size=B)
+    counts = rng.integers(0, 4, size=int(lengths.sum()))
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    indices = rng.integers(0, n_rows, size=int(indptr[-1]))
+    values = rng.normal(size=int(indptr[-1])).round(2)
+    return FeatureMatrix(indptr, indices, values, lengths)
+
+
+@pytest.mark.parametrize("transitions", [True, False])
+@pytest.mark.parametrize("seed", range(25))
+def test_delta_equals_phi_difference(seed, transitions):
+    rng = np.random.default_rng(seed)
+    L = int(rng.integers(1, 4))
+    joint = JointFeatureMap([f"t{k}" for k in range(L)], np.arange(6) * 10, transitions=transitions)
+    matrix = random_instance(rng)
+    gold = rng.integers(0, L, size=matrix.n_positions)
+    predicted = gold.copy()
+    flip = rng.random(matrix.n_positions) < 0.5
+    predicted[flip] = rng.integers(0, L, size=int(flip.sum()))
+    indices, values, owner = joint.delta(matrix, gold, predicted)
+    assert len(indices) == len(values) == len(owner)
+    for b in range(matrix.n_instances):
+        got = np.zeros(joint.size)
+        np.add.at(got, indices[owner == b], values[owner == b])
+        expected = dense_phi(joint, matrix, b, gold) - dense_phi(joint, matrix, b, predicted)
+        np.testing.assert_allclose(got, expected, atol=1e-6)
+
+
+def test_delta_small_by_hand():
+    # One instance of 2 positions, labels {0, 1}; position 0 has row 0 (value 2), position 1 has row 1 (value 1).
+    joint = JointFeatureMap(["a", "b"], [5, 9])
+    m = FeatureMatrix([0, 1, 2], [0, 1], [2.0, 1.0], [2])
+    indices, values, _ = joint.delta(m, np.array([1, 1]), np.array([0, 1]))
+    got = np.zeros(joint.size)
+    np.add.at(got, indices, values)
+    expected = np.zeros(joint.size)
+    expected[0 * 2 + 1], expected[0 * 2 + 0] = 2.0, -2.0  # emission of row 0: gold b, predicted a
+    expected[4 + 1 * 2 + 1], expected[4 + 0 * 2 + 1] = 1.0, -1.0  # transition b->b (gold) vs a->b
+    expected[8 + 1], expected[8 + 0] = 1.0, -1.0  # start
+    np.testing.assert_array_equal(got, expected)  # end label is b in both: cancels
+
+
+def test_delta_no_mistakes_is_empty():
+    joint = JointFeatureMap(["a", "b"], [0, 1])
+    m = FeatureMatrix([0, 1, 2, 3], [0, 1, 0], np.ones(3), [2, 0, 1])
+    gold = np.array([1, 0, 1])
+    indices, values, owner = joint.delta(m, gold, gold.copy())
+    assert len(indices) == len(values) == len(owner) == 0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_scores_against_dense(seed):
+    rng = np.random.default_rng(seed)
+    joint = JointFeatureMap(["a", "b", "c"], np.arange(6))
+    matrix = random_instance(rng)
+    w = rng.normal(size=joint.size)
+    scores = joint.scores(w, matrix)
+    W = w[:18].reshape(6, 3)
+    dense = np.zeros((matrix.n_positions, 6))
+    for p in range(matrix.n_positions):
+        for e in range(matrix.indptr[p], matrix.indptr[p + 1]):
+            dense[p, matrix.indices[e]] += matrix.values[e]
+    np.testing.assert_allclose(scores.emissions, dense @ W, atol=1e-5)
+    np.testing.assert_array_equal(scores.transitions, w[18:27].reshape(3, 3))
+    np.testing.assert_array_equal(scores.start, w[27:30])
+    np.testing.assert_array_equal(scores.end, w[30:33])
+    assert scores.lengths.tolist() == matrix.lengths.tolist() and scores.n_labels == 3
+    # w·φ(x, y) equals the chain score of y computed from Scores.
+    y = rng.integers(0, 3, size=matrix.n_positions)
+    for b in range(matrix.n_instances):
+        a, c = matrix.offsets[b], matrix.offsets[b + 1]
+        yb = y[a:c]
+        chain = scores.emissions[np.arange(a, c), yb].sum()
+        if len(yb):
+            chain += scores.transitions[yb[:-1], yb[1:]].sum() + scores.start[yb[0]] + scores.end[yb[-1]]
+        assert w @ dense_phi(joint, matrix, b, y) == pytest.approx(chain, abs=1e-5)

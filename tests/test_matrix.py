@@ -1,0 +1,140 @@
+"""Tests of structlin.matrix: ``ranges`` and FeatureMatrix operations against naive computations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from structlin.matrix import FeatureMatrix, ranges
+
+
+def naive_ranges(starts, stops):
+    return [k for a, b in zip(starts, stops) for k in range(a, b)]
+
+
+def test_ranges_small_cases():
+    assert ranges([2, 0, 7], [5, 0, 9]).tolist() == [2, 3, 4, 7, 8]
+    assert ranges([], []).tolist() == []
+    assert ranges([3, 3], [3, 3]).tolist() == []
+    assert ranges([5, 1], [6, 3]).tolist() == [5, 1, 2]  # ranges need not be increasing
+    assert ranges([4, 4], [6, 6]).tolist() == [4, 5, 4, 5]  # nor disjoint
+    assert ranges([0], [1]).dtype == np.int64
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_ranges_random_against_loop(seed):
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(0, 12))
+    starts = rng.integers(0, 50, size=k)
+    sizes = rng.integers(0, 5, size=k) * (rng.random(k) < 0.7)  # many empty ranges
+    assert ranges(starts, starts + sizes).tolist() == naive_ranges(starts, starts + sizes)
+
+
+def random_matrix(rng, n_instances=None, n_columns=15, max_length=4, max_nnz=4) -> FeatureMatrix:
+    n = int(rng.integers(0, 7)) if n_instances is None else n_instances
+    lengths = rng.integers(0, max_length + 1, size=n)
+    counts = rng.integers(0, max_nnz + 1, size=int(lengths.sum()))
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    indices = rng.integers(0, n_columns, size=int(indptr[-1]))
+    values = rng.normal(size=int(indptr[-1])).round(3)
+    return FeatureMatrix(indptr, indices, values, lengths)
+
+
+def dense(matrix: FeatureMatrix, n_columns=15) -> np.ndarray:
+    out = np.zeros((matrix.n_positions, n_columns))
+    for p in range(matrix.n_positions):
+        for e in range(matrix.indptr[p], matrix.indptr[p + 1]):
+            out[p, matrix.indices[e]] += matrix.values[e]
+    return out
+
+
+def instance_rows(matrix: FeatureMatrix) -> list[list[list[tuple[int, float]]]]:
+    """Per instance, per position, the list of (column, value) entries, by plain loops."""
+    out, p = [], 0
+    for length in matrix.lengths:
+        rows = []
+        for _ in range(length):
+            a, b = matrix.indptr[p], matrix.indptr[p + 1]
+            rows.append(list(zip(matrix.indices[a:b].tolist(), matrix.values[a:b].tolist())))
+            p += 1
+        out.append(rows)
+    return out
+
+
+def test_constructor_checks_and_dtypes():
+    m = FeatureMatrix([0, 1, 3], [4, 0, 2], [1.0, 2.0, 3.0], [2])
+    assert m.indptr.dtype == np.int64 and m.indices.dtype == np.int32
+    assert m.values.dtype == np.float32 and m.lengths.dtype == np.int64
+    assert m.n_instances == 1 and m.n_positions == 2
+    assert m.offsets.tolist() == [0, 2]
+    with pytest.raises(ValueError, match="one entry per position"):
+        FeatureMatrix([0, 1], [0], [1.0], [2])
+
+
+def test_positions_small():
+    m = FeatureMatrix(np.zeros(7, dtype=int), [], [], [2, 0, 3, 1])
+    assert m.offsets.tolist() == [0, 2, 2, 5, 6]
+    assert m.positions([2, 0]).tolist() == [2, 3, 4, 0, 1]
+    assert m.positions([1]).tolist() == []
+    assert m.positions([3, 3]).tolist() == [5, 5]
+    assert m.positions([]).tolist() == []
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_take_against_loop(seed):
+    rng = np.random.default_rng(seed)
+    m = random_matrix(rng)
+    chosen = rng.integers(0, m.n_instances, size=int(rng.integers(0, 8))) if m.n_instances else np.zeros(0, int)
+    sub = m.take(chosen)
+    rows = instance_rows(m)
+    assert sub.lengths.tolist() == m.lengths[chosen].tolist()
+    assert instance_rows(sub) == [rows[k] for k in chosen]
+    assert sub.positions(np.arange(sub.n_instances)).tolist() == list(range(sub.n_positions))
+    assert m.positions(chosen).tolist() == [p for k in chosen for p in range(m.offsets[k], m.offsets[k + 1])]
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_slice_against_loop(seed):
+    rng = np.random.default_rng(seed)
+    m = random_matrix(rng)
+    start = int(rng.integers(0, m.n_instances + 1))
+    stop = int(rng.integers(start, m.n_instances + 1))
+    part = m.slice(start, stop)
+    assert part.indptr[0] == 0
+    assert instance_rows(part) == instance_rows(m)[start:stop]
+    assert instance_rows(m.take(np.arange(start, stop))) == instance_rows(part)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_dot_against_dense(seed):
+    rng = np.random.default_rng(seed)
+    m = random_matrix(rng, n_instances=5)
+    weights = rng.normal(size=(15, 3))
+    expected = dense(m) @ weights
+    np.testing.assert_allclose(m.dot(weights), expected, rtol=1e-6, atol=1e-9)
+    assert m.dot(weights).shape == (m.n_positions, 3)
+
+
+def test_dot_sums_repeated_columns():
+    m = FeatureMatrix([0, 3], [1, 1, 0], [2.0, 0.5, -1.0], [1])
+    w = np.array([[10.0, 1.0], [100.0, 2.0]])
+    assert m.dot(w).tolist() == [[2.5 * 100 - 10, 2.5 * 2 - 1]]
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_map_columns_against_loop(seed):
+    rng = np.random.default_rng(seed)
+    m = random_matrix(rng)
+    mapping = rng.integers(-1, 6, size=15)
+    if seed == 0:
+        mapping = np.arange(15)[::-1].copy()  # nothing dropped
+    mapped = m.map_columns(mapping)
+    expected = [[[(int(mapping[c]), v) for c, v in row if mapping[c] >= 0] for row in rows] for rows in instance_rows(m)]
+    assert instance_rows(mapped) == expected
+    assert mapped.lengths.tolist() == m.lengths.tolist()
+
+
+def test_map_columns_drop_everything():
+    m = FeatureMatrix([0, 2, 3], [0, 1, 1], [1.0, 2.0, 3.0], [2])
+    mapped = m.map_columns(np.array([-1, -1]))
+    assert mapped.indptr.tolist() == [0, 0, 0] and len(mapped.indices) == 0
