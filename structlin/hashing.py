@@ -54,6 +54,11 @@ class FeatureHasher:
             code = self._memo[text] = int.from_bytes(digest, "little")
         return code
 
+    def strings(self, texts) -> np.ndarray:
+        """``H(text)`` of many strings, as a uint64 array."""
+        get, string = self._memo.get, self.string
+        return np.fromiter((get(t) or string(t) for t in texts), dtype=np.uint64, count=len(texts))
+
     @staticmethod
     def mix(codes, value_codes) -> np.ndarray:
         """``M(a ⊕ (b + φ))`` elementwise: the 64-bit code of a feature (or of a longer conjunction,

@@ -49,14 +49,9 @@ def _tagged(sentences, what: str) -> tuple[list[list[str]], list[list[str]]]:
 
 
 def _tokens(sentences) -> list[list[str]]:
-    """Token lists of untagged input: :class:`Sentence` objects or lists of strings."""
-    out = []
-    for k, sentence in enumerate(sentences):
-        words = list(sentence.words) if isinstance(sentence, Sentence) else list(sentence)
-        if not all(isinstance(w, str) for w in words):
-            raise StructlinError(f"sentence {k + 1}: expected a list of token strings")
-        out.append(words)
-    return out
+    """Token lists of untagged input: :class:`Sentence` objects or sequences of strings (checked by
+    the feature extractor)."""
+    return [list(s.words) if isinstance(s, Sentence) else list(s) for s in sentences]
 
 
 class Tagger(TaggerI):
@@ -121,8 +116,10 @@ class Tagger(TaggerI):
 
     def predict(self, sentences) -> list[list[str]]:
         """The tag sequence of every sentence (a list of token strings, or a :class:`Sentence`)."""
+        return self._predict(_tokens(sentences))
+
+    def _predict(self, words: list[list[str]]) -> list[list[str]]:
         self._check_fitted()
-        words = _tokens(sentences)
         X = self.joint.index(self._extractor.extract(words))
         labels = decode_corpus(self.decoder, self.joint, self.weights_, X)
         names = np.array(self.joint.labels, dtype=object)[labels]
@@ -136,7 +133,7 @@ class Tagger(TaggerI):
     def tag_sents(self, sentences: Iterable[Sequence[str]]) -> list[list[tuple[str, str]]]:
         """NLTK ``TaggerI.tag_sents``: tag many sentences in one batch."""
         words = _tokens(sentences)
-        return [list(zip(w, t)) for w, t in zip(words, self.predict(words))]
+        return [list(zip(w, t)) for w, t in zip(words, self._predict(words))]
 
     # --- evaluation -----------------------------------------------------------------------------
 

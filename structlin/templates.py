@@ -361,26 +361,38 @@ class TokenFeatureExtractor:
         self._tables = [(np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32)) for _ in self._offsets]
         self._add_types([BEFORE, AFTER], markers=True)
 
-    def _type_records(self, word: str, marker: bool):
-        """``(template index, H(value), weight)`` for every feature value of ``word``."""
-        if marker:
-            return [(k, self.hasher.string(word), 1.0) for k in range(len(self._token))]
-        return [(k, self.hasher.string(value), weight) for k, (_, fn, params) in enumerate(self._token)
-                for value, weight in _values(fn(word, **params))]
+    def _records(self, words: list[str], markers: bool):
+        """``(type, template index, value, weight)`` columns for every feature value of ``words``,
+        grouped by type.  A marker type has its own name as the value of every template."""
+        owner, spec, values, weights = [], [], [], []
+        for k, (_, fn, params) in enumerate(self._token):
+            for t, word in enumerate(words):
+                result = word if markers else fn(word, **params)
+                if result is None:
+                    continue
+                if isinstance(result, str):
+                    pairs = None
+                    values.append(result)
+                elif isinstance(result, list) and all(isinstance(v, str) for v in result):
+                    pairs = None
+                    values.extend(result)
+                else:  # a mapping or other iterable: the general (and slower) path
+                    pairs = _values(result)
+                    values.extend(v for v, _ in pairs)
+                n = len(values) - len(owner)
+                owner.extend([t] * n)
+                spec.extend([k] * n)
+                weights.extend([1.0] * n if pairs is None else (w for _, w in pairs))
+        order = np.argsort(np.array(owner, dtype=np.int64), kind="stable")
+        codes = self.hasher.strings(values)
+        return (np.array(owner, dtype=np.int64)[order], np.array(spec, dtype=np.int64)[order], codes[order],
+                np.array(weights, dtype=np.float32)[order])
 
     def _add_types(self, words: list[str], markers: bool = False) -> None:
         """Number new word types and append their hashed features to every offset's table."""
-        owner, spec, codes, weights = [], [], [], []
-        for t, word in enumerate(words):
-            if not markers:
-                self._type_ids[word] = self._n_types + t
-            for k, code, weight in self._type_records(word, markers):
-                owner.append(t)
-                spec.append(k)
-                codes.append(code)
-                weights.append(weight)
-        owner, spec = np.array(owner, dtype=np.int64), np.array(spec, dtype=np.int64)
-        codes, weights = np.array(codes, dtype=np.uint64), np.array(weights, dtype=np.float32)
+        if not markers:
+            self._type_ids.update(zip(words, range(self._n_types, self._n_types + len(words))))
+        owner, spec, codes, weights = self._records(words, markers)
         for j, names in enumerate(self._name_codes):
             applies = np.array([n is not None for n in names], dtype=bool)
             keep = applies[spec] if len(spec) else np.zeros(0, dtype=bool)
@@ -408,6 +420,9 @@ class TokenFeatureExtractor:
         lengths = np.array([len(words) for words in sentences], dtype=np.int64)
         type_ids = self._type_ids
         new = list(dict.fromkeys(w for words in sentences for w in words if w not in type_ids))
+        if not all(isinstance(w, str) for w in new):
+            k, i = next((k, i) for k, words in enumerate(sentences) for i, w in enumerate(words) if not isinstance(w, str))
+            raise StructlinError(f"sentence {k + 1}, token {i + 1}: expected a token string, got {sentences[k][i]!r}")
         if new:
             self._add_types(new)
         tokens = np.fromiter((type_ids[w] for words in sentences for w in words), dtype=np.int64, count=int(lengths.sum()))
