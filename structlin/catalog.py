@@ -30,7 +30,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.client import HTTPException
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
+from collections.abc import Iterator
 
 from tqdm import tqdm
 

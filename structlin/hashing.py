@@ -86,7 +86,7 @@ class FeatureHasher:
         return {"name": self.name, "bits": self.bits, "seed": self.seed}
 
     @classmethod
-    def from_config(cls, config: dict) -> "FeatureHasher":
+    def from_config(cls, config: dict) -> FeatureHasher:
         if config.get("name") != HASH_NAME:
             raise ValueError(f"unsupported feature hash {config.get('name')!r}; expected {HASH_NAME!r}")
         return cls(bits=int(config["bits"]), seed=int(config["seed"]))

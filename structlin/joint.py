@@ -61,7 +61,7 @@ class JointFeatureMap:
         self._lookup: np.ndarray | None = None
 
     @classmethod
-    def from_training(cls, labels, matrix: FeatureMatrix, *, transitions: bool = True) -> "JointFeatureMap":
+    def from_training(cls, labels, matrix: FeatureMatrix, *, transitions: bool = True) -> JointFeatureMap:
         """A map with one row per bucket that occurs in ``matrix`` (the training corpus)."""
         return cls(labels, np.unique(matrix.indices), transitions=transitions)
 

@@ -65,7 +65,7 @@ class FeatureMatrix:
         instances = np.asarray(instances, dtype=np.int64)
         return ranges(offsets[instances], offsets[instances + 1])
 
-    def take(self, instances) -> "FeatureMatrix":
+    def take(self, instances) -> FeatureMatrix:
         """The sub-corpus of ``instances`` in the given order (vectorised, O(nnz))."""
         instances = np.asarray(instances, dtype=np.int64)
         rows = self.positions(instances)
@@ -74,7 +74,7 @@ class FeatureMatrix:
         indptr = np.concatenate([[0], np.cumsum(counts)])
         return FeatureMatrix(indptr, self.indices[entries], self.values[entries], self.lengths[instances])
 
-    def slice(self, start: int, stop: int) -> "FeatureMatrix":
+    def slice(self, start: int, stop: int) -> FeatureMatrix:
         """Instances ``start:stop`` as a view-like copy of only the index arrays' bounds."""
         offsets = self.offsets
         p0, p1 = offsets[start], offsets[stop]
@@ -87,7 +87,7 @@ class FeatureMatrix:
         matrix = scipy.sparse.csr_matrix((self.values, self.indices, self.indptr), shape=(self.n_positions, len(weights)))
         return matrix @ weights
 
-    def map_columns(self, mapping: np.ndarray) -> "FeatureMatrix":
+    def map_columns(self, mapping: np.ndarray) -> FeatureMatrix:
         """Renumber columns through ``mapping`` (column → new column, −1 = drop the entry)."""
         new = mapping[self.indices]
         keep = new >= 0

@@ -82,7 +82,7 @@ class Tagger(TaggerI):
 
     # --- training -------------------------------------------------------------------------------
 
-    def fit(self, train, dev=None) -> "Tagger":
+    def fit(self, train, dev=None) -> Tagger:
         """Train on tagged sentences; with ``dev``, keep the epoch with the best dev accuracy."""
         words, tags = _tagged(train, "training data")
         if not any(words):
@@ -176,7 +176,7 @@ class Tagger(TaggerI):
         save_model(path, metadata, arrays)
 
     @classmethod
-    def load(cls, path) -> "Tagger":
+    def load(cls, path) -> Tagger:
         """Read a model written by :meth:`save`; a damaged file raises :class:`ModelFormatError`."""
         meta, arrays = load_model(path, "tagger")
         try:

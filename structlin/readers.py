@@ -18,7 +18,8 @@ import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import zip_longest
-from typing import IO, Iterable, Iterator, Sequence, Union
+from typing import IO, Union
+from collections.abc import Iterable, Iterator, Sequence
 
 from structlin.errors import CorpusFormatError, CorpusNotFoundError, UnknownNameError
 

@@ -220,7 +220,7 @@ class FeatureSet:
     imports: tuple[str, ...] = field(default=())
 
     @classmethod
-    def from_dict(cls, data: Mapping, source: str = "<feature set>") -> "FeatureSet":
+    def from_dict(cls, data: Mapping, source: str = "<feature set>") -> FeatureSet:
         """Build from parsed TOML; every template name must be registered."""
         entries = data.get("template")
         if not isinstance(entries, list) or not entries:
@@ -246,7 +246,7 @@ class FeatureSet:
                    tuple(data.get("imports", ())))
 
     @classmethod
-    def load(cls, name_or_path: str | Path) -> "FeatureSet":
+    def load(cls, name_or_path: str | Path) -> FeatureSet:
         """A feature set by name (``features/NAME.toml``) or from a TOML file path.
 
         A file may list ``imports = ["module"]``: modules imported first, so that they can register

@@ -56,7 +56,7 @@ class Perceptron:
                 "batch_size": self.batch_size, "patience": self.patience}
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
-            dev: tuple[FeatureMatrix, np.ndarray] | None = None) -> "Perceptron":
+            dev: tuple[FeatureMatrix, np.ndarray] | None = None) -> Perceptron:
         """Train on the indexed corpus ``X`` with gold label ids ``y`` (one per position).
 
         With ``dev = (X_dev, y_dev)`` the weights of the epoch with the best dev accuracy are kept
