@@ -16,7 +16,7 @@ from .decoders import DECODERS
 from .errors import StructlinError
 from .learners import LEARNERS
 from .models import Tagger
-from .readers import FILE_FORMATS, read_file, read_text, write_conllu
+from .readers import FILE_FORMATS, guess_format, read_file, read_text, write_conllu
 from .stats import corpus_stats, format_stats
 from .templates import available_feature_sets
 
@@ -122,7 +122,11 @@ def _train_tagger(args) -> None:
     began = time.perf_counter()
     tagger.fit(train, dev)
     seconds = time.perf_counter() - began
-    tagger.column = args.column or ("upos" if args.train is None or (args.format or "").startswith("conllu") else None)
+    if args.corpus:
+        conllu = catalog[args.corpus].format == "conllu"
+    else:
+        conllu = (args.format or guess_format(args.train)) == "conllu"
+    tagger.column = args.column or ("upos" if conllu else None)
     tagger.save(args.output)
     if not args.quiet:
         for record in tagger.history_:

@@ -62,7 +62,7 @@ def load_model(path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
                 arrays[name] = array
     except ModelFormatError:
         raise
-    except (zipfile.BadZipFile, KeyError, EOFError, ValueError, OSError) as err:
+    except (zipfile.BadZipFile, KeyError, EOFError, ValueError, TypeError, OSError) as err:
         raise ModelFormatError(f"{path}: not a readable structlin model (truncated or corrupted: {err})") from None
     return metadata, arrays
 

@@ -33,10 +33,10 @@ def _tagged(sentences, what: str) -> tuple[list[list[str]], list[list[str]]]:
                 raise CorpusFormatError(sentence.path or what, sentence.line, f"sentence {k + 1} has no tags")
             w, t = list(sentence.words), list(sentence.tags)
         else:
-            try:
-                w, t = [p[0] for p in sentence], [p[1] for p in sentence]
-            except (TypeError, IndexError):
-                raise CorpusFormatError(what, None, f"sentence {k + 1}: expected (word, tag) pairs") from None
+            pairs = list(sentence) if isinstance(sentence, Iterable) else None
+            if pairs is None or not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in pairs):
+                raise CorpusFormatError(what, None, f"sentence {k + 1}: expected (word, tag) pairs")
+            w, t = [p[0] for p in pairs], [p[1] for p in pairs]
         if len(w) != len(t):
             raise CorpusFormatError(what, None, f"sentence {k + 1}: {len(w)} words but {len(t)} tags")
         for i, (word, tag) in enumerate(zip(w, t)):

@@ -235,7 +235,7 @@ class FeatureSet:
             offsets = tuple(entry.pop("offsets", [0]))
             if tpl.context and offsets != (0,):
                 raise StructlinError(f"{source}: context template {name!r} (#{k}) takes no offsets")
-            if any(not isinstance(o, int) or abs(o) > 2 for o in offsets):
+            if any(type(o) is not int or abs(o) > 2 for o in offsets):
                 raise StructlinError(f"{source}: offsets of {name!r} (#{k}) must be integers in -2..2")
             _check_params(tpl, entry, f"{source}: template {name!r} (#{k})")
             specs.append(TemplateSpec(name, tuple(sorted((p, _freeze(v)) for p, v in entry.items())), offsets))
@@ -348,7 +348,7 @@ class TokenFeatureExtractor:
         self._ngrams = [(hasher.string(s.key), dict(s.params)) for s in feature_set.templates if s.name == "ngram"]
         self._ngrams = [(code, params.get("of", "lower"), tuple(params.get("span", (-1, 0)))) for code, params in self._ngrams]
         for _, of, span in self._ngrams:
-            if template(of).context or not span or any(abs(o) > 2 for o in span):
+            if template(of).context or not span or any(type(o) is not int or abs(o) > 2 for o in span):
                 raise StructlinError(f"ngram of {of!r} over {list(span)}: needs a token template and offsets in -2..2")
         self._offsets = sorted({o for s in token_specs for o in s.offsets} | {o for _, _, span in self._ngrams for o in span})
         # name_codes[j][k]: H("key@offset") of token template k at offset j, or None if not applied there.
@@ -403,7 +403,8 @@ class TokenFeatureExtractor:
             ptr = np.concatenate([ptr, ptr[-1] + np.cumsum(counts)])
             self._tables[j] = (ptr, np.concatenate([old_buckets, buckets]), np.concatenate([old_values, signs * weights[keep]]))
         for of, codes in self._value_codes.items():
-            self._value_codes[of] = np.concatenate([codes, [self._single_value_code(of, w, markers) for w in words]])
+            new = np.array([self._single_value_code(of, w, markers) for w in words], dtype=np.uint64)
+            self._value_codes[of] = np.concatenate([codes, new])
         self._n_types += len(words)
 
     def _single_value_code(self, of: str, word: str, marker: bool) -> int:

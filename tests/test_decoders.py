@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from structlin.decoders import DECODERS, Greedy, Multiclass, Viterbi, decode_corpus, make_decoder
+from structlin.decoders import (
+    DECODERS,
+    Greedy,
+    Multiclass,
+    Viterbi,
+    decode_corpus,
+    make_decoder,
+)
 from structlin.errors import UnknownNameError
 from structlin.joint import JointFeatureMap, Scores
 from structlin.matrix import FeatureMatrix

@@ -289,8 +289,6 @@ def test_callback_returning_true_stops():
     assert len(quiet.history_) == 3
 
 
-@pytest.mark.xfail(reason="train_mistakes counts instances that produced delta entries, so a wrong position "
-                          "without features (and without transitions) is not counted as a mistake", strict=True)
 def test_mistake_on_featureless_position_is_counted():
     joint = JointFeatureMap(["a", "b"], [0], transitions=False)
     X = FeatureMatrix([0, 0], [], [], [1])  # one position, no features: predicts "a", gold "b"

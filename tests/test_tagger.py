@@ -6,6 +6,9 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import os
+import subprocess
+import sys
 import zipfile
 
 import nltk
@@ -28,7 +31,7 @@ TOY = [
 
 @pytest.fixture(scope="module")
 def toy_tagger() -> Tagger:
-    return Tagger("pos-basic", epochs=5, bits=16, progress=False).fit(TOY)
+    return Tagger("pos-basic", epochs=5, batch_size=1, bits=16, progress=False).fit(TOY)
 
 
 def test_toy_tagger_learns_training_data(toy_tagger):
@@ -70,9 +73,6 @@ def test_fit_rejects_no_tokens():
         Tagger("pos-basic", epochs=1, bits=12).fit([])
 
 
-@pytest.mark.xfail(reason="models._tagged takes p[0], p[1] of each item, so untagged token lists such as "
-                          "['The', 'dog'] are read as the pairs ('T', 'h'), ('d', 'o') instead of rejected",
-                   strict=True)
 def test_fit_rejects_untagged_token_lists():
     with pytest.raises(CorpusFormatError, match="expected \\(word, tag\\) pairs"):
         Tagger("pos-basic", epochs=1, bits=12, progress=False).fit([["The", "dog"], ["Cats", "sleep"]])
@@ -87,7 +87,7 @@ def test_unfitted_tagger_raises():
 
 
 def test_predict_rejects_non_string_tokens(toy_tagger):
-    with pytest.raises(StructlinError, match="sentence 2: expected a list of token strings"):
+    with pytest.raises(StructlinError, match="sentence 2"):
         toy_tagger.predict([["the"], ["the", 5]])
 
 
@@ -125,16 +125,62 @@ def test_toy_save_load_round_trip(toy_tagger, toy_model):
         assert sorted(archive.namelist()) == ["columns.npy", "emission.npy", "metadata.json", "transition.npy"]
 
 
-@pytest.mark.xfail(reason="Tagger.load builds the learner by name with default hyper-parameters, so the "
-                          "saved learner settings (epochs, seed, ...) are lost on a load/save round trip",
-                   strict=True)
 def test_save_load_save_keeps_metadata(tmp_path):
-    tagger = Tagger("pos-basic", epochs=3, seed=4, bits=14, progress=False).fit(TOY)
+    tagger = Tagger("pos-basic", epochs=3, seed=4, batch_size=2, patience=5, bits=14, progress=False).fit(TOY)
     tagger.save(tmp_path / "a.model")
     Tagger.load(tmp_path / "a.model").save(tmp_path / "b.model")
     meta = [json.loads(zipfile.ZipFile(tmp_path / n).read("metadata.json")) for n in ("a.model", "b.model")]
     assert meta[1]["learner"] == meta[0]["learner"] == {"name": "averaged-perceptron", "epochs": 3, "seed": 4,
-                                                         "shuffle": True, "batch_size": 1, "patience": None}
+                                                         "shuffle": True, "batch_size": 2, "patience": 5}
+    assert meta[1] == meta[0]
+
+
+def test_saved_model_is_an_ordinary_file(toy_model):
+    umask = os.umask(0)
+    os.umask(umask)
+    assert toy_model.stat().st_mode & 0o777 == 0o666 & ~umask
+    assert [p.name for p in toy_model.parent.iterdir()] == ["toy.model"]  # no temporary file left
+
+
+_LOAD_CUSTOM = """
+import json, sys
+from structlin import Tagger
+from structlin.errors import StructlinError
+path, module = sys.argv[1], sys.argv[2]
+sentences = [["the", "dog", "sleeps"], ["Cats", "bark"]]
+try:
+    first = Tagger.load(path).predict(sentences)
+except StructlinError as err:
+    first = str(err)
+__import__(module)
+print(json.dumps([first, Tagger.load(path).predict(sentences)]))
+"""
+
+
+def test_model_with_user_templates_loads_in_a_fresh_process(tmp_path):
+    module = "structlin_test_tagger_templates"
+    (tmp_path / f"{module}.py").write_text(
+        "from structlin import register_template\n"
+        "register_template('test_caps', lambda word: 'cap' if word[:1].isupper() else 'low')\n")
+    features = tmp_path / "custom.toml"
+    features.write_text(f'imports = ["{module}"]\n[[template]]\nname = "bias"\n[[template]]\nname = "lower"\n'
+                        '[[template]]\nname = "test_caps"\noffsets = [0, 1]\n')
+    sys.path.insert(0, str(tmp_path))
+    try:
+        tagger = Tagger(str(features), epochs=3, bits=14, progress=False).fit(TOY)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop(module, None)
+    tagger.save(tmp_path / "custom.model")
+    expected = tagger.predict([["the", "dog", "sleeps"], ["Cats", "bark"]])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", _LOAD_CUSTOM, str(tmp_path / "custom.model"), module], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    before_import, after_import = json.loads(done.stdout)
+    # Before the template's module is imported, loading either works or says which template is missing.
+    assert before_import == expected or "'test_caps'" in before_import
+    assert after_import == expected
 
 
 def rewrite(path, *, metadata=None, members=None, drop=()):
@@ -255,8 +301,6 @@ def test_model_pickled_array_refused(toy_model):
         Tagger.load(toy_model)
 
 
-@pytest.mark.xfail(reason="modelfile.load_model catches KeyError/ValueError but not TypeError, so an array "
-                          "entry of metadata that is not an object escapes as a raw TypeError", strict=True)
 def test_model_malformed_array_metadata(toy_model):
     rewrite(toy_model, metadata=lambda m: m["arrays"].update(columns=[1, 2]))
     with pytest.raises(ModelFormatError):
@@ -345,7 +389,7 @@ def test_ewt_other_decoders(ewt, decoder, tmp_path):
     assert tagger.joint.transitions is (decoder == "greedy")
     sample = dev[500:1000]
     accuracy = tagger.accuracy(sample)
-    assert accuracy >= 0.84  # about 0.86-0.87 for both
+    assert accuracy >= 0.84  # about 0.855 (greedy) and 0.86 (multiclass)
     tagger.save(tmp_path / "m.model")
     loaded = Tagger.load(tmp_path / "m.model")
     assert loaded.decoder.name == decoder

@@ -88,7 +88,7 @@ class Perceptron:
                     if u is not None:
                         np.add.at(u, indices, values * (visits + owner))
                     token_errors += int(wrong.sum())
-                    mistakes += int(np.count_nonzero(np.bincount(owner)))
+                    mistakes += int(np.count_nonzero(np.add.reduceat(wrong, batch.offsets[:-1][batch.lengths > 0])))
                 visits += stop - start
                 if (stop // self.batch_size) % 64 == 0 or stop == Xe.n_instances:
                     bar.update((epoch - 1) * X.n_instances + stop - bar.n)
