@@ -125,7 +125,7 @@ class Viterbi(Decoder):
         for t in range(1, T):
             np.add(previous[t - 1], next_previous, out=candidates)
             candidates.argmax(axis=2, out=back[t])
-            np.add(candidates.max(axis=2), E[t], out=delta[t])
+            np.add(np.maximum.reduce(candidates, axis=2), E[t], out=delta[t])
         # Past an instance's end the back pointers become the identity, so backtracking from T − 1
         # carries each instance's final label unchanged down to its last position.
         past_end = np.arange(T)[:, None] >= pad.lengths[None, :]

@@ -63,7 +63,7 @@ class JointFeatureMap:
     @classmethod
     def from_training(cls, labels, matrix: FeatureMatrix, *, transitions: bool = True) -> JointFeatureMap:
         """A map with one row per bucket that occurs in ``matrix`` (the training corpus)."""
-        return cls(labels, np.unique(matrix.indices), transitions=transitions)
+        return cls(labels, np.flatnonzero(np.bincount(matrix.indices)), transitions=transitions)
 
     # --- layout ---------------------------------------------------------------------------------
 

@@ -290,7 +290,7 @@ def available_feature_sets() -> list[str]:
     return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".toml"))
 
 
-def _values(result) -> list[tuple[str, float]]:
+def feature_values(result) -> list[tuple[str, float]]:
     """Normalise a template's return value to ``(value string, real value)`` pairs."""
     if result is None:
         return []
@@ -377,7 +377,7 @@ class TokenFeatureExtractor:
                     pairs = None
                     values.extend(result)
                 else:  # a mapping or other iterable: the general (and slower) path
-                    pairs = _values(result)
+                    pairs = feature_values(result)
                     values.extend(v for v, _ in pairs)
                 n = len(values) - len(owner)
                 owner.extend([t] * n)
@@ -410,7 +410,7 @@ class TokenFeatureExtractor:
     def _single_value_code(self, of: str, word: str, marker: bool) -> int:
         if marker:
             return self.hasher.string(word)
-        values = _values(template(of).function(word))
+        values = feature_values(template(of).function(word))
         if len(values) != 1:
             raise StructlinError(f"ngram of {of!r}: the template gave {len(values)} values for {word!r} (expected one)")
         return self.hasher.string(values[0][0])
@@ -462,7 +462,7 @@ class TokenFeatureExtractor:
                 raise StructlinError(f"context template {key!r} returned {len(per_position)} values for a "
                                      f"sentence of {len(words)} tokens (expected one per token)")
             for result in per_position:
-                pairs = _values(result)
+                pairs = feature_values(result)
                 counts.append(len(pairs))
                 for value, weight in pairs:
                     codes.append(self.hasher.string(value))

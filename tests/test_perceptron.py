@@ -10,6 +10,7 @@ from structlin.decoders import Multiclass, Viterbi, decode_corpus
 from structlin.errors import UnknownNameError
 from structlin.joint import JointFeatureMap, Scores
 from structlin.learners import LEARNERS, AveragedPerceptron, Perceptron, make_learner
+from structlin.learners.perceptron import epoch_order
 from structlin.matrix import FeatureMatrix
 
 # --- one update by hand --------------------------------------------------------------------------------
@@ -103,7 +104,7 @@ def naive_train(joint, decoder, X, y, *, epochs, seed, shuffle, batch_size):
     w, total, visits = np.zeros(joint.size), np.zeros(joint.size), 0
     history = []
     for _ in range(epochs):
-        order = rng.permutation(X.n_instances) if shuffle else np.arange(X.n_instances)
+        order = epoch_order(X.lengths, batch_size, rng) if shuffle else np.arange(X.n_instances)
         mistakes = token_errors = 0
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size]
@@ -308,3 +309,14 @@ def test_invalid_hyper_parameters_and_names():
     assert learner.params() == {"epochs": 4, "seed": 3, "shuffle": True, "batch_size": 1, "patience": None}
     with pytest.raises(UnknownNameError, match="accepted: averaged-perceptron, perceptron"):
         make_learner("svm")
+
+
+def test_epoch_order_is_a_permutation_of_similar_length_batches():
+    lengths = np.random.default_rng(0).integers(0, 60, size=1000)
+    order = epoch_order(lengths, 4, np.random.default_rng(1))
+    assert sorted(order.tolist()) == list(range(1000))
+    assert (order == epoch_order(lengths, 4, np.random.default_rng(1))).all()  # seeded
+    spread = np.ptp(lengths[order[: 996]].reshape(-1, 4), axis=1)
+    random_spread = np.ptp(lengths[np.random.default_rng(1).permutation(1000)[:996]].reshape(-1, 4), axis=1)
+    assert spread.mean() < random_spread.mean() / 4  # batches hold sentences of similar length
+    assert (epoch_order(lengths, 1, np.random.default_rng(1)) == np.random.default_rng(1).permutation(1000)).all()
