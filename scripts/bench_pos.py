@@ -15,18 +15,18 @@ structlin's own template registry (structlin hashes the same strings; CRFsuite k
 
 Every system trains and tags in its own forked child process, so that its peak resident set size
 (``ru_maxrss``) is its own; the child reports its RSS before training too.  Timings are wall-clock
-seconds (CPU seconds are in the JSON dump); they are noisy on a shared machine.
+seconds (training CPU seconds beside them); they are noisy on a shared machine.
 
 Commands (from the repository root)::
 
-    export STRUCTLIN_DATA=/work/shared/corpora NLTK_DATA=/work/shared/nltk_data
+    export STRUCTLIN_DATA=../shared/corpora NLTK_DATA=../shared/nltk_data
     # a quick smoke run (a few seconds per system)
-    /work/venv/bin/python scripts/bench_pos.py --limit 1000 --epochs 2 --crf-iterations 10
+    python scripts/bench_pos.py --limit 1000 --epochs 2 --crf-iterations 10
     # the full benchmark (about ten minutes), UPOS tags, results also as JSON
-    nohup /work/venv/bin/python scripts/bench_pos.py --column upos --quiet \\
+    nohup python scripts/bench_pos.py --column upos \\
         --json /tmp/bench_pos_upos.json > /tmp/bench_pos_upos.txt 2>&1 &
     # PTB tags, or a subset of the systems
-    /work/venv/bin/python scripts/bench_pos.py --column xpos --systems structlin,crfsuite-ap
+    python scripts/bench_pos.py --column xpos --systems structlin,crfsuite-ap
 """
 
 from __future__ import annotations
@@ -39,12 +39,14 @@ import platform
 import random
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from multiprocessing import get_context
 
 import nltk
@@ -55,12 +57,12 @@ from nltk.tag.perceptron import PerceptronTagger
 import structlin
 from structlin import Tagger
 from structlin.catalog import load_split
-from structlin.templates import AFTER, BEFORE, FeatureSet, template
+from structlin.templates import AFTER, BEFORE, FeatureSet, feature_values, template
 
 CORPUS = "ud-english-ewt"
 FEATURES = "pos-rich"
-SYSTEMS = ("structlin", "nltk", "crfsuite-ap", "crfsuite-lbfgs")
 DEFAULT_BATCH_SIZE = inspect.signature(Tagger).parameters["batch_size"].default
+HASH_BITS = inspect.signature(Tagger).parameters["bits"].default
 
 
 # --- data -------------------------------------------------------------------------------------------
@@ -68,12 +70,14 @@ DEFAULT_BATCH_SIZE = inspect.signature(Tagger).parameters["batch_size"].default
 
 @dataclass
 class Data:
-    """Training sentences as ``[(word, tag), ...]``, test tokens and gold tags, training vocabulary."""
+    """Training sentences as ``[(word, tag), ...]``, test tokens and gold tags, training vocabulary,
+    and the feature set (read once, so that every system gets the same even if the file changes)."""
 
     train: list[list[tuple[str, str]]]
     test_words: list[list[str]]
     test_tags: list[list[str]]
     vocabulary: set[str]
+    features: FeatureSet
 
     @property
     def n_train_tokens(self) -> int:
@@ -83,13 +87,17 @@ class Data:
     def n_test_tokens(self) -> int:
         return sum(len(s) for s in self.test_words)
 
+    @property
+    def n_unknown(self) -> int:
+        return sum(w not in self.vocabulary for s in self.test_words for w in s)
+
 
 def load_data(column: str, limit: int | None) -> Data:
     train = load_split(CORPUS, "train", column=column)[:limit]
     test = load_split(CORPUS, "test", column=column)
     pairs = [list(zip(s.words, s.tags)) for s in train]
     return Data(pairs, [list(s.words) for s in test], [list(s.tags) for s in test],
-                {word for s in train for word in s.words})
+                {word for s in train for word in s.words}, FeatureSet.load(FEATURES))
 
 
 def score(gold: list[list[str]], predicted: list[list[str]], words: list[list[str]], vocabulary: set[str]) -> dict:
@@ -107,17 +115,6 @@ def score(gold: list[list[str]], predicted: list[list[str]], words: list[list[st
 
 
 # --- pos-rich as feature strings for CRFsuite -------------------------------------------------------
-
-
-def _values(result) -> list[tuple[str, float]]:
-    """A template's return value as ``(value string, real value)`` pairs (as structlin normalises it)."""
-    if result is None:
-        return []
-    if isinstance(result, str):
-        return [(result, 1.0)]
-    if isinstance(result, Mapping):
-        return [(str(k), float(v)) for k, v in result.items()]
-    return [(str(v), 1.0) for v in result]
 
 
 class FeatureStrings:
@@ -140,7 +137,7 @@ class FeatureStrings:
         n = len(words)
         rows: list[dict[str, float]] = [{} for _ in range(n)]
         for key, offsets, fn, params in self.token:
-            values = [_values(fn(word, **params)) for word in words]
+            values = [feature_values(fn(word, **params)) for word in words]
             for o in offsets:
                 prefix = f"{key}@{o}="
                 for i, row in enumerate(rows):
@@ -151,24 +148,33 @@ class FeatureStrings:
                         row[name] = row.get(name, 0.0) + weight
         for key, fn, params in self.context:
             for row, result in zip(rows, fn(words, **params), strict=True):
-                for value, weight in _values(result):
+                for value, weight in feature_values(result):
                     name = f"{key}={value}"
                     row[name] = row.get(name, 0.0) + weight
         return rows
+
+
+@contextmanager
+def stopwatch(row: dict, key: str):
+    """Store the wall-clock seconds of the block as ``row[key]`` and its CPU seconds as ``row[key + "_cpu"]``."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    yield
+    row[key], row[key + "_cpu"] = time.perf_counter() - wall, time.process_time() - cpu
 
 
 # --- systems: train(data, args) -> (model, extra row fields); tag(model, sentences) -> tags --------
 
 
 def train_structlin(data: Data, args) -> tuple[Tagger, dict]:
-    tagger = Tagger(features=FEATURES, learner="averaged-perceptron", decoder="viterbi", epochs=args.epochs,
+    tagger = Tagger(features=data.features, learner="averaged-perceptron", decoder="viterbi", epochs=args.epochs,
                     batch_size=args.batch_size, progress=False if args.quiet else None)
-    began = time.perf_counter()
-    tagger.fit(data.train)
-    return tagger, {"train_s": time.perf_counter() - began,
-                    "model_size": int(np.count_nonzero(tagger.weights_)),
-                    "model_size_note": f"non-zero weights ({tagger.joint.n_rows} hashed feature rows "
-                                       f"x {len(tagger.classes_)} labels + transitions, 2**{tagger.hasher.bits} buckets)"}
+    row = {}
+    with stopwatch(row, "train_s"):
+        tagger.fit(data.train)
+    note = (f"non-zero weights ({tagger.joint.n_rows} hashed feature rows x {len(tagger.classes_)} labels "
+            f"+ transitions, 2**{tagger.hasher.bits} buckets)")
+    row["train_only_s"] = sum(record["seconds"] for record in tagger.history_)  # the epochs, after extraction
+    return tagger, {**row, "model_size": int(np.count_nonzero(tagger.weights_)), "model_size_note": note}
 
 
 def tag_structlin(tagger: Tagger, sentences: list[list[str]]) -> list[list[str]]:
@@ -178,10 +184,10 @@ def tag_structlin(tagger: Tagger, sentences: list[list[str]]) -> list[list[str]]
 def train_nltk(data: Data, args) -> tuple[PerceptronTagger, dict]:
     tagger = PerceptronTagger(load=False)
     random.seed(0)  # train() shuffles with the global random generator
-    began = time.perf_counter()
-    tagger.train(data.train, nr_iter=args.epochs)
-    return tagger, {"train_s": time.perf_counter() - began,
-                    "model_size": sum(len(w) for w in tagger.model.weights.values()),
+    row = {}
+    with stopwatch(row, "train_s"):
+        tagger.train(data.train, nr_iter=args.epochs)
+    return tagger, {**row, "model_size": sum(len(w) for w in tagger.model.weights.values()),
                     "model_size_note": f"(feature, tag) weights, plus {len(tagger.tagdict)} tag-dictionary words"}
 
 
@@ -207,38 +213,35 @@ class CrfsuiteModel:
 
 
 def train_crfsuite(data: Data, args, name: str) -> tuple[CrfsuiteModel, dict]:
-    """Build every sentence's attribute dicts, append them, train; ``train_s`` is the whole, ``train_only_s`` train()."""
-    params = crfsuite_params(name, args)
-    began = time.perf_counter()
-    attributes = FeatureStrings(FeatureSet.load(FEATURES))
-    trainer = pycrfsuite.Trainer(algorithm=params.pop("algorithm"), params=params, verbose=False)
-    for sentence in data.train:
-        trainer.append(attributes([w for w, _ in sentence]), [t for _, t in sentence])
+    """Attribute dicts of every sentence, append, train: ``train_s`` times it all, ``train_only_s`` train()."""
+    params, row = crfsuite_params(name, args), {}
     directory = tempfile.mkdtemp(prefix="bench_pos_")
     path = os.path.join(directory, "model.crfsuite")
-    before_train = time.perf_counter()
-    trainer.train(path)
-    done = time.perf_counter()
+    with stopwatch(row, "train_s"):
+        attributes = FeatureStrings(data.features)
+        trainer = pycrfsuite.Trainer(algorithm=params.pop("algorithm"), params=params, verbose=False)
+        for sentence in data.train:
+            trainer.append(attributes([w for w, _ in sentence]), [t for _, t in sentence])
+        with stopwatch(row, "train_only_s"):
+            trainer.train(path)
     tagger = pycrfsuite.Tagger()
     tagger.open(path)
     log = trainer.logparser
+    note = "CRFsuite features (attribute-label pairs seen in training, plus label transitions)"
     return CrfsuiteModel(tagger, attributes, directory), {
-        "train_s": done - began, "train_only_s": done - before_train, "iterations": len(log.iterations),
-        "model_size": log.featgen_num_features, "model_size_note": "CRFsuite features (attribute-label pairs seen "
-                                                                   "in training, plus label transitions)"}
+        **row, "iterations": len(log.iterations), "model_size": log.featgen_num_features, "model_size_note": note}
 
 
 def tag_crfsuite(model: CrfsuiteModel, sentences: list[list[str]]) -> list[list[str]]:
     return [model.tagger.tag(model.attributes(words)) if words else [] for words in sentences]
 
 
-def system_functions(name: str):
-    """``(train, tag)`` of a system."""
-    if name == "structlin":
-        return train_structlin, tag_structlin
-    if name == "nltk":
-        return train_nltk, tag_nltk
-    return (lambda data, args: train_crfsuite(data, args, name)), tag_crfsuite
+SYSTEMS = {
+    "structlin": (train_structlin, tag_structlin),
+    "nltk": (train_nltk, tag_nltk),
+    "crfsuite-ap": (partial(train_crfsuite, name="crfsuite-ap"), tag_crfsuite),
+    "crfsuite-lbfgs": (partial(train_crfsuite, name="crfsuite-lbfgs"), tag_crfsuite),
+}
 
 
 # --- measuring one system in a child process --------------------------------------------------------
@@ -257,16 +260,13 @@ def peak_rss_mib() -> float:
 
 def run_system(name: str, args) -> dict:
     """Train and evaluate one system; runs in a freshly forked child (whose peak RSS starts at its RSS)."""
-    data, (train, tag) = _DATA, system_functions(name)
+    data, (train, tag) = _DATA, SYSTEMS[name]
     rss_before = current_rss_mib()
-    cpu = time.process_time()
     model, row = train(data, args)
-    row.update(system=name, train_cpu_s=time.process_time() - cpu, rss_before_mib=rss_before,
-               peak_rss_mib=peak_rss_mib())
+    row.update(system=name, rss_before_mib=rss_before, peak_rss_mib=peak_rss_mib())
     row["rss_increase_mib"] = row["peak_rss_mib"] - rss_before
-    began = time.perf_counter()
-    predicted = tag(model, data.test_words)
-    row["tag_s"] = time.perf_counter() - began
+    with stopwatch(row, "tag_s"):
+        predicted = tag(model, data.test_words)
     row["tokens_per_s"] = data.n_test_tokens / row["tag_s"]
     row.update(score(data.test_tags, predicted, data.test_words, data.vocabulary))
     if isinstance(model, CrfsuiteModel):
@@ -288,17 +288,30 @@ def _fmt(value, spec: str, missing: str = "-") -> str:
     return missing if value is None else format(value, spec)
 
 
+def _percent(fraction) -> float | None:
+    return None if fraction is None else 100 * fraction
+
+
+COLUMNS = (  # header, row field, format
+    ("acc %", lambda r: _percent(r["accuracy"]), ".2f"),
+    ("unk acc %", lambda r: _percent(r["unknown_accuracy"]), ".2f"),
+    ("train s", lambda r: r["train_s"], ".1f"),
+    ("(CPU s)", lambda r: r["train_s_cpu"], ".1f"),
+    ("learn s", lambda r: r.get("train_only_s"), ".1f"),
+    ("tag tok/s", lambda r: r["tokens_per_s"], ",.0f"),
+    ("RSS before MiB", lambda r: r["rss_before_mib"], ".0f"),
+    ("peak MiB", lambda r: r["peak_rss_mib"], ".0f"),
+    ("+MiB", lambda r: r["rss_increase_mib"], ".0f"),
+)
+
+
 def table(rows: list[dict]) -> str:
-    header = ("system", "acc %", "unk acc %", "train s", "train() s", "tag tok/s", "RSS before MiB",
-              "peak MiB", "+MiB")
-    lines = [[r["system"], _fmt(100 * r["accuracy"], ".2f"),
-              _fmt(None if r["unknown_accuracy"] is None else 100 * r["unknown_accuracy"], ".2f"),
-              _fmt(r["train_s"], ".1f"), _fmt(r.get("train_only_s"), ".1f"), _fmt(r["tokens_per_s"], ",.0f"),
-              _fmt(r["rss_before_mib"], ".0f"), _fmt(r["peak_rss_mib"], ".0f"), _fmt(r["rss_increase_mib"], ".0f")]
-             for r in rows]
-    widths = [max(len(h), *(len(line[k]) for line in lines)) for k, h in enumerate(header)]
-    fmt = lambda cells: "  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths)))
-    return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, lines)])
+    cells = [["system", *(header for header, _, _ in COLUMNS)]]
+    cells += [[r["system"], *(_fmt(field(r), spec) for _, field, spec in COLUMNS)] for r in rows]
+    widths = [max(len(line[k]) for line in cells) for k in range(len(cells[0]))]
+    cells.insert(1, ["-" * w for w in widths])
+    return "\n".join("  ".join(c.rjust(w) if k else c.ljust(w) for k, (c, w) in enumerate(zip(line, widths)))
+                     for line in cells)
 
 
 def ratios(rows: list[dict]) -> list[str]:
@@ -309,53 +322,63 @@ def ratios(rows: list[dict]) -> list[str]:
         return []
     out = []
 
-    def add(label, mine, theirs, better):
-        if theirs:
-            out.append(f"  {label:<46} {mine / theirs:7.2f}x   ({better})")
+    def add(label, field, peer_field, peer, better):
+        if peer in by and by[peer][peer_field]:
+            out.append(f"  {label + ' vs ' + peer:<58} {s[field] / by[peer][peer_field]:7.2f}x   ({better})")
 
+    faster, smaller = "< 1: structlin faster", "< 1: structlin smaller"
     for peer in ("crfsuite-ap", "crfsuite-lbfgs"):
-        if peer in by:
-            add(f"training time vs {peer} train() only", s["train_s"], by[peer]["train_only_s"], "< 1: structlin faster")
-            add(f"training time vs {peer} total", s["train_s"], by[peer]["train_s"], "< 1: structlin faster")
-    if "nltk" in by:
-        add("training time vs nltk", s["train_s"], by["nltk"]["train_s"], "< 1: structlin faster")
+        add("training time (total) vs train() alone", "train_s", "train_only_s", peer, faster)
+        add("training time (total)", "train_s", "train_s", peer, faster)
+        add("learning time (epochs vs train())", "train_only_s", "train_only_s", peer, faster)
+    add("training time", "train_s", "train_s", "nltk", faster)
     for peer in ("nltk", "crfsuite-ap"):
-        if peer in by:
-            add(f"tagging tokens/s vs {peer}", s["tokens_per_s"], by[peer]["tokens_per_s"], "> 1: structlin faster")
+        add("tagging tokens/s", "tokens_per_s", "tokens_per_s", peer, "> 1: structlin faster")
     for peer in ("nltk", "crfsuite-ap", "crfsuite-lbfgs"):
-        if peer in by:
-            add(f"training RSS increase vs {peer}", s["rss_increase_mib"], by[peer]["rss_increase_mib"],
-                "< 1: structlin smaller")
+        add("training RSS increase", "rss_increase_mib", "rss_increase_mib", peer, smaller)
     return out
 
 
 def notes(args, meta: dict, rows: list[dict]) -> list[str]:
-    extra = [f"  {r['system']}: {r['model_size']:,} {r['model_size_note']}"
+    sizes = [f"  {r['system']}: {r['model_size']:,} {r['model_size_note']}"
              + (f"; {r['iterations']} iterations" if "iterations" in r else "") for r in rows]
-    return [
-        "Model sizes:", *extra,
-        "Notes:",
-        f"  structlin and both CRFsuite systems use the features of {FEATURES}; structlin hashes them "
-        "(signed, 2**22 buckets, so collisions are possible), CRFsuite keeps the feature strings.",
-        "  NLTK uses its own feature set, greedy left-to-right decoding and a tag dictionary of frequent "
-        "unambiguous words.",
-        "  structlin and crfsuite-ap: averaged structured perceptron with Viterbi, "
-        f"{args.epochs} epochs (structlin batch size {args.batch_size}); nltk: {args.epochs} iterations; "
-        f"crfsuite-lbfgs: c1=0, c2=1.0, at most {args.crf_iterations} iterations.",
-        "  train s: structlin Tagger.fit (feature extraction included), nltk train(), CRFsuite attribute dicts "
-        "+ append + train(); train() s: CRFsuite train() alone (it also writes the model file).",
-        "  tag tok/s: test tokens / seconds from token lists to tags, feature extraction included "
-        "(structlin tag_sents on all sentences; NLTK and CRFsuite one sentence at a time).",
-        "  Memory: each system trains in its own forked child; peak = ru_maxrss of the child at the end of "
-        "training, +MiB = peak - RSS before training (the corpus and imports are in RSS before).",
-        f"  Unknown words: test tokens whose form is not in the training data ({meta['n_unknown']} of "
-        f"{meta['n_test_tokens']} tokens); the same set for every system.",
-        f"  Wall-clock timings on a shared {meta['cpus']}-core machine (load average {meta['load_average_start']:.2f} "
-        "at start): expect noise of several percent; CPU seconds are in the JSON.",
-    ]
+    return ["Model sizes:", *sizes, "Notes:", *(f"  {line}" for line in (
+        (f"structlin and both CRFsuite systems use the features of {FEATURES}; structlin hashes them (signed, "
+         f"2**{HASH_BITS} buckets, so collisions are possible), CRFsuite keeps the feature strings."),
+        ("NLTK uses its own feature set, greedy left-to-right decoding and a tag dictionary of frequent "
+         "unambiguous words."),
+        (f"structlin and crfsuite-ap: averaged structured perceptron with Viterbi, {args.epochs} epochs (structlin "
+         f"batch size {args.batch_size}); nltk: {args.epochs} iterations; crfsuite-lbfgs: c1=0, c2=1.0, at most "
+         f"{args.crf_iterations} iterations."),
+        ("train s (wall clock; CPU seconds beside it): structlin Tagger.fit (feature extraction included), nltk "
+         "train(), CRFsuite attribute dicts + append + train(); learn s: structlin's epochs after feature "
+         "extraction (history_ seconds), CRFsuite train() alone (it also builds its features from the attributes "
+         "and writes the model file)."),
+        ("tag tok/s: test tokens / seconds from token lists to tags, feature extraction included (structlin "
+         "tag_sents on all sentences at once; NLTK and CRFsuite one sentence at a time)."),
+        ("Memory: each system trains in its own forked child; peak = ru_maxrss of the child at the end of "
+         "training, +MiB = peak - RSS before training (the corpus and imports are in RSS before)."),
+        (f"Unknown words: test tokens whose form is not in the training data ({meta['n_unknown']} of "
+         f"{meta['n_test_tokens']} tokens); the same set for every system."),
+        (f"Wall-clock timings on a shared {meta['cpus']}-core machine (load average "
+         f"{meta['load_average_start']:.2f} at start): expect noise of several percent."),
+    ))]
 
 
 # --- main -------------------------------------------------------------------------------------------
+
+
+def source_state() -> str:
+    """The checkout's commit, and the files changed since it (results depend on the code on disk)."""
+    def git(*command):
+        try:
+            return subprocess.run(["git", *command], cwd=os.path.dirname(os.path.abspath(__file__)),
+                                  capture_output=True, text=True, timeout=30, check=False).stdout
+        except OSError:
+            return ""
+    changed = [line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
+    commit = git("rev-parse", "--short", "HEAD").strip() or "unknown"
+    return commit + (f" + changes to {', '.join(changed)}" if changed else "")
 
 
 def parse_args(argv=None):
@@ -389,23 +412,34 @@ def main(argv=None) -> None:
             "crf_iterations": args.crf_iterations, "limit": args.limit, "python": platform.python_version(),
             "structlin": structlin.__version__, "nltk": nltk.__version__, "numpy": np.__version__,
             "crfsuite": pycrfsuite.CRFSUITE_VERSION, "cpus": os.cpu_count(), "load_average_start": os.getloadavg()[0],
-            "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+            "started": time.strftime("%Y-%m-%d %H:%M:%S"), "source": source_state()}
     log(f"loading {CORPUS} ({args.column}) ...")
     _DATA = load_data(args.column, args.limit)
-    meta.update(n_train_sentences=len(_DATA.train), n_train_tokens=_DATA.n_train_tokens,
+    meta.update(feature_set=[spec.key + ("" if spec.offsets == (0,) else f"@{list(spec.offsets)}")
+                             for spec in _DATA.features.templates],
+                n_train_sentences=len(_DATA.train), n_train_tokens=_DATA.n_train_tokens,
                 n_test_sentences=len(_DATA.test_words), n_test_tokens=_DATA.n_test_tokens,
-                n_unknown=score(_DATA.test_tags, _DATA.test_tags, _DATA.test_words, _DATA.vocabulary)["n_unknown"])
+                n_unknown=_DATA.n_unknown)
     rows = []
     for name in args.systems:
         log(f"{name}: training and tagging ...")
         rows.append(run_in_child(name, args))
         log(f"{name}: done in {rows[-1]['train_s']:.1f} s training, accuracy {100 * rows[-1]['accuracy']:.2f} %")
+    report(args, meta, rows)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump({"settings": meta, "rows": rows}, out, indent=2)
+            out.write("\n")
 
+
+def report(args, meta: dict, rows: list[dict]) -> None:
     print(f"POS tagging on {CORPUS} {args.column}: {meta['n_train_sentences']} training sentences "
           f"({meta['n_train_tokens']} tokens), {meta['n_test_sentences']} test sentences ({meta['n_test_tokens']} "
           f"tokens); {args.epochs} epochs; python {meta['python']}, structlin {meta['structlin']}, "
           f"nltk {meta['nltk']}, CRFsuite {meta['crfsuite']}")
     print(f"command: {meta['command']}")
+    print(f"structlin source: {meta['source']}")
+    print(f"{FEATURES}: {'; '.join(meta['feature_set'])}")
     print()
     print(table(rows))
     print()
@@ -415,10 +449,6 @@ def main(argv=None) -> None:
         print("\n".join(lines))
         print()
     print("\n".join(notes(args, meta, rows)))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"settings": meta, "rows": rows}, out, indent=2)
-            out.write("\n")
 
 
 if __name__ == "__main__":
