@@ -191,15 +191,21 @@ def make_decoder(name: str) -> Decoder:
         raise UnknownNameError("decoder", name, DECODERS) from None
 
 
-def decode_corpus(decoder: Decoder, joint, w: np.ndarray, matrix, *, batch_size: int = 256) -> np.ndarray:
+def decode_corpus(decoder: Decoder, joint, w: np.ndarray, matrix, *, max_positions: int = 4096) -> np.ndarray:
     """Decode every instance of an indexed corpus with weights ``w``; labels per position.
 
-    Instances are decoded in batches of similar length (sorted), so padding costs little.
+    Instances are sorted by length and decoded in batches of at most ``max_positions`` padded
+    positions (batch size × longest instance), so padding costs little.
     """
     order = np.argsort(matrix.lengths, kind="stable")
+    lengths = np.maximum(matrix.lengths[order], 1)
     out = np.zeros(matrix.n_positions, dtype=np.int64)
-    for start in range(0, len(order), batch_size):
-        chosen = order[start : start + batch_size]
-        batch = matrix.take(chosen)
-        out[matrix.positions(chosen)] = decoder.argmax(joint.scores(w, batch))
+    start = 0
+    while start < len(order):
+        # Sorted lengths: a batch [start, stop) pads to lengths[stop - 1] positions per instance.
+        fits = (np.arange(start + 1, len(order) + 1) - start) * lengths[start:] <= max_positions
+        stop = start + max(1, int(np.count_nonzero(fits)))
+        chosen = order[start:stop]
+        out[matrix.positions(chosen)] = decoder.argmax(joint.scores(w, matrix.take(chosen)))
+        start = stop
     return out

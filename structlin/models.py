@@ -7,7 +7,9 @@ NLTK ``TaggerI`` (``tag``, ``tag_sents``, ``evaluate``/``accuracy``) and follows
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 from nltk.tag.api import TaggerI
@@ -48,6 +50,23 @@ def _tagged(sentences, what: str) -> tuple[list[list[str]], list[list[str]]]:
     return words, tags
 
 
+@contextmanager
+def _collector_paused():
+    """Pause Python's cyclic garbage collector while a corpus is turned into many small objects.
+
+    Otherwise the allocations trigger full collections that traverse every object alive (a loaded
+    training corpus holds millions); on EWT test one such pause cost 0.19 s of a 0.43 s tagging run.
+    The collector's previous state is restored afterwards.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _tokens(sentences) -> list[list[str]]:
     """Token lists of untagged input: :class:`Sentence` objects or sequences of strings (checked by
     the feature extractor)."""
@@ -84,6 +103,10 @@ class Tagger(TaggerI):
 
     def fit(self, train, dev=None) -> Tagger:
         """Train on tagged sentences; with ``dev``, keep the epoch with the best dev accuracy."""
+        with _collector_paused():
+            return self._fit(train, dev)
+
+    def _fit(self, train, dev) -> Tagger:
         words, tags = _tagged(train, "training data")
         if not any(words):
             raise StructlinError("training data holds no tokens")
@@ -116,7 +139,8 @@ class Tagger(TaggerI):
 
     def predict(self, sentences) -> list[list[str]]:
         """The tag sequence of every sentence (a list of token strings, or a :class:`Sentence`)."""
-        return self._predict(_tokens(sentences))
+        with _collector_paused():
+            return self._predict(_tokens(sentences))
 
     def _predict(self, words: list[list[str]]) -> list[list[str]]:
         self._check_fitted()
@@ -132,8 +156,9 @@ class Tagger(TaggerI):
 
     def tag_sents(self, sentences: Iterable[Sequence[str]]) -> list[list[tuple[str, str]]]:
         """NLTK ``TaggerI.tag_sents``: tag many sentences in one batch."""
-        words = _tokens(sentences)
-        return [list(zip(w, t)) for w, t in zip(words, self._predict(words))]
+        with _collector_paused():
+            words = _tokens(sentences)
+            return [list(zip(w, t)) for w, t in zip(words, self._predict(words))]
 
     # --- evaluation -----------------------------------------------------------------------------
 

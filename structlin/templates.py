@@ -366,23 +366,26 @@ class TokenFeatureExtractor:
         grouped by type.  A marker type has its own name as the value of every template."""
         owner, spec, values, weights = [], [], [], []
         for k, (_, fn, params) in enumerate(self._token):
-            for t, word in enumerate(words):
-                result = word if markers else fn(word, **params)
+            results = words if markers else [fn(word, **params) for word in words]
+            for t, result in enumerate(results):
                 if result is None:
                     continue
                 if isinstance(result, str):
-                    pairs = None
                     values.append(result)
-                elif isinstance(result, list) and all(isinstance(v, str) for v in result):
-                    pairs = None
-                    values.extend(result)
-                else:  # a mapping or other iterable: the general (and slower) path
+                    weights.append(1.0)
+                    n = 1
+                elif isinstance(result, Mapping):  # real-valued features
                     pairs = feature_values(result)
                     values.extend(v for v, _ in pairs)
-                n = len(values) - len(owner)
+                    weights.extend(w for _, w in pairs)
+                    n = len(pairs)
+                else:  # an iterable of values, as in feature_values
+                    before = len(values)
+                    values.extend(map(str, result))
+                    n = len(values) - before
+                    weights.extend([1.0] * n)
                 owner.extend([t] * n)
                 spec.extend([k] * n)
-                weights.extend([1.0] * n if pairs is None else (w for _, w in pairs))
         order = np.argsort(np.array(owner, dtype=np.int64), kind="stable")
         codes = self.hasher.strings(values)
         return (np.array(owner, dtype=np.int64)[order], np.array(spec, dtype=np.int64)[order], codes[order],
