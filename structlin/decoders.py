@@ -15,6 +15,7 @@ features or labels.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,15 +36,15 @@ class Marginals:
     edges: np.ndarray | None = None
 
 
-class Decoder:
+class Decoder(ABC):
     """Interface shared by all decoders."""
 
     name = ""
     uses_transitions = True
 
+    @abstractmethod
     def argmax(self, scores: Scores) -> np.ndarray:
         """The best label of every position of every instance (concatenated)."""
-        raise NotImplementedError  # pragma: no cover - abstract
 
     def loss_augmented_argmax(self, scores: Scores, gold: np.ndarray, cost: float = 1.0) -> np.ndarray:
         """``argmax_y w·φ(x, y) + cost · Hamming(y, gold)``: ``cost`` added to every wrong label."""

@@ -8,7 +8,7 @@ combined with the splitmix64 finaliser ``M``:
 
 The sign makes collisions cancel in expectation (Weinberger et al. 2009).  Splitting name and value
 lets a template's values be hashed once per word type and combined with every offset's name in a
-vectorised step.  Python's built-in ``hash()`` is salted per process and never used.  ``name``,
+vectorised step.  Python's built-in string hash is salted per process and never used.  ``name``,
 ``bits`` and ``seed`` are stored with every model so that a loaded model hashes alike.
 """
 

@@ -9,6 +9,8 @@ import pytest
 from structlin.joint import JointFeatureMap
 from structlin.matrix import FeatureMatrix
 
+from brute import dense_rows, phi
+
 
 def test_layout_with_transitions():
     joint = JointFeatureMap(["A", "B", "C"], [3, 7, 10])
@@ -82,20 +84,8 @@ def test_encode_labels():
 
 def dense_phi(joint: JointFeatureMap, matrix: FeatureMatrix, instance: int, labels: np.ndarray) -> np.ndarray:
     """φ(x, y) of one instance, by its definition in the module docstring."""
-    L = joint.n_labels
-    phi = np.zeros(joint.size)
     a, b = matrix.offsets[instance], matrix.offsets[instance + 1]
-    y = labels[a:b]
-    for i, p in enumerate(range(a, b)):
-        for e in range(matrix.indptr[p], matrix.indptr[p + 1]):
-            phi[matrix.indices[e] * L + y[i]] += matrix.values[e]
-    if joint.transitions and len(y):
-        t0 = joint.transition_offset
-        for i in range(1, len(y)):
-            phi[t0 + y[i - 1] * L + y[i]] += 1
-        phi[t0 + L * L + y[0]] += 1
-        phi[t0 + L * L + L + y[-1]] += 1
-    return phi
+    return phi(joint, dense_rows(matrix, joint.n_rows)[a:b], labels[a:b])
 
 
 def random_instance(rng, n_rows=6, max_length=5):

@@ -13,6 +13,8 @@ from structlin.learners import LEARNERS, AveragedPerceptron, Perceptron, make_le
 from structlin.learners.perceptron import epoch_order
 from structlin.matrix import FeatureMatrix
 
+from brute import dense_rows, phi
+
 # --- one update by hand --------------------------------------------------------------------------------
 
 
@@ -70,29 +72,6 @@ def test_average_by_hand():
 
 
 # --- the averaged perceptron against a literal average ----------------------------------------------
-
-
-def dense_rows(X: FeatureMatrix, n_rows: int) -> np.ndarray:
-    out = np.zeros((X.n_positions, n_rows))
-    for p in range(X.n_positions):
-        for e in range(X.indptr[p], X.indptr[p + 1]):
-            out[p, X.indices[e]] += X.values[e]
-    return out
-
-
-def phi(joint: JointFeatureMap, F: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """φ(x, y) of one instance from its dense position features F (n × rows)."""
-    L = joint.n_labels
-    out = np.zeros(joint.size)
-    for i, label in enumerate(labels):
-        out[: joint.transition_offset].reshape(-1, L)[:, label] += F[i]
-    if joint.transitions and len(labels):
-        t0 = joint.transition_offset
-        for i in range(1, len(labels)):
-            out[t0 + labels[i - 1] * L + labels[i]] += 1
-        out[t0 + L * L + labels[0]] += 1
-        out[t0 + L * L + L + labels[-1]] += 1
-    return out
 
 
 def naive_train(joint, decoder, X, y, *, epochs, seed, shuffle, batch_size):
