@@ -1,6 +1,7 @@
 """Models that compose a feature set, the joint feature map, a decoder and a learner.
 
-:class:`Tagger` labels every token of a sentence (part-of-speech tags, chunks, entities).  It is an
+:class:`Tagger` labels every token of a sentence (part-of-speech tags, chunks, entities);
+:class:`Classifier` gives one label to a document, a question, a name or a tuple.  It is an
 NLTK ``TaggerI`` (``tag``, ``tag_sents``, ``evaluate``/``accuracy``) and follows scikit-learn's verbs
 (``fit``, ``predict``, ``classes_``) without depending on scikit-learn.
 """
@@ -12,14 +13,16 @@ from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 
 import numpy as np
+from nltk.classify.api import ClassifierI
 from nltk.tag.api import TaggerI
 
 from . import __version__
-from .decoders import Decoder, decode_corpus, make_decoder
+from .decoders import Decoder, Multiclass, decode_corpus, make_decoder
+from .doctemplates import DocumentFeatureExtractor
 from .errors import CorpusFormatError, ModelFormatError, StructlinError
 from .evaluation import TaggingReport, evaluate_tagging
 from .hashing import FeatureHasher
-from .joint import JointFeatureMap
+from .joint import JointFeatureMap, Scores
 from .learners import LEARNERS, make_learner
 from .modelfile import load_model, save_model
 from .readers import Sentence
@@ -73,7 +76,82 @@ def _tokens(sentences) -> list[list[str]]:
     return [list(s.words) if isinstance(s, Sentence) else list(s) for s in sentences]
 
 
-class Tagger(TaggerI):
+class _LinearModel:
+    """What every model shares: a joint feature map, a decoder, a learner and its weights, and
+    persistence as arrays + JSON (no pickle; rows of all-zero weights are dropped)."""
+
+    kind = ""
+
+    def _check_fitted(self) -> None:
+        if self.joint is None:
+            raise StructlinError(f"this {self.kind} is not trained yet: call fit() or {type(self).__name__}.load()")
+
+    @property
+    def classes_(self) -> list[str]:
+        self._check_fitted()
+        return list(self.joint.labels)
+
+    def save(self, path) -> None:
+        """Write the model to ``path`` (a zip of ``.npy`` arrays and ``metadata.json``)."""
+        self._check_fitted()
+        joint, w = self.joint, self.weights_
+        emission = joint.emission_weights(w)
+        kept = np.flatnonzero(np.any(emission != 0, axis=1))
+        arrays = {"columns": joint.columns[kept], "emission": emission[kept],
+                  "transition": w[joint.transition_offset :], **self._extra_arrays()}
+        metadata = {
+            "kind": self.kind,
+            "structlin_version": __version__,
+            "labels": joint.labels,
+            "transitions": joint.transitions,
+            "features": self.feature_set.to_dict(),
+            "hash": self.hasher.config(),
+            "decoder": self.decoder.name,
+            "learner": {"name": self.learner.name, **self.learner.params()},
+            "history": self.history_,
+            **self._extra_metadata(),
+        }
+        save_model(path, metadata, arrays)
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by :meth:`save`; a damaged file raises :class:`ModelFormatError`."""
+        meta, arrays = load_model(path, cls.kind)
+        try:
+            learner = meta["learner"]
+            if learner["name"] not in LEARNERS:
+                raise ModelFormatError(f"{path}: unknown learner {learner['name']!r}")
+            params = {k: v for k, v in learner.items() if k != "name"}
+            model = cls._construct(FeatureSet.from_dict(meta["features"], f"{path} (feature set)"),
+                                   make_learner(learner["name"], **params), meta)
+            if meta["hash"]["name"] != model.hasher.name:
+                raise ModelFormatError(f"{path}: features hashed with {meta['hash']['name']!r}, "
+                                       f"this structlin uses {model.hasher.name!r}")
+            joint = JointFeatureMap(meta["labels"], arrays["columns"], transitions=meta["transitions"])
+            L = joint.n_labels
+            if arrays["emission"].shape != (joint.n_rows, L) or len(arrays["transition"]) != joint.size - joint.n_rows * L:
+                raise ModelFormatError(f"{path}: weight arrays do not match {L} labels (file was modified)")
+            model.joint = joint
+            model.weights_ = np.concatenate([arrays["emission"].ravel(), arrays["transition"]])
+            model.history_ = meta["history"]
+            model._restore(meta, arrays)
+        except (KeyError, TypeError, ValueError) as err:
+            if isinstance(err, StructlinError):
+                raise
+            raise ModelFormatError(f"{path}: metadata is incomplete or invalid ({err!r})") from None
+        return model
+
+    def _extra_metadata(self) -> dict:
+        return {}
+
+    def _extra_arrays(self) -> dict:
+        return {}
+
+    def _restore(self, meta: dict, arrays: dict) -> None:
+        """Set what the subclass saved in :meth:`_extra_metadata` / :meth:`_extra_arrays`."""
+
+
+class Tagger(_LinearModel, TaggerI):
     """A sequence labeller: ``ŷ = argmax_y w·φ(x, y)`` over hashed token features.
 
     ``features``: a feature-set name (``features/NAME.toml``), a TOML path or a :class:`FeatureSet`;
@@ -86,6 +164,8 @@ class Tagger(TaggerI):
     the one-at-a-time perceptron (94.94% vs 94.97% UPOS at their best epochs) in about half the time;
     ``batch_size=1`` is the textbook online algorithm.
     """
+
+    kind = "tagger"
 
     def __init__(self, features="pos-rich", learner="averaged-perceptron", decoder="viterbi", *, epochs: int = 10,
                  seed: int = 0, batch_size: int = 4, patience: int | None = None, bits: int = 22,
@@ -125,15 +205,6 @@ class Tagger(TaggerI):
         self.history_ = self.learner.history_
         self.known_words_ = set(w for sentence in words for w in sentence)
         return self
-
-    @property
-    def classes_(self) -> list[str]:
-        self._check_fitted()
-        return list(self.joint.labels)
-
-    def _check_fitted(self) -> None:
-        if self.joint is None:
-            raise StructlinError("this tagger is not trained yet: call fit() or Tagger.load()")
 
     # --- prediction -----------------------------------------------------------------------------
 
@@ -175,57 +246,110 @@ class Tagger(TaggerI):
 
     evaluate = accuracy
 
-    # --- persistence ----------------------------------------------------------------------------
+    # --- persistence (see _LinearModel) -------------------------------------------------------
 
-    def save(self, path) -> None:
-        """Write the model as arrays + JSON (no pickle); rows of all-zero weights are dropped."""
-        self._check_fitted()
-        joint, w = self.joint, self.weights_
-        emission = joint.emission_weights(w)
-        kept = np.flatnonzero(np.any(emission != 0, axis=1))
-        arrays = {"columns": joint.columns[kept], "emission": emission[kept],
-                  "transition": w[joint.transition_offset :]}
-        metadata = {
-            "kind": "tagger",
-            "structlin_version": __version__,
-            "labels": joint.labels,
-            "transitions": joint.transitions,
-            "features": self.feature_set.to_dict(),
-            "hash": self.hasher.config(),
-            "decoder": self.decoder.name,
-            "learner": {"name": self.learner.name, **self.learner.params()},
-            "column": self.column,
-            "known_words": sorted(self.known_words_),
-            "history": self.history_,
-        }
-        save_model(path, metadata, arrays)
+    def _extra_metadata(self) -> dict:
+        return {"column": self.column, "known_words": sorted(self.known_words_)}
+
+    def _restore(self, meta: dict, arrays: dict) -> None:
+        self.column = meta["column"]
+        self.known_words_ = set(meta["known_words"])
 
     @classmethod
-    def load(cls, path) -> Tagger:
-        """Read a model written by :meth:`save`; a damaged file raises :class:`ModelFormatError`."""
-        meta, arrays = load_model(path, "tagger")
-        try:
-            learner = meta["learner"]
-            if learner["name"] not in LEARNERS:
-                raise ModelFormatError(f"{path}: unknown learner {learner['name']!r}")
-            params = {k: v for k, v in learner.items() if k != "name"}
-            tagger = cls(FeatureSet.from_dict(meta["features"], f"{path} (feature set)"),
-                         make_learner(learner["name"], **params), meta["decoder"],
-                         bits=meta["hash"]["bits"], hash_seed=meta["hash"]["seed"])
-            if meta["hash"]["name"] != tagger.hasher.name:
-                raise ModelFormatError(f"{path}: features hashed with {meta['hash']['name']!r}, "
-                                       f"this structlin uses {tagger.hasher.name!r}")
-            joint = JointFeatureMap(meta["labels"], arrays["columns"], transitions=meta["transitions"])
-            L = joint.n_labels
-            if arrays["emission"].shape != (joint.n_rows, L) or len(arrays["transition"]) != joint.size - joint.n_rows * L:
-                raise ModelFormatError(f"{path}: weight arrays do not match {L} labels (file was modified)")
-            tagger.joint = joint
-            tagger.weights_ = np.concatenate([arrays["emission"].ravel(), arrays["transition"]])
-            tagger.column = meta["column"]
-            tagger.known_words_ = set(meta["known_words"])
-            tagger.history_ = meta["history"]
-        except (KeyError, TypeError, ValueError) as err:
-            if isinstance(err, StructlinError):
-                raise
-            raise ModelFormatError(f"{path}: metadata is incomplete or invalid ({err!r})") from None
-        return tagger
+    def _construct(cls, feature_set, learner, meta: dict) -> Tagger:
+        return cls(feature_set, learner, meta["decoder"], bits=meta["hash"]["bits"], hash_seed=meta["hash"]["seed"])
+
+
+def _labelled(documents, labels, what: str) -> tuple[list, list[str]]:
+    """Documents and their label strings; mismatched lengths or empty labels raise."""
+    documents, labels = list(documents), [str(y) if y is not None else "" for y in labels]
+    if len(documents) != len(labels):
+        raise StructlinError(f"{what}: {len(documents)} documents but {len(labels)} labels")
+    empty = next((k for k, y in enumerate(labels) if not y), None)
+    if empty is not None:
+        raise StructlinError(f"{what}: document {empty + 1} has an empty label")
+    return documents, labels
+
+
+class Classifier(_LinearModel, ClassifierI):
+    """A multiclass classifier: ``ŷ = argmax_y w·φ(x, y)`` with one weight block per label, the
+    :class:`~structlin.decoders.Multiclass` decoder and any learner (the same as the tagger's).
+
+    Documents are texts, tuples of fields or feature dicts, as the feature set expects
+    (``text-ngrams``, ``ppattach``, ``names`` ...).  An NLTK ``ClassifierI`` (``classify``,
+    ``classify_many``, ``labels``) with scikit-learn's verbs (``fit``, ``predict``,
+    ``decision_function``, ``classes_``, ``random_state``).  An empty document has no features, so
+    every label scores 0 unless the feature set has a ``bias`` template; ties go to the first label
+    of ``classes_``.
+    """
+
+    kind = "classifier"
+
+    def __init__(self, features="text-ngrams", learner="averaged-perceptron", *, epochs: int = 10, seed: int = 0,
+                 batch_size: int = 1, patience: int | None = None, bits: int = 22, hash_seed: int = 0,
+                 progress: bool | None = None):
+        self.feature_set = features if isinstance(features, FeatureSet) else FeatureSet.load(features)
+        self.decoder = Multiclass()
+        self.learner = (make_learner(learner, epochs=epochs, seed=seed, batch_size=batch_size, patience=patience,
+                                     progress=progress) if isinstance(learner, str) else learner)
+        self.hasher = FeatureHasher(bits, hash_seed)
+        self._extractor = DocumentFeatureExtractor(self.feature_set, self.hasher)
+        self.joint: JointFeatureMap | None = None
+
+    @property
+    def random_state(self) -> int:
+        return self.learner.seed
+
+    def fit(self, documents, labels, dev=None) -> Classifier:
+        """Train on documents and labels; ``dev = (documents, labels)`` keeps the best dev epoch."""
+        with _collector_paused():
+            documents, labels = _labelled(documents, labels, "training data")
+            if len(set(labels)) < 2:
+                raise StructlinError(f"training data has {len(set(labels))} distinct label(s); a classifier needs two or more")
+            counts = self._extractor.counts(documents)
+            if self.feature_set.values == "tfidf":
+                self._extractor.fit_idf(counts)
+            X = self._extractor.transform(counts)
+            self.joint = JointFeatureMap.from_training(sorted(set(labels)), X, transitions=False)
+            dev_data = None
+            if dev is not None:
+                dev_documents, dev_labels = _labelled(*dev, "dev data")
+                dev_data = (self.joint.index(self._extractor.extract(dev_documents)),
+                            self.joint.encode_labels(dev_labels, unknown=-1))
+            self.learner.fit(self.joint, self.decoder, self.joint.index(X), self.joint.encode_labels(labels), dev_data)
+            self.weights_ = self.learner.weights_
+            self.history_ = self.learner.history_
+        return self
+
+    def decision_function(self, documents) -> np.ndarray:
+        """``w·φ(x, y)`` for every document (rows) and label (columns, in ``classes_`` order)."""
+        self._check_fitted()
+        with _collector_paused():
+            X = self.joint.index(self._extractor.extract(list(documents)))
+            return self.joint.scores(self.weights_, X).emissions
+
+    def predict(self, documents) -> list[str]:
+        scores = self.decision_function(documents)
+        return [self.joint.labels[k] for k in self.decoder.argmax(Scores(scores, np.ones(len(scores), np.int64)))]
+
+    def classify(self, document) -> str:
+        """NLTK ``ClassifierI.classify``: the label of one document."""
+        return self.predict([document])[0]
+
+    def classify_many(self, documents) -> list[str]:
+        """NLTK ``ClassifierI.classify_many``."""
+        return self.predict(documents)
+
+    def labels(self) -> list[str]:
+        """NLTK ``ClassifierI.labels``."""
+        return self.classes_
+
+    def _extra_arrays(self) -> dict:
+        return {"idf_buckets": self._extractor.idf_buckets, "idf": self._extractor.idf}
+
+    def _restore(self, meta: dict, arrays: dict) -> None:
+        self._extractor.idf_buckets, self._extractor.idf = arrays["idf_buckets"], arrays["idf"]
+
+    @classmethod
+    def _construct(cls, feature_set, learner, meta: dict) -> Classifier:
+        return cls(feature_set, learner, bits=meta["hash"]["bits"], hash_seed=meta["hash"]["seed"])

@@ -46,30 +46,39 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 BEFORE, AFTER = "<S>", "</S>"
+# How a document's feature counts become values (see structlin.doctemplates).
+VALUE_KINDS = ("binary", "count", "log", "tfidf")
 
 
 @dataclass(frozen=True)
 class Template:
-    """A registered template function; ``context`` ones take ``(words, **params)``."""
+    """A registered template function of a ``kind``: ``token`` ones take ``(word, **params)``,
+    ``context`` ones ``(words, **params)``, ``document`` ones ``(document, **params)``."""
 
     name: str
     function: Callable
-    context: bool = False
+    kind: str = "token"
+
+    @property
+    def context(self) -> bool:
+        return self.kind == "context"
 
 
 _REGISTRY: dict[str, Template] = {}
 
 
-def register_template(name: str, function: Callable | None = None, *, context: bool = False):
+def register_template(name: str, function: Callable | None = None, *, context: bool = False, document: bool = False):
     """Register ``function`` under ``name`` (usable as a decorator).
 
     A token template takes ``(word, **params)`` and returns a string, an iterable of strings, a
     mapping from strings to real values, or ``None`` for no feature.  A context template
-    (``context=True``) takes ``(words, **params)`` and returns one such value per position.
+    (``context=True``) takes ``(words, **params)`` and returns one such value per position.  A
+    document template (``document=True``) takes a whole document (a text, a tuple of fields or a
+    ``{index: value}`` mapping) and returns its feature values.
     """
 
     def add(fn: Callable) -> Callable:
-        _REGISTRY[name] = Template(name, fn, context)
+        _REGISTRY[name] = Template(name, fn, "document" if document else "context" if context else "token")
         return fn
 
     return add if function is None else add(function)
@@ -177,7 +186,7 @@ def _ngram(words, of="lower", span=(-1, 0)):
     return ["|".join(values[pad + i + o] for o in span) for i in range(len(words))]
 
 
-_REGISTRY["ngram"] = Template("ngram", _ngram, context=True)
+_REGISTRY["ngram"] = Template("ngram", _ngram, "context")
 
 
 # --- feature sets -------------------------------------------------------------------------------
@@ -218,6 +227,8 @@ class FeatureSet:
     templates: tuple[TemplateSpec, ...]
     description: str = ""
     imports: tuple[str, ...] = field(default=())
+    values: str = "count"
+    normalize: str = "none"
 
     @classmethod
     def from_dict(cls, data: Mapping, source: str = "<feature set>") -> FeatureSet:
@@ -242,8 +253,13 @@ class FeatureSet:
         applied = [(s.key, o) for s in specs for o in s.offsets]
         if len(set(applied)) != len(applied):
             raise StructlinError(f"{source}: a template with the same parameters appears twice at one offset")
+        values, normalize = str(data.get("values", "count")), str(data.get("normalize", "none"))
+        if values not in VALUE_KINDS:
+            raise StructlinError(f"{source}: values = {values!r}; accepted: {', '.join(VALUE_KINDS)}")
+        if normalize not in ("none", "l2"):
+            raise StructlinError(f"{source}: normalize = {normalize!r}; accepted: none, l2")
         return cls(str(data.get("name", source)), tuple(specs), str(data.get("description", "")),
-                   tuple(data.get("imports", ())))
+                   tuple(data.get("imports", ())), values, normalize)
 
     @classmethod
     def load(cls, name_or_path: str | Path) -> FeatureSet:
@@ -272,7 +288,8 @@ class FeatureSet:
         return cls.from_dict(data, source)
 
     def to_dict(self) -> dict:
-        out = {"name": self.name, "description": self.description, "template": [s.to_dict() for s in self.templates]}
+        out = {"name": self.name, "description": self.description, "values": self.values,
+               "normalize": self.normalize, "template": [s.to_dict() for s in self.templates]}
         if self.imports:
             out["imports"] = list(self.imports)
         return out
@@ -341,6 +358,10 @@ class TokenFeatureExtractor:
     def __init__(self, feature_set: FeatureSet, hasher: FeatureHasher):
         self.feature_set = feature_set
         self.hasher = hasher
+        documents = [s.name for s in feature_set.templates if template(s.name).kind == "document"]
+        if documents:
+            raise StructlinError(f"feature set {feature_set.name!r} holds document templates ({', '.join(documents)}); "
+                                 "it is for classifiers, not taggers")
         token_specs = [s for s in feature_set.templates if not template(s.name).context]
         self._token = [(s, template(s.name).function, dict(s.params)) for s in token_specs]
         self._context = [(s.key, template(s.name).function, dict(s.params)) for s in feature_set.templates

@@ -1,0 +1,242 @@
+"""Document features: templates over a whole document, and the weighting of its feature vector.
+
+A document is a text, a tuple of fields (e.g. a PP-attachment tuple ``(verb, noun1, prep, noun2)``)
+or a ``{index: value}`` mapping of numeric features (SVMlight).  A feature set for documents lists
+document templates, and may also list token templates, which then see the whole text as one word
+(``suffix`` of a first name).  Built-in document templates:
+
+* ``words(n, lowercase, pattern, stopwords)`` — word n-grams for each order in ``n``; tokens are
+  matched by the regular expression ``pattern`` (scikit-learn's default ``\\b\\w\\w+\\b``; no
+  downloaded model needed);
+* ``chars(n, lowercase, within_words)`` — character n-grams, inside each word padded with spaces
+  (``within_words = true``) or across the whole text;
+* ``fields`` — one feature per field of a tuple; ``field_pairs`` / ``field_triples`` — conjunctions;
+* ``featureset`` — an NLTK-style feature dict (numbers as values, other values as ``name=value``);
+  SVMlight's ``{index: value}`` features pass through as given.
+
+Word and character n-grams are hashed without building their strings: the code of an n-gram mixes
+``H(key@n)`` with the codes of its tokens (or characters) in turn (:meth:`FeatureHasher.mix`), for
+all documents at once.  The counts ``c`` of a document's hashed buckets then become values by the
+feature set's ``values``: ``binary`` (1), ``count`` (c), ``log`` (log(1 + c)) or ``tfidf``
+(c · idf, ``idf = log((1 + n) / (1 + df)) + 1`` from the training documents); signs from the hash
+are kept.  ``normalize = "l2"`` scales every document vector to unit length.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import numpy as np
+
+from .errors import StructlinError
+from .hashing import FeatureHasher
+from .matrix import FeatureMatrix
+from .templates import FeatureSet, feature_values, register_template, template
+
+WORD_PATTERN = r"(?u)\b\w\w+\b"
+
+
+def _text(document) -> str:
+    if not isinstance(document, str):
+        raise StructlinError(f"expected a text document, got {type(document).__name__}")
+    return document
+
+
+@register_template("words", document=True)
+def _words(document, n=(1,), lowercase=True, pattern=WORD_PATTERN, stopwords=()):
+    """Word n-grams, joined by spaces (for reading; the extractor hashes them natively)."""
+    tokens = _tokens(_text(document), lowercase, pattern, frozenset(stopwords))
+    return [" ".join(tokens[i : i + k]) for k in n for i in range(len(tokens) - k + 1)]
+
+
+@register_template("chars", document=True)
+def _chars(document, n=(3, 4, 5), lowercase=True, within_words=True):
+    """Character n-grams (for reading; the extractor hashes them natively)."""
+    text = _text(document).lower() if lowercase else _text(document)
+    pieces = [f" {w} " for w in text.split()] if within_words else [text]
+    return [p[i : i + k] for p in pieces for k in n for i in range(len(p) - k + 1)]
+
+
+def _fields(document) -> tuple:
+    if not isinstance(document, tuple):
+        raise StructlinError(f"expected a tuple of fields, got {type(document).__name__}")
+    return document
+
+
+@register_template("fields", document=True)
+def _field_values(document):
+    return [f"{i}={v}" for i, v in enumerate(_fields(document))]
+
+
+@register_template("field_pairs", document=True)
+def _field_pairs(document):
+    f = _fields(document)
+    return [f"{i},{j}={f[i]}|{f[j]}" for i in range(len(f)) for j in range(i + 1, len(f))]
+
+
+@register_template("field_triples", document=True)
+def _field_triples(document):
+    f = _fields(document)
+    return [f"{i},{j},{k}={f[i]}|{f[j]}|{f[k]}" for i in range(len(f)) for j in range(i + 1, len(f))
+            for k in range(j + 1, len(f))]
+
+
+@register_template("featureset", document=True)
+def _featureset(document):
+    """An NLTK-style feature dict: a number is the value of feature ``name``; any other value ``v``
+    is the binary feature ``name=v``.  SVMlight's ``{index: value}`` features are used as given."""
+    if not isinstance(document, Mapping):
+        raise StructlinError(f"expected a feature dict, got {type(document).__name__}")
+    return {(str(k) if _is_number(v) else f"{k}={v}"): (float(v) if _is_number(v) else 1.0)
+            for k, v in document.items()}
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+
+
+def _tokens(text: str, lowercase: bool, pattern: str, stopwords: frozenset) -> list[str]:
+    tokens = re.findall(pattern, text.lower() if lowercase else text)
+    return [t for t in tokens if t not in stopwords] if stopwords else tokens
+
+
+class DocumentFeatureExtractor:
+    """Turns documents into one row each of hashed feature values (a :class:`FeatureMatrix` whose
+    instances all have length 1).  ``fit_idf`` estimates idf on training counts (for ``tfidf``)."""
+
+    def __init__(self, feature_set: FeatureSet, hasher: FeatureHasher):
+        self.feature_set = feature_set
+        self.hasher = hasher
+        self.idf_buckets = np.zeros(0, dtype=np.int64)
+        self.idf = np.zeros(0, dtype=np.float64)
+        self._specs = [(s, template(s.name), dict(s.params)) for s in feature_set.templates]
+        unfit = [s.name for s, t, _ in self._specs if t.kind == "context"]
+        if unfit:
+            raise StructlinError(f"feature set {feature_set.name!r}: context templates ({', '.join(unfit)}) need "
+                                 "a tagger; documents take document or token templates")
+
+    # --- counts ---------------------------------------------------------------------------------
+
+    def counts(self, documents) -> FeatureMatrix:
+        """Signed counts of every hashed feature bucket in every document (one row each)."""
+        documents = list(documents)
+        n = len(documents)
+        rows, codes, weights = [], [], []
+        for spec, tpl, params in self._specs:
+            if spec.name == "words":
+                r, c = self._word_ngrams(documents, spec.key, **params)
+            elif spec.name == "chars":
+                r, c = self._char_ngrams(documents, spec.key, **params)
+            else:
+                r, c, w = self._python_template(documents, spec, tpl, params)
+                weights.append(w)
+                rows.append(r)
+                codes.append(c)
+                continue
+            rows.append(r)
+            codes.append(c)
+            weights.append(np.ones(len(r)))
+        row = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        buckets, signs = self.hasher.buckets(np.concatenate(codes) if codes else np.zeros(0, np.uint64))
+        values = signs * np.concatenate(weights) if weights else np.zeros(0)
+        return _sum_duplicates(row, buckets, values, n)
+
+    def _word_ngrams(self, documents, key, n=(1,), lowercase=True, pattern=WORD_PATTERN, stopwords=()):
+        stop = frozenset(stopwords)
+        token_lists = [_tokens(_text(d), lowercase, pattern, stop) for d in documents]
+        lengths = np.array([len(t) for t in token_lists], dtype=np.int64)
+        codes = self.hasher.strings([t for tokens in token_lists for t in tokens])
+        return self._sequence_ngrams(codes, lengths, key, n)
+
+    def _char_ngrams(self, documents, key, n=(3, 4, 5), lowercase=True, within_words=True):
+        owners, pieces = [], []
+        for d, document in enumerate(documents):
+            text = _text(document).lower() if lowercase else _text(document)
+            parts = [f" {w} " for w in text.split()] if within_words else [text]
+            pieces.extend(parts)
+            owners.extend([d] * len(parts))
+        # A character's code is its code point; H(key@k) seeds every n-gram's code.
+        chars = np.frombuffer("".join(pieces).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+        rows, codes = self._sequence_ngrams(chars, np.array([len(p) for p in pieces], dtype=np.int64), key, n)
+        return np.array(owners, dtype=np.int64)[rows], codes
+
+    def _sequence_ngrams(self, codes, lengths, key, orders):
+        """Row (sequence index) and code of every n-gram of each order, never across sequences."""
+        sequence = np.repeat(np.arange(len(lengths)), lengths)
+        place = np.arange(len(codes)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        rows, out = [], []
+        for k in orders:
+            starts = np.flatnonzero(place + k <= lengths[sequence]) if len(codes) else np.zeros(0, np.int64)
+            z = np.full(len(starts), self.hasher.string(f"{key}@{k}"), dtype=np.uint64)
+            for j in range(k):
+                z = self.hasher.mix(z, codes[starts + j])
+            rows.append(sequence[starts])
+            out.append(z)
+        return np.concatenate(rows), np.concatenate(out)
+
+    def _python_template(self, documents, spec, tpl, params):
+        rows, values, weights = [], [], []
+        for d, document in enumerate(documents):
+            if tpl.kind == "token":
+                result = tpl.function(_text(document), **params)
+            else:
+                result = tpl.function(document, **params)
+            pairs = feature_values(result)
+            rows.extend([d] * len(pairs))
+            values.extend(v for v, _ in pairs)
+            weights.extend(w for _, w in pairs)
+        name = self.hasher.string(spec.key)
+        codes = self.hasher.mix(np.full(len(values), name, dtype=np.uint64), self.hasher.strings(values))
+        return np.array(rows, dtype=np.int64), codes, np.array(weights, dtype=np.float64)
+
+    # --- values ---------------------------------------------------------------------------------
+
+    def fit_idf(self, counts: FeatureMatrix) -> None:
+        """``idf = log((1 + n) / (1 + df)) + 1`` per bucket, df = training documents containing it."""
+        buckets, df = np.unique(counts.indices, return_counts=True)
+        self.idf_buckets = buckets.astype(np.int64)
+        self.idf = np.log((1 + counts.n_instances) / (1 + df)) + 1
+
+    def transform(self, counts: FeatureMatrix) -> FeatureMatrix:
+        """Counts → values (binary / count / log / tf-idf), then optional L2 normalisation."""
+        c = counts.values.astype(np.float64)
+        kind = self.feature_set.values
+        if kind == "binary":
+            v = np.sign(c)
+        elif kind == "log":
+            v = np.sign(c) * np.log1p(np.abs(c))
+        elif kind == "tfidf":
+            v = c * self._idf_of(counts.indices, unseen=np.log(1 + counts.n_instances) + 1)
+        else:
+            v = c
+        if self.feature_set.normalize == "l2" and len(v):
+            norms = np.sqrt(np.add.reduceat(v * v, counts.indptr[:-1][np.diff(counts.indptr) > 0]))
+            row_norm = np.zeros(counts.n_positions)
+            row_norm[np.diff(counts.indptr) > 0] = norms
+            v = v / np.repeat(np.where(row_norm > 0, row_norm, 1.0), np.diff(counts.indptr))
+        return FeatureMatrix(counts.indptr, counts.indices, v.astype(np.float32), counts.lengths)
+
+    def _idf_of(self, buckets: np.ndarray, unseen: float) -> np.ndarray:
+        """The fitted idf of each bucket; ``unseen`` for buckets absent from the training documents."""
+        if not len(self.idf_buckets):
+            return np.full(len(buckets), unseen)
+        position = np.minimum(np.searchsorted(self.idf_buckets, buckets), len(self.idf_buckets) - 1)
+        return np.where(self.idf_buckets[position] == buckets, self.idf[position], unseen)
+
+    def extract(self, documents) -> FeatureMatrix:
+        return self.transform(self.counts(documents))
+
+
+def _sum_duplicates(rows: np.ndarray, buckets: np.ndarray, values: np.ndarray, n_documents: int) -> FeatureMatrix:
+    """CSR rows of summed values per (document, bucket); buckets in increasing order in each row."""
+    key = rows.astype(np.int64) << 32 | buckets.astype(np.int64)
+    unique, inverse = np.unique(key, return_inverse=True)
+    summed = np.bincount(inverse, weights=values, minlength=len(unique))
+    keep = summed != 0
+    unique, summed = unique[keep], summed[keep]
+    doc = unique >> 32
+    indptr = np.zeros(n_documents + 1, dtype=np.int64)
+    np.cumsum(np.bincount(doc, minlength=n_documents), out=indptr[1:])
+    return FeatureMatrix(indptr, (unique & 0xFFFFFFFF).astype(np.int32), summed.astype(np.float32),
+                         np.ones(n_documents, dtype=np.int64))

@@ -1,0 +1,90 @@
+"""Classifier: the joint map with the Multiclass decoder, NLTK and scikit-learn interfaces, save/load."""
+
+from __future__ import annotations
+
+import nltk
+import numpy as np
+import pytest
+from nltk.classify.api import ClassifierI
+
+from structlin import Classifier
+from structlin.errors import ModelFormatError, StructlinError
+
+DOCS = ["good great fun", "great film good", "bad awful boring", "awful bad plot", "fun great", "boring bad"]
+LABELS = ["pos", "pos", "neg", "neg", "pos", "neg"]
+
+
+def test_fits_and_predicts_through_nltk_and_sklearn_verbs():
+    clf = Classifier("text-unigram", epochs=5, progress=False).fit(DOCS, LABELS)
+    assert isinstance(clf, ClassifierI)
+    assert clf.classes_ == ["neg", "pos"] and clf.labels() == ["neg", "pos"]
+    assert clf.predict(DOCS) == LABELS
+    assert clf.classify(DOCS[0]) == "pos" and clf.classify_many(DOCS[2:4]) == ["neg", "neg"]
+    scores = clf.decision_function(DOCS)
+    assert scores.shape == (6, 2)
+    assert [clf.classes_[k] for k in scores.argmax(axis=1)] == LABELS
+    assert nltk.classify.accuracy(clf, list(zip(DOCS, LABELS))) == 1.0
+    assert clf.random_state == 0
+
+
+def test_one_weight_block_per_label_multiclass():
+    docs = ["a a", "b b", "c c", "a", "b", "c"]
+    labels = ["x", "y", "z", "x", "y", "z"]
+    clf = Classifier("text-unigram", epochs=3, progress=False).fit([d.replace("a", "aa").replace("b", "bb").replace("c", "cc") for d in docs], labels)
+    assert clf.joint.n_labels == 3 and not clf.joint.transitions
+    assert clf.predict(["aa", "bb", "cc"]) == ["x", "y", "z"]
+
+
+def test_empty_document_and_unknown_words_get_a_label():
+    clf = Classifier("text-unigram", epochs=2, progress=False).fit(DOCS, LABELS)
+    assert clf.predict(["", "zzz qqq"])[0] in clf.classes_
+
+
+def test_bad_training_input():
+    with pytest.raises(StructlinError, match="6 documents but 5 labels"):
+        Classifier("text-unigram").fit(DOCS, LABELS[:5])
+    with pytest.raises(StructlinError, match="document 2 has an empty label"):
+        Classifier("text-unigram").fit(DOCS[:2], ["pos", ""])
+    with pytest.raises(StructlinError, match="1 distinct label"):
+        Classifier("text-unigram").fit(DOCS[:2], ["pos", "pos"])
+    with pytest.raises(StructlinError, match="not trained yet"):
+        Classifier("text-unigram").predict(["x"])
+
+
+def test_save_load_round_trip(tmp_path):
+    clf = Classifier("text-ngrams", epochs=3, progress=False).fit(DOCS, LABELS)
+    clf.save(tmp_path / "m.model")
+    loaded = Classifier.load(tmp_path / "m.model")
+    test = ["good fun film", "bad plot", "new words only"]
+    np.testing.assert_array_equal(loaded.decision_function(test), clf.decision_function(test))
+    assert loaded.classes_ == clf.classes_
+    with pytest.raises(ModelFormatError, match="expected a 'tagger' model"):
+        __import__("structlin").Tagger.load(tmp_path / "m.model")
+
+
+def test_dev_early_stopping_keeps_best_epoch():
+    clf = Classifier("text-unigram", epochs=4, progress=False).fit(DOCS, LABELS, dev=(DOCS[:2], LABELS[:2]))
+    assert [h["dev_accuracy"] for h in clf.history_] and clf.learner.best_epoch_ >= 1
+
+
+@pytest.fixture(scope="module")
+def names(nltk_data_dir):
+    from nltk.corpus import names as corpus
+    docs = [(n, "male") for n in corpus.words("male.txt")] + [(n, "female") for n in corpus.words("female.txt")]
+    order = np.random.default_rng(0).permutation(len(docs))
+    return [docs[k] for k in order]
+
+
+def test_names_accuracy_floor(names):
+    train, test = names[:6000], names[6000:]
+    clf = Classifier("names", epochs=10, progress=False).fit([n for n, _ in train], [g for _, g in train])
+    accuracy = nltk.classify.accuracy(clf, test)
+    assert accuracy >= 0.78, accuracy
+
+
+def test_ppattach_tuples(nltk_data_dir):
+    from nltk.corpus import ppattach
+    train = [((a.verb, a.noun1, a.prep, a.noun2), a.attachment) for a in ppattach.attachments("training")][:5000]
+    test = [((a.verb, a.noun1, a.prep, a.noun2), a.attachment) for a in ppattach.attachments("test")]
+    clf = Classifier("ppattach", epochs=5, progress=False).fit([d for d, _ in train], [y for _, y in train])
+    assert nltk.classify.accuracy(clf, test) >= 0.74
