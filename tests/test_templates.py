@@ -107,6 +107,15 @@ def test_every_bundled_set_loads_and_round_trips(name):
     assert FeatureSet.from_dict(fs.to_dict()) == fs
     keys = [s.key for s in fs.templates]
     assert len(set(keys)) == len(keys)
+    if any(template(s.name).kind == "document" for s in fs.templates):  # a classifier's feature set
+        from structlin.doctemplates import DocumentFeatureExtractor
+
+        document = ("join", "board", "as", "director") if name == "ppattach" else "The cat sat."
+        matrix = DocumentFeatureExtractor(fs, FeatureHasher(18)).extract([document])
+        assert matrix.n_positions == 1 and matrix.indptr[-1] > 0
+        with pytest.raises(StructlinError, match="for classifiers, not taggers"):
+            TokenFeatureExtractor(fs, FeatureHasher(18))
+        return
     matrix = TokenFeatureExtractor(fs, FeatureHasher(18)).extract([["The", "cat", "sat", "."]])
     assert matrix.n_positions == 4 and np.all(np.diff(matrix.indptr) > 0)
 
