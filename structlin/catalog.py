@@ -2,7 +2,9 @@
 
 The catalog is a TOML file (``corpora/catalog.toml``, installed as ``structlin.corpora``; its header
 documents the schema).  :func:`resolve` finds a corpus file locally or downloads it into the per-user
-cache, checking its SHA-256; :func:`load_split` reads one split as :class:`structlin.readers.Sentence`
+cache, checking its SHA-256; :func:`load_split` reads one split of a tagged corpus as
+:class:`structlin.readers.Sentence` objects, :func:`load_documents` one split of a document corpus
+(``kind = "documents"``: labelled documents for a classifier) as :class:`structlin.documents.Document`
 objects.
 
 A file is looked for, in this order, under
@@ -12,12 +14,14 @@ A file is looked for, in this order, under
 3. the cache: ``cache_dir``, ``STRUCTLIN_CACHE``, ``$XDG_CACHE_HOME/structlin`` or ``~/.cache/structlin``;
 
 each joined with the file's relative path (for an NLTK archive ``corpora/<id>.zip`` the unzipped
-folder ``corpora/<id>/`` is accepted too).  A download goes to a temporary file beside its target and
+folder ``corpora/<id>/`` is accepted too, and for a ``folders`` archive such as ``x/x.tar.gz`` the
+unpacked folder ``x/x/``).  A download goes to a temporary file beside its target and
 is moved into place only once its checksum matched, so the cache never holds a partial file.
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import importlib.resources
 import os
@@ -35,7 +39,7 @@ from collections.abc import Iterator
 
 from tqdm import tqdm
 
-from structlin.errors import ChecksumError, CorpusFormatError, CorpusNotFoundError, UnknownNameError
+from structlin.errors import ChecksumError, CorpusFormatError, CorpusNotFoundError, StructlinError, UnknownNameError
 
 try:
     import tomllib
@@ -43,17 +47,27 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 if TYPE_CHECKING:
+    from structlin.documents import Document
     from structlin.readers import Sentence
 
-__all__ = ["Catalog", "CorpusEntry", "NltkReaderSpec", "Split", "is_corpus_name", "load_split", "resolve"]
+__all__ = [
+    "Catalog", "CorpusEntry", "CorpusKindError", "NltkReaderSpec", "Split", "is_corpus_name", "load_documents",
+    "load_split", "resolve",
+]
 
-FORMATS = ("conllu", "nltk")
+FORMATS = ("conllu", "nltk", "folders")
+KINDS = ("tagged", "documents")
+# How an ``nltk`` document corpus makes documents (the structlin.documents reader it is read with).
+DOCUMENT_READERS = ("categorized", "qc", "ppattach", "names")
+# The reader options load_documents passes on, by folders format or document reader.
+_DOCUMENT_OPTIONS = {"folders": ("strip",), "categorized": (), "qc": ("granularity",), "ppattach": (), "names": ()}
 TIMEOUT = 60  # seconds without data before a download gives up
 _CHUNK = 1 << 16
 
-_ENTRY_KEYS = {"format", "description", "licence", "column", "path", "url", "sha256", "splits", "nltk"}
-_SPLIT_KEYS = {"path", "url", "sha256", "fileids", "fraction"}
-_NLTK_KEYS = {"reader", "root", "fileids", "tagset", "columns", "options"}
+_ENTRY_KEYS = {"kind", "format", "description", "licence", "column", "encoding", "path", "url", "sha256", "splits",
+               "nltk"}
+_SPLIT_KEYS = {"path", "url", "sha256", "fileids", "fraction", "subset"}
+_NLTK_KEYS = {"reader", "documents", "root", "fileids", "tagset", "columns", "options"}
 _MISSING = object()
 
 
@@ -67,6 +81,7 @@ class Split:
     sha256: str
     fileids: tuple[str, ...] | None = None
     fraction: tuple[float, float] = (0.0, 1.0)
+    subset: str | None = None  # format "folders": the split's top folder in the tree or archive
 
 
 @dataclass
@@ -79,6 +94,7 @@ class NltkReaderSpec:
     tagset: str | None = None
     columns: tuple[str, ...] | None = None
     options: dict = field(default_factory=dict)
+    documents: str | None = None  # kind "documents": one of DOCUMENT_READERS
 
 
 @dataclass
@@ -92,6 +108,8 @@ class CorpusEntry:
     splits: dict[str, Split]
     column: str | None = None
     nltk: NltkReaderSpec | None = None
+    kind: str = "tagged"  # or "documents"
+    encoding: str | None = None  # format "folders": the files' text encoding (default UTF-8)
 
     def split(self, name: str | None = None) -> Split:
         """The split called ``name``; ``None`` is accepted when all splits share one file."""
@@ -100,6 +118,11 @@ class CorpusEntry:
         if name not in self.splits:
             raise UnknownNameError(f"split of corpus {self.name!r}", str(name), self.splits)
         return self.splits[name]
+
+
+class CorpusKindError(StructlinError, ValueError):
+    """A corpus read as the other kind: :func:`load_split` on labelled documents, :func:`load_documents`
+    on tagged sentences."""
 
 
 class Catalog:
@@ -186,6 +209,8 @@ def resolve(
             return candidate
         if entry.format == "nltk" and relative.suffix == ".zip" and candidate.with_suffix("").is_dir():
             return candidate.with_suffix("")
+        if entry.format == "folders" and (unpacked := _unpacked(candidate)) and unpacked.is_dir():
+            return unpacked
     what = f"corpus {entry.name!r}" + (f" split {split!r}" if split else "")
     looked = f"{what}: {chosen.path} is not in {', '.join(map(str, bases))}"
     if not download:
@@ -217,6 +242,10 @@ def load_split(
     entry = name_or_entry
     if not isinstance(entry, CorpusEntry):
         entry = (catalog or Catalog.load())[name_or_entry]
+    if entry.kind != "tagged":
+        raise CorpusKindError(
+            f"corpus {entry.name!r} holds labelled documents, not tagged sentences: read it with load_documents"
+        )
     chosen = entry.split(split)
     path = resolve(entry, split, **resolve_kwargs)
     if entry.format == "conllu":
@@ -231,25 +260,13 @@ def load_split(
 
 def _read_nltk(entry: CorpusEntry, chosen: Split, path: Path, column: str | None) -> list[Sentence]:
     """The sentences of ``chosen``'s fileids, read by the corpus reader the catalog describes."""
-    import nltk.corpus.reader
-    import nltk.data
-
     spec = entry.nltk
     accepted = [*(spec.columns or ()), "universal"]
     if column is not None and column not in accepted:
         raise UnknownNameError(f"column of corpus {entry.name!r}", column, accepted)
-    cls = getattr(nltk.corpus.reader, spec.reader, None)
-    if not (isinstance(cls, type) and issubclass(cls, nltk.corpus.reader.CorpusReader)):
-        names = [name for name in dir(nltk.corpus.reader) if name.endswith("CorpusReader")]
-        raise UnknownNameError("NLTK corpus reader", spec.reader, names)
-    options = {**spec.options, **({"tagset": spec.tagset} if spec.tagset else {})}
     fileids = list(chosen.fileids) if chosen.fileids else None
     with _nltk_allowed(path):
-        if path.is_dir():
-            root = nltk.data.FileSystemPathPointer(str(path / spec.root))
-        else:  # an NLTK archive holds one top folder named like the archive
-            root = nltk.data.ZipFilePathPointer(str(path), "/".join(filter(None, (path.stem, spec.root))) + "/")
-        reader = cls(root, spec.fileids if isinstance(spec.fileids, str) else list(spec.fileids), **options)
+        reader = _nltk_reader(spec, path)
         if not spec.columns:
             from structlin.readers import read_nltk
 
@@ -260,6 +277,96 @@ def _read_nltk(entry: CorpusEntry, chosen: Split, path: Path, column: str | None
         index = spec.columns.index(entry.column if column == "universal" else column)
         rows = reader.iob_sents(fileids, tagset="universal" if column == "universal" else None)
         return [Sentence([t[0] for t in r], [t[index] for t in r], columns=[list(t) for t in r]) for r in rows]
+
+
+def _nltk_reader(spec: NltkReaderSpec, path: Path):
+    """The NLTK corpus reader ``spec`` describes, on the archive or folder at ``path``."""
+    import nltk.corpus.reader
+    import nltk.data
+
+    cls = getattr(nltk.corpus.reader, spec.reader, None)
+    if not (isinstance(cls, type) and issubclass(cls, nltk.corpus.reader.CorpusReader)):
+        names = [name for name in dir(nltk.corpus.reader) if name.endswith("CorpusReader")]
+        raise UnknownNameError("NLTK corpus reader", spec.reader, names)
+    options = {**spec.options, **({"tagset": spec.tagset} if spec.tagset else {})}
+    if path.is_dir():
+        root = nltk.data.FileSystemPathPointer(str(path / spec.root))
+    else:  # an NLTK archive holds one top folder named like the archive
+        root = nltk.data.ZipFilePathPointer(str(path), "/".join(filter(None, (path.stem, spec.root))) + "/")
+    return cls(root, spec.fileids if isinstance(spec.fileids, str) else list(spec.fileids), **options)
+
+
+def load_documents(
+    name_or_entry: str | CorpusEntry,
+    split: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+    data_dir: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    download: bool = True,
+    progress: bool | None = None,
+    **options,
+) -> list[Document]:
+    """Read one split of a document corpus of the catalog (resolving, and if need be downloading, it).
+
+    ``split`` may be left out when the corpus has a single split (``"all"`` for corpora without an
+    official split, such as movie_reviews and names: cross-validate).  ``options`` go to the reader:
+    ``strip`` for ``folders`` corpora (20news-bydate: ``strip=("headers", "footers", "quotes")``, see
+    :func:`structlin.documents.strip_usenet`), ``granularity`` (``"coarse"`` or ``"fine"``) for qc.
+    ``data_dir``, ``cache_dir``, ``download`` and ``progress`` go to :func:`resolve`.
+    """
+    entry = name_or_entry
+    if not isinstance(entry, CorpusEntry):
+        entry = (catalog or Catalog.load())[name_or_entry]
+    if entry.kind != "documents":
+        raise CorpusKindError(
+            f"corpus {entry.name!r} holds tagged sentences, not labelled documents: read it with load_split"
+        )
+    if split is None and len(entry.splits) != 1:
+        raise UnknownNameError(f"split of corpus {entry.name!r}", "None", entry.splits)
+    chosen = entry.split(split)
+    reader = entry.format if entry.format == "folders" else entry.nltk.documents
+    accepted = _DOCUMENT_OPTIONS[reader]
+    for key in options:
+        if key not in accepted:
+            raise TypeError(
+                f"load_documents() got an unexpected option {key!r} for corpus {entry.name!r} "
+                f"(accepted: {', '.join(accepted) or 'none'}, and data_dir, cache_dir, download, progress)"
+            )
+    path = resolve(entry, chosen.name, data_dir=data_dir, cache_dir=cache_dir, download=download, progress=progress)
+    if entry.format == "folders":
+        from structlin.documents import read_folders
+
+        documents = list(read_folders(path, encoding=entry.encoding or "utf-8", subset=chosen.subset, **options))
+    else:
+        documents = _read_nltk_documents(entry, chosen, path, options)
+    start, stop = (round(f * len(documents)) for f in chosen.fraction)
+    return documents[start:stop]
+
+
+def _read_nltk_documents(entry: CorpusEntry, chosen: Split, path: Path, options: dict) -> list[Document]:
+    """The documents of ``chosen``'s fileids (default: all the reader's), by the catalog's document reader."""
+    from structlin import documents
+
+    spec = entry.nltk
+    with _nltk_allowed(path):
+        reader = _nltk_reader(spec, path)
+        fileids = list(chosen.fileids) if chosen.fileids else list(reader.fileids())
+        if spec.documents == "categorized":
+            return list(documents.read_nltk_categorized(reader, fileids=fileids))
+        if spec.documents == "names":
+            return list(documents.read_names(corpus=reader, fileids=fileids))
+        if spec.documents == "qc":
+            return [doc for fileid in fileids for doc in documents.read_qc(reader, fileid=fileid, **options)]
+        return [doc for fileid in fileids for doc in documents.read_ppattach(fileid, corpus=reader)]
+
+
+def _unpacked(archive: Path) -> Path | None:
+    """The folder an archive unpacks to (``x.tar.gz`` → ``x``), or None for another file name."""
+    from structlin.documents import ARCHIVE_SUFFIXES
+
+    suffix = next((s for s in ARCHIVE_SUFFIXES if archive.name.lower().endswith(s)), None)
+    return archive.with_name(archive.name[: -len(suffix)]) if suffix else None
 
 
 @contextmanager
@@ -366,16 +473,36 @@ def _entry(name: str, table: object) -> CorpusEntry:
     fmt = _string(table, "format", where)
     if fmt not in FORMATS:
         raise _Invalid(f"{where}: format {fmt!r} is not one of {', '.join(FORMATS)}")
+    kind = _string(table, "kind", where, "tagged")
+    if kind not in KINDS:
+        raise _Invalid(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
+    if (fmt == "folders") != (kind == "documents") and fmt != "nltk":
+        raise _Invalid(f"{where}: format {fmt!r} is for kind {'documents' if fmt == 'folders' else 'tagged'}")
     splits = _table(table, "splits", where)
     splits = {key: _split(key, spec, table, f"{where} split {key!r}") for key, spec in splits.items()}
     if not splits:
         raise _Invalid(f"{where}: no splits")
     if fmt != "nltk" and "nltk" in table:
         raise _Invalid(f"{where}: an 'nltk' table is only for format 'nltk'")
+    if fmt != "folders" and ("encoding" in table or any(s.subset is not None for s in splits.values())):
+        raise _Invalid(f"{where}: 'encoding' and a split's 'subset' are only for format 'folders'")
+    if kind == "documents" and "column" in table:
+        raise _Invalid(f"{where}: 'column' is only for tagged corpora")
     column = _string(table, "column", where, None)
+    encoding = _string(table, "encoding", where, None)
+    if encoding is not None:
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise _Invalid(f"{where}: unknown encoding {encoding!r}") from None
     nltk = _nltk(_table(table, "nltk", where), f"{where} nltk") if fmt == "nltk" else None
     if nltk and nltk.columns and column not in nltk.columns:
         raise _Invalid(f"{where}: 'column' must be one of the nltk columns {', '.join(nltk.columns)}")
+    if nltk and kind == "documents" and nltk.documents not in DOCUMENT_READERS:
+        what = "missing 'documents'" if nltk.documents is None else f"'documents' {nltk.documents!r} is not"
+        raise _Invalid(f"{where} nltk: {what} one of {', '.join(DOCUMENT_READERS)}")
+    if nltk and kind == "tagged" and nltk.documents is not None:
+        raise _Invalid(f"{where} nltk: 'documents' is only for kind 'documents'")
     return CorpusEntry(
         name=name,
         format=fmt,
@@ -384,6 +511,8 @@ def _entry(name: str, table: object) -> CorpusEntry:
         splits=splits,
         column=column,
         nltk=nltk,
+        kind=kind,
+        encoding=encoding,
     )
 
 
@@ -405,7 +534,8 @@ def _split(name: str, spec: object, corpus: dict, where: str) -> Split:
     ):
         raise _Invalid(f"{where}: 'fraction' must be [a, b] with 0 <= a <= b <= 1")
     fileids = _strings(spec, "fileids", where)
-    return Split(name, path, url, sha256, fileids, (float(fraction[0]), float(fraction[1])))
+    subset = _string(spec, "subset", where, None)
+    return Split(name, path, url, sha256, fileids, (float(fraction[0]), float(fraction[1])), subset)
 
 
 def _nltk(table: dict, where: str) -> NltkReaderSpec:
@@ -419,4 +549,5 @@ def _nltk(table: dict, where: str) -> NltkReaderSpec:
         tagset=_string(table, "tagset", where, None),
         columns=_strings(table, "columns", where),
         options=_table(table, "options", where, {}),
+        documents=_string(table, "documents", where, None),
     )

@@ -17,9 +17,9 @@ document templates, and may also list token templates, which then see the whole 
 Word and character n-grams are hashed without building their strings: the code of an n-gram mixes
 ``H(key@n)`` with the codes of its tokens (or characters) in turn (:meth:`FeatureHasher.mix`), for
 all documents at once.  The counts ``c`` of a document's hashed buckets then become values by the
-feature set's ``values``: ``binary`` (1), ``count`` (c), ``log`` (log(1 + c)) or ``tfidf``
-(c · idf, ``idf = log((1 + n) / (1 + df)) + 1`` from the training documents); signs from the hash
-are kept.  ``normalize = "l2"`` scales every document vector to unit length.
+feature set's ``values``: ``binary`` (1), ``count`` (c), ``log`` (log(1 + c)), ``tfidf``
+(c · idf, ``idf = log((1 + n) / (1 + df)) + 1`` from the training documents) or ``log-tfidf``
+(log(1 + c) · idf, "sublinear tf"); signs from the hash are kept.  ``normalize = "l2"`` scales every document vector to unit length.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def _tokens(text: str, lowercase: bool, pattern: str, stopwords: frozenset) -> l
 
 class DocumentFeatureExtractor:
     """Turns documents into one row each of hashed feature values (a :class:`FeatureMatrix` whose
-    instances all have length 1).  ``fit_idf`` estimates idf on training counts (for ``tfidf``)."""
+    instances all have length 1).  ``fit_idf`` estimates idf on training counts (for the tf-idf values)."""
 
     def __init__(self, feature_set: FeatureSet, hasher: FeatureHasher):
         self.feature_set = feature_set
@@ -206,8 +206,9 @@ class DocumentFeatureExtractor:
             v = np.sign(c)
         elif kind == "log":
             v = np.sign(c) * np.log1p(np.abs(c))
-        elif kind == "tfidf":
-            v = c * self._idf_of(counts.indices, unseen=np.log(1 + counts.n_instances) + 1)
+        elif kind in ("tfidf", "log-tfidf"):
+            tf = c if kind == "tfidf" else np.sign(c) * np.log1p(np.abs(c))
+            v = tf * self._idf_of(counts.indices, unseen=np.log(1 + counts.n_instances) + 1)
         else:
             v = c
         if self.feature_set.normalize == "l2" and len(v):

@@ -307,7 +307,7 @@ class Classifier(_LinearModel, ClassifierI):
             if len(set(labels)) < 2:
                 raise StructlinError(f"training data has {len(set(labels))} distinct label(s); a classifier needs two or more")
             counts = self._extractor.counts(documents)
-            if self.feature_set.values == "tfidf":
+            if self.feature_set.values.endswith("tfidf"):
                 self._extractor.fit_idf(counts)
             X = self._extractor.transform(counts)
             self.joint = JointFeatureMap.from_training(sorted(set(labels)), X, transitions=False)

@@ -47,7 +47,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 BEFORE, AFTER = "<S>", "</S>"
 # How a document's feature counts become values (see structlin.doctemplates).
-VALUE_KINDS = ("binary", "count", "log", "tfidf")
+VALUE_KINDS = ("binary", "count", "log", "tfidf", "log-tfidf")
 
 
 @dataclass(frozen=True)

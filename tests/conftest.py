@@ -44,3 +44,13 @@ def nltk_data_dir() -> Path:
     if path is None or not (path / "corpora").is_dir():
         pytest.skip("NLTK data not found: set NLTK_DATA to ../shared/nltk_data")
     return path
+
+
+@pytest.fixture(scope="session")
+def news_archive() -> Path:
+    """The 20 Newsgroups "bydate" archive (20news-bydate/20news-bydate.tar.gz), or skip."""
+    data = _data_dir()
+    path = data / "20news-bydate" / "20news-bydate.tar.gz" if data else None
+    if path is None or not path.is_file():
+        pytest.skip("20news-bydate.tar.gz not found: set STRUCTLIN_DATA to ../shared/corpora")
+    return path

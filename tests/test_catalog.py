@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import re
+import tarfile
 import threading
 import zipfile
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -14,7 +16,7 @@ import nltk.data
 import pytest
 
 from structlin import catalog as catalog_module
-from structlin.catalog import Catalog, is_corpus_name, load_split, resolve
+from structlin.catalog import Catalog, CorpusKindError, is_corpus_name, load_documents, load_split, resolve
 from structlin.errors import ChecksumError, CorpusFormatError, CorpusNotFoundError, UnknownNameError
 
 CONTENT = b"1\tHello\thello\tINTJ\tUH\t_\t0\troot\t_\t_\n\n" * 1000
@@ -55,6 +57,8 @@ def test_default_catalog_lists_corpora_with_checksums_and_https_urls():
     assert {"ud-english-ewt", "treebank", "conll2000", "brown"} <= set(catalog.names())
     for name in catalog.names():
         entry = catalog[name]
+        if entry.kind != "tagged":  # document corpora: test_default_catalog_document_corpora
+            continue
         assert entry.format in ("conllu", "nltk") and entry.description and entry.licence
         assert {"train", "dev", "test"} <= set(entry.splits)
         for split in entry.splits.values():
@@ -336,3 +340,151 @@ def test_brown_universal_tags(nltk_data_dir):
     test = load_split("brown", "test", column="universal", download=False)
     assert len(test) == 57340 - round(0.9 * 57340)
     assert {tag for s in test for tag in s.tags} <= UNIVERSAL
+
+
+# -- document corpora (kind = "documents"): schema, load_documents ----------------------------------------
+
+
+def test_default_catalog_document_corpora():
+    catalog = Catalog.load()
+    documents = {name for name in catalog.names() if catalog[name].kind == "documents"}
+    assert documents == {"20news-bydate", "movie_reviews", "qc", "ppattach", "names"}
+    assert {catalog[name].kind for name in catalog.names()} - {"documents"} == {"tagged"}
+    splits = {name: sorted(catalog[name].splits) for name in documents}
+    assert splits == {"20news-bydate": ["test", "train"], "movie_reviews": ["all"], "qc": ["test", "train"],
+                      "ppattach": ["dev", "test", "train"], "names": ["all"]}
+    for name in documents:
+        entry = catalog[name]
+        assert entry.description and entry.licence and entry.column is None
+        for split in entry.splits.values():
+            assert re.fullmatch(r"[0-9a-f]{64}", split.sha256)
+        if entry.format == "nltk":
+            assert entry.nltk.documents in catalog_module.DOCUMENT_READERS
+            assert split.url == f"https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/{name}.zip"
+            assert split.path == f"corpora/{name}.zip"
+    news = catalog["20news-bydate"]
+    assert (news.format, news.encoding, news.licence) == ("folders", "latin-1", "as distributed by its authors for research")
+    assert news.split("train").url == "http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz"
+    assert [news.split(s).subset for s in ("train", "test")] == ["20news-bydate-train", "20news-bydate-test"]
+    assert catalog["qc"].splits["test"].fileids == ("test.txt",)
+    assert catalog["ppattach"].splits["dev"].fileids == ("devset",)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('kind = "document"\nformat = "nltk"\n', "kind 'document' is not one of tagged, documents"),
+        ('format = "folders"\n', "format 'folders' is for kind documents"),
+        ('kind = "documents"\nformat = "conllu"\n', "format 'conllu' is for kind tagged"),
+        ('format = "conllu"\nencoding = "latin-1"\n', "'encoding' and a split's 'subset' are only for format 'folders'"),
+        ('kind = "documents"\nformat = "folders"\nencoding = "latin-42"\n', "unknown encoding 'latin-42'"),
+        ('kind = "documents"\nformat = "folders"\ncolumn = "upos"\n', "'column' is only for tagged corpora"),
+        ('kind = "documents"\nformat = "nltk"\nnltk = { reader = "X", fileids = "a" }\n',
+         "nltk: missing 'documents' one of categorized, qc, ppattach, names"),
+        ('kind = "documents"\nformat = "nltk"\nnltk = { reader = "X", fileids = "a", documents = "tweets" }\n',
+         "'documents' 'tweets' is not one of categorized"),
+        ('format = "nltk"\nnltk = { reader = "X", fileids = "a", documents = "qc" }\n',
+         "'documents' is only for kind 'documents'"),
+    ],
+)
+def test_document_schema_errors(tmp_path, body, message):
+    files = f'path = "a"\nurl = "b"\nsha256 = "{SHA256}"\nsplits.train = {{}}\n'
+    with pytest.raises(CorpusFormatError, match=re.escape(message)) as err:
+        write_catalog(tmp_path, body="[corpus.tiny]\n" + body + files)
+    assert "corpus 'tiny'" in str(err.value)
+    with pytest.raises(CorpusFormatError, match="'subset' are only for format 'folders'"):
+        write_catalog(tmp_path, body='[corpus.tiny]\nformat = "conllu"\n' + files.replace("{}", '{ subset = "x" }'))
+
+
+NEWS = {  # a tiny 20news: posts in latin-1, train/test subsets
+    "news-train/rec.misc/1": b"Subject: hi\n\nCaf\xe9?\n> quoted\n",
+    "news-train/sci.misc/2": b"Subject: yo\n\nScience.\n",
+    "news-test/sci.misc/3": b"Subject: ok\n\nTest post.\n-- \nsig\n",
+}
+
+
+def folders_catalog(tmp_path, layout="archive") -> tuple[Catalog, object]:
+    """A catalog with "news" (format folders, train/test subsets) and its data directory."""
+    data = tmp_path / "data"
+    (data / "news").mkdir(parents=True)
+    if layout == "archive":
+        with tarfile.open(data / "news" / "news.tar.gz", "w:gz") as tar:
+            for name, content in NEWS.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(content)
+                tar.addfile(info, io.BytesIO(content))
+    else:  # unpacked beside where the archive would be
+        for name, content in NEWS.items():
+            (data / "news" / "news" / name).parent.mkdir(parents=True, exist_ok=True)
+            (data / "news" / "news" / name).write_bytes(content)
+    catalog = write_catalog(
+        tmp_path,
+        body=(
+            '[corpus.news]\nkind = "documents"\nformat = "folders"\nencoding = "latin-1"\npath = "news/news.tar.gz"\n'
+            f'url = "https://example.org/news.tar.gz"\nsha256 = "{SHA256}"\n'
+            'splits.train = { subset = "news-train" }\nsplits.test = { subset = "news-test" }\n'
+            'splits.half = { subset = "news-train", fraction = [0.0, 0.5] }\n'
+        ),
+    )
+    return catalog, data
+
+
+@pytest.mark.parametrize("layout", ["archive", "folder"])
+def test_load_documents_from_a_folders_corpus(tmp_path, isolated, layout):
+    catalog, data = folders_catalog(tmp_path, layout)
+    train = load_documents("news", "train", catalog=catalog, data_dir=data)
+    assert [(d.text, d.label) for d in train] == [("Subject: hi\n\nCafé?\n> quoted\n", "rec.misc"),
+                                                  ("Subject: yo\n\nScience.\n", "sci.misc")]
+    where = f"{data}/news/news.tar.gz:" if layout == "archive" else f"{data}/news/news/"
+    assert train[0].source == f"{where}news-train/rec.misc/1"
+    test = load_documents(catalog["news"], "test", data_dir=data, strip=("headers", "footers", "quotes"))
+    assert [(d.text, d.label) for d in test] == [("Test post.", "sci.misc")]
+    assert [d.text for d in load_documents("news", "train", catalog=catalog, data_dir=data, strip="quotes")][0] == (
+        "Subject: hi\n\nCafé?\n")
+    assert len(load_documents("news", "half", catalog=catalog, data_dir=data)) == 1
+
+
+def test_load_documents_errors(tmp_path, isolated):
+    catalog, data = folders_catalog(tmp_path)
+    with pytest.raises(TypeError, match=r"unexpected option 'granularity' for corpus 'news' \(accepted: strip, and"):
+        load_documents("news", "train", catalog=catalog, data_dir=data, granularity="fine")
+    with pytest.raises(ValueError, match="unknown strip value 'sig'"):
+        load_documents("news", "train", catalog=catalog, data_dir=data, strip="sig")
+    with pytest.raises(UnknownNameError, match="split of corpus 'news' 'None'; accepted: half, test, train"):
+        load_documents("news", None, catalog=catalog, data_dir=data)
+    with pytest.raises(CorpusKindError, match="corpus 'news' holds labelled documents, not tagged sentences: read it "
+                                              "with load_documents"):
+        load_split("news", "train", catalog=catalog, data_dir=data)
+    with pytest.raises(CorpusNotFoundError, match="https://example.org/news.tar.gz"):
+        load_documents("news", "train", catalog=catalog, data_dir=tmp_path / "empty", download=False)
+    (tmp_path / "tagged").mkdir()
+    tagged = write_catalog(tmp_path / "tagged")
+    with pytest.raises(CorpusKindError, match="corpus 'tiny' holds tagged sentences, not labelled documents: read it "
+                                              "with load_split"):
+        load_documents("tiny", "train", catalog=tagged)
+    with pytest.raises(CorpusKindError):
+        load_documents("treebank", "train")
+
+
+def test_load_documents_from_an_nltk_archive(tmp_path, isolated):
+    data = tmp_path / "data" / "corpora"
+    data.mkdir(parents=True)
+    with zipfile.ZipFile(data / "miniqc.zip", "w") as archive:
+        archive.writestr("miniqc/train.txt", b"DESC:manner How ?\nLOC:city Where ?\n")
+        archive.writestr("miniqc/test.txt", b"NUM:date When ?\n")
+    catalog = write_catalog(
+        tmp_path,
+        body=(
+            '[corpus.miniqc]\nkind = "documents"\nformat = "nltk"\npath = "corpora/miniqc.zip"\n'
+            f'url = "https://example.org/miniqc.zip"\nsha256 = "{SHA256}"\n'
+            'splits.train = { fileids = ["train.txt"] }\nsplits.all = {}\n'
+            '[corpus.miniqc.nltk]\nreader = "StringCategoryCorpusReader"\ndocuments = "qc"\n'
+            'fileids = ["train.txt", "test.txt"]\noptions = { encoding = "ISO-8859-2" }\n'
+        ),
+    )
+    train = load_documents("miniqc", "train", catalog=catalog, data_dir=tmp_path / "data", granularity="fine")
+    assert [(d.text, d.label, d.line) for d in train] == [("How ?", "DESC:manner", 1), ("Where ?", "LOC:city", 2)]
+    assert train[0].source == f"{data / 'miniqc.zip'}:miniqc/train.txt"
+    every = load_documents("miniqc", "all", catalog=catalog, data_dir=tmp_path / "data")
+    assert [d.label for d in every] == ["DESC", "LOC", "NUM"]
+    assert nltk.data.path == []  # the archive was allowed only meanwhile

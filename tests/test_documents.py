@@ -1,0 +1,647 @@
+"""Tests of structlin.documents: small inline trees, archives and line files for every format and error,
+stand-in NLTK corpora, then the real corpora (20 Newsgroups, movie_reviews, qc, ppattach, names)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import tarfile
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from structlin.catalog import load_documents
+from structlin.documents import (
+    Document,
+    read_fasttext,
+    read_folders,
+    read_names,
+    read_nltk_categorized,
+    read_ppattach,
+    read_qc,
+    read_svmlight,
+    read_tsv,
+    strip_usenet,
+)
+from structlin.errors import CorpusFormatError, CorpusNotFoundError, UnknownNameError
+
+# A one-folder-per-class tree: path -> bytes. Sorted order: neg/a, neg/b, pos/c, pos/more/d.
+TREE = {
+    "pos/more/d.txt": b"nested file\n",
+    "pos/c.txt": b"great\nfun\n",
+    "neg/b.txt": b"bad\n",
+    "neg/a.txt": b"awful\n",
+}
+EXPECTED = [("awful\n", "neg", "neg/a.txt"), ("bad\n", "neg", "neg/b.txt"), ("great\nfun\n", "pos", "pos/c.txt"),
+            ("nested file\n", "pos", "pos/more/d.txt")]
+
+
+def make_tree(directory: Path, files: dict[str, bytes]) -> Path:
+    for name, data in files.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_bytes(data)
+    return directory
+
+
+def make_tar(path: Path, files: dict[str, bytes], mode: str = "w:gz") -> Path:
+    """A tar archive of ``files`` in the given (unsorted) order, with folder members for the first."""
+    with tarfile.open(path, mode) as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def make_zip(path: Path, files: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> Path:
+    with zipfile.ZipFile(path, "w", compression) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return path
+
+
+def archive_of(tmp_path: Path, kind: str, files: dict[str, bytes]) -> Path:
+    """``files`` as a folder tree or as an archive of the kind named by its suffix."""
+    if kind == "folder":
+        return make_tree(tmp_path / "tree", files)
+    if kind == ".zip":
+        return make_zip(tmp_path / "tree.zip", files)
+    mode = {".tar.gz": "w:gz", ".tgz": "w:gz", ".tar": "w", ".tar.bz2": "w:bz2", ".tar.xz": "w:xz"}[kind]
+    return make_tar(tmp_path / f"tree{kind}", files, mode)
+
+
+def format_error(read, *args, **options) -> CorpusFormatError:
+    with pytest.raises(CorpusFormatError) as info:
+        list(read(*args, **options))
+    return info.value
+
+
+def write(tmp_path: Path, text: str | bytes, name: str = "corpus.txt") -> Path:
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    return path
+
+
+# --- read_folders: trees and archives ----------------------------------------------------------------
+
+KINDS = ["folder", ".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz", ".zip"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_read_folders_gives_the_same_documents_in_sorted_order(tmp_path, kind):
+    path = archive_of(tmp_path, kind, TREE)
+    documents = list(read_folders(path))
+    assert [(d.text, d.label) for d in documents] == [(text, label) for text, label, _ in EXPECTED]
+    separator = "/" if kind == "folder" else ":"
+    assert [d.source for d in documents] == [f"{path}{separator}{name}" for _, _, name in EXPECTED]
+    assert {d.line for d in documents} == {None}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_read_folders_subset(tmp_path, kind):
+    files = {f"{split}/{name}": data for split in ("train", "test") for name, data in TREE.items()}
+    files["test/neg/b.txt"] = b"test only\n"
+    path = archive_of(tmp_path, kind, files)
+    test = list(read_folders(path, subset="test"))
+    assert [(d.text, d.label) for d in test] == [("awful\n", "neg"), ("test only\n", "neg"), ("great\nfun\n", "pos"),
+                                                  ("nested file\n", "pos")]
+    assert test[0].source.endswith("test/neg/a.txt")
+    assert len(list(read_folders(path, subset="train"))) == 4
+    assert {d.label for d in read_folders(path)} == {"test", "train"}  # no subset: the top folders are labels
+    error = format_error(read_folders, path, subset="dev")
+    assert error.path == str(path) and "no folder 'dev'" in str(error) and "test, train" in str(error)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_read_folders_rejects_files_outside_label_folders(tmp_path, kind):
+    path = archive_of(tmp_path, kind, {**TREE, "README": b"not a document\n"})
+    error = format_error(read_folders, path)
+    assert error.path == (f"{path}/README" if kind == "folder" else f"{path}:README")
+    assert "a file outside any label folder (expected <label>/<file>" in str(error)
+    files = {f"train/{name}": data for name, data in TREE.items()} | {"train/stray.txt": b"x"}
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    error = format_error(read_folders, archive_of(sub, kind, files), subset="train")
+    assert error.path.endswith("stray.txt") and "expected train/<label>/<file>" in str(error)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_read_folders_latin1_read_as_utf8_names_member_and_line(tmp_path, kind):
+    path = archive_of(tmp_path, kind, {**TREE, "pos/z.txt": b"first line\ncaf\xe9 au lait\n"})
+    error = format_error(read_folders, path)
+    member = f"{path}/pos/z.txt" if kind == "folder" else f"{path}:pos/z.txt"
+    assert (error.path, error.line) == (member, 2)
+    assert str(error).startswith(f"{member}:2: invalid utf-8: byte 0xe9 at position 4 of the line (expected utf-8 text")
+    assert list(read_folders(path, encoding="latin-1"))[-1].text == "first line\ncafé au lait\n"
+    assert list(read_folders(path, errors="replace"))[-1].text == "first line\ncaf\ufffd au lait\n"
+
+
+def test_read_folders_streams_an_archive_whatever_its_member_order(tmp_path):
+    files = {f"label{i % 3}/{i:03d}": f"document {i}\n".encode() for i in range(30)}
+    shuffled = dict(sorted(files.items(), key=lambda item: (hash(item[0]) % 7, item[0]), reverse=True))
+    for path in (make_tar(tmp_path / "a.tar.gz", shuffled), make_zip(tmp_path / "a.zip", shuffled)):
+        documents = read_folders(path)
+        assert next(documents).text == "document 0\n"  # label0/000 first, wherever it is in the archive
+        assert [d.text for d in documents] == [files[name].decode() for name in sorted(files)][1:]
+
+
+def test_read_folders_recognises_an_archive_without_its_suffix(tmp_path):
+    for name, maker in (("tar", make_tar), ("zip", make_zip)):
+        path = maker(tmp_path / f"corpus-{name}.data", TREE)
+        assert [d.label for d in read_folders(path)] == ["neg", "neg", "pos", "pos"]
+
+
+def test_read_folders_not_an_archive_and_missing_paths(tmp_path):
+    error = format_error(read_folders, write(tmp_path, "just text\n"))
+    assert "damaged or truncated archive" in str(error) and "(expected a tar archive)" in str(error)
+    error = format_error(read_folders, write(tmp_path, "just text\n", "fake.zip"))
+    assert error.path == str(tmp_path / "fake.zip") and "(expected a zip archive)" in str(error)
+    with pytest.raises(CorpusNotFoundError, match="nowhere"):
+        list(read_folders(tmp_path / "nowhere.tar.gz"))
+
+
+def test_read_folders_rejects_bad_options(tmp_path):
+    with pytest.raises(ValueError, match="unknown strip value 'signature'; accepted: headers, footers, quotes"):
+        read_folders(tmp_path, strip=("headers", "signature"))
+    with pytest.raises(ValueError, match="unknown encoding 'latin-9000'"):
+        read_folders(tmp_path, encoding="latin-9000")
+    with pytest.raises(ValueError, match="unknown errors handler"):
+        read_folders(tmp_path, errors="lenient")
+    with pytest.raises(ValueError, match="invalid subset"):
+        read_folders(tmp_path, subset="/")
+
+
+# Damaged archives. Documents big enough that a cut or a flipped byte lands inside the compressed data.
+BIG = {f"{label}/{i:02d}.txt": " ".join(f"w{(i * 7919 + j * 104729) % 5003}" for j in range(3000)).encode()
+       for label in ("neg", "pos") for i in range(6)}
+
+
+@pytest.mark.parametrize("damage", ["cut-half", "cut-end", "flip-middle", "flip-crc"])
+@pytest.mark.parametrize("suffix", [".tar.gz", ".tar.bz2", ".tar.xz"])
+def test_read_folders_damaged_compressed_tar_is_reported_before_any_document(tmp_path, damage, suffix):
+    path = archive_of(tmp_path, suffix, BIG)
+    data = bytearray(path.read_bytes())
+    if damage == "cut-half":
+        data = data[: len(data) // 2]
+    elif damage == "cut-end":
+        data = data[:-30]
+    elif damage == "flip-middle":
+        for i in range(len(data) // 2, len(data) // 2 + 64):
+            data[i] ^= 0x55
+    else:  # the stored checksum: gzip's CRC-32 is in the last 8 bytes; bz2's and xz's near the end too
+        data[-12 if suffix == ".tar.xz" else -8] ^= 0xFF
+    path.write_bytes(bytes(data))
+    documents = read_folders(path)
+    with pytest.raises(CorpusFormatError) as info:
+        next(documents)  # the whole stream is checked before the first document
+    error = info.value
+    assert error.path == str(path)
+    assert "damaged or truncated archive: " in str(error) and "(expected a " in str(error)
+    assert "\n" not in str(error)
+
+
+def test_read_folders_damaged_plain_tar_header_is_not_a_silent_end(tmp_path):
+    path = make_tar(tmp_path / "tree.tar", TREE, "w")
+    data = bytearray(path.read_bytes())
+    data[512 + 512 + 100] ^= 0xFF  # the mode field of the second member's header: a bad checksum
+    path.write_bytes(bytes(data))
+    with tarfile.open(path) as tar:
+        assert len(tar.getmembers()) == 1  # what tarfile alone makes of it, without a word
+    error = format_error(read_folders, path)
+    assert error.path == str(path)
+    assert str(error) == (
+        f"{path}: damaged or truncated archive: unreadable header at byte 1024 after member pos/more/d.txt "
+        "(expected a complete tar archive)"
+    )
+    path.write_bytes(bytes(data[:1024]))  # one whole member, then nothing: no end-of-archive marker
+    assert "ends without an end-of-archive marker" in str(format_error(read_folders, path))
+
+
+def test_read_folders_zip_member_with_a_wrong_crc(tmp_path):
+    path = make_zip(tmp_path / "tree.zip", TREE, zipfile.ZIP_STORED)
+    data = path.read_bytes()
+    at = data.index(b"great\nfun")
+    path.write_bytes(data[:at] + b"G" + data[at + 1:])  # pos/c.txt changed, its CRC not
+    documents = read_folders(path)
+    assert [next(documents).label for _ in range(2)] == ["neg", "neg"]
+    with pytest.raises(CorpusFormatError) as info:
+        next(documents)
+    assert info.value.path == f"{path}:pos/c.txt"
+    assert str(info.value).startswith(f"{path}:pos/c.txt: damaged or truncated archive: Bad CRC-32 for file 'pos/c.txt'")
+    assert "(expected an intact zip member)" in str(info.value)
+
+
+def test_read_folders_zip_member_with_damaged_deflate_data_or_a_truncated_zip(tmp_path):
+    path = make_zip(tmp_path / "tree.zip", BIG)
+    data = bytearray(path.read_bytes())
+    info = zipfile.ZipFile(path).getinfo("neg/03.txt")
+    start = info.header_offset + 30 + len(info.filename)
+    for i in range(start + 100, start + 164):
+        data[i] ^= 0x55
+    path.write_bytes(bytes(data))
+    error = format_error(read_folders, path)
+    assert error.path == f"{path}:neg/03.txt" and "damaged or truncated archive" in str(error)
+    path.write_bytes(bytes(data[: len(data) // 2]))
+    error = format_error(read_folders, path)
+    assert error.path == str(path) and "File is not a zip file" in str(error)
+
+
+# --- Usenet posts --------------------------------------------------------------------------------------
+
+POST = (
+    "From: alice@example.org (Alice)\n"
+    "Subject: Re: Linear models\n"
+    "Lines: 12\n"
+    "\n"
+    "In article <1993Apr1.1@example.org> bob@example.org (Bob) writes:\n"
+    ">Perceptrons cannot learn XOR.\n"
+    "> Nor parity.\n"
+    "|A quote with a bar.\n"
+    "\n"
+    "They can, with the right features.\n"
+    "As Rosenblatt said: averaging helps.\n"
+    "Averaging helps anyway.\n"
+    "\n"
+    "-- \n"
+    "Alice, Example Org\n"
+)
+BODY = POST.split("\n\n", 1)[1]
+STRIPPED = {
+    ("headers",): BODY,
+    ("footers",): POST[: POST.index("\n-- ")],  # up to the blank line before "-- "
+    ("quotes",): (
+        "From: alice@example.org (Alice)\nSubject: Re: Linear models\nLines: 12\n\n\nThey can, with the right features.\n"
+        "Averaging helps anyway.\n\n-- \nAlice, Example Org\n"
+    ),
+    ("headers", "footers", "quotes"): "\nThey can, with the right features.\nAveraging helps anyway.\n",
+}
+
+
+@pytest.mark.parametrize("strip", list(STRIPPED))
+def test_strip_usenet(strip):
+    assert strip_usenet(POST, strip) == STRIPPED[strip]
+    assert strip_usenet(POST, tuple(reversed(strip))) == STRIPPED[strip]  # always headers, footers, quotes
+
+
+def test_strip_usenet_edge_cases_follow_scikit_learn():
+    assert strip_usenet("Subject: only headers\n", "headers") == ""  # no empty line: all headers
+    assert strip_usenet("Hello\n\nSecond paragraph\n", "footers") == "Hello"  # the last blank line counts too
+    assert strip_usenet("\n--\nno other separator\n", "footers") == "\n--\nno other separator\n"  # at line 1
+    assert strip_usenet("a\nb\n", "footers") == "a\nb\n"
+    assert strip_usenet("x\n>y\n|z\nI wrote: w\n", "quotes") == "x\n"
+    assert strip_usenet(POST, ()) == POST
+
+
+def test_strip_usenet_matches_scikit_learn():
+    twenty = pytest.importorskip("sklearn.datasets._twenty_newsgroups")
+    texts = [POST, BODY, "Hello\n\nSecond paragraph\n", "a\n\n", "\n\n\n", "x\n---\ny", "", "only one line"]
+    for text in texts:
+        assert strip_usenet(text, "headers") == twenty.strip_newsgroup_header(text)
+        assert strip_usenet(text, "footers") == twenty.strip_newsgroup_footer(text)
+        assert strip_usenet(text, "quotes") == twenty.strip_newsgroup_quoting(text)
+
+
+@pytest.mark.parametrize("kind", ["folder", ".tar.gz"])
+def test_read_folders_strips_posts(tmp_path, kind):
+    path = archive_of(tmp_path, kind, {"rec.misc/1": POST.encode(), "sci.misc/2": b"x\n> quoted\ny\n"})
+    documents = list(read_folders(path, strip=("headers", "footers", "quotes")))
+    assert [(d.text, d.label) for d in documents] == [(STRIPPED["headers", "footers", "quotes"], "rec.misc"),
+                                                      ("", "sci.misc")]  # no empty line: all headers
+    assert [d.text for d in read_folders(path, strip="quotes")][1] == "x\ny\n"
+
+
+# --- read_tsv ------------------------------------------------------------------------------------------
+
+TSV = 'pos\tA "quoted" word\nneg\t"tab\tinside"\n\nneg\t"two\nlines"\tignored\npos\t\n'
+
+
+@pytest.mark.parametrize("name", ["data.tsv", "data.tsv.gz"])
+def test_read_tsv_with_quoting(tmp_path, name):
+    path = write(tmp_path, TSV, name)
+    assert [(d.text, d.label, d.line) for d in read_tsv(path)] == [
+        ('A "quoted" word', "pos", 1), ("tab\tinside", "neg", 2), ("two\nlines", "neg", 4), ("", "pos", 6),
+    ]
+    assert next(read_tsv(path)).source == str(path)
+
+
+def test_read_csv_with_a_header_and_named_columns(tmp_path):
+    path = write(tmp_path, 'id,text,label\n1,"Hello, world",greet\n2,"He said ""hi""",greet\n3,Bye,leave\n')
+    documents = list(read_tsv(path, label_column="label", text_column="text", delimiter=",", header=True))
+    assert [(d.text, d.label, d.line) for d in documents] == [
+        ("Hello, world", "greet", 2), ('He said "hi"', "greet", 3), ("Bye", "leave", 4),
+    ]
+    assert [d.label for d in read_tsv(path, label_column=0, text_column=2, delimiter=",", header=True)] == ["1", "2", "3"]
+
+
+def test_read_tsv_encodings(tmp_path):
+    path = write(tmp_path, b"pos\tcaf\xe9\n")
+    assert next(read_tsv(path, encoding="latin-1")).text == "café"
+    error = format_error(read_tsv, path)
+    assert str(error).startswith(f"{path}:1: invalid UTF-8: byte 0xe9 at position 8 of the line")
+    utf16 = write(tmp_path, "pos\tcafé\nneg\tthé\n".encode("utf-16"), "utf16.tsv")
+    assert [(d.text, d.line) for d in read_tsv(utf16, encoding="utf-16")] == [("café", 1), ("thé", 2)]
+
+
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        ("pos\tfine\nmissing-label-and-text\n", 2,
+         "expected at least 2 tab-separated columns (label in column 0, text in column 1, counted from 0), found 1"),
+        ("pos\tfine\n\ttext without a label\n", 2, "empty label (expected a label in column 0, counted from 0)"),
+        ("pos\tfine\n \ttext\n", 2, "empty label"),
+        ('pos\t"a"b\n', 1, "badly quoted field"),
+        ('pos\tfine\nneg\t"never closed\nmore\n', 2, "badly quoted field: unexpected end of data"),
+    ],
+)
+def test_read_tsv_errors(tmp_path, text, line, message):
+    path = write(tmp_path, text)
+    error = format_error(read_tsv, path)
+    assert (error.path, error.line) == (str(path), line)
+    assert str(error).startswith(f"{path}:{line}: {message}")
+
+
+def test_read_tsv_header_errors_and_options(tmp_path):
+    path = write(tmp_path, "text,label\nhi,greet\n")
+    error = format_error(read_tsv, path, label_column="class", text_column="text", delimiter=",", header=True)
+    assert str(error) == f"{path}:1: no column 'class' in the header (expected one of ['text', 'label'])"
+    with pytest.raises(ValueError, match="needs header=True"):
+        read_tsv(path, label_column="label")
+    with pytest.raises(ValueError, match="one character"):
+        read_tsv(path, delimiter="::")
+    with pytest.raises(ValueError, match="same column"):
+        read_tsv(path, label_column=1, text_column=1)
+    with pytest.raises(ValueError, match="column index >= 0"):
+        read_tsv(path, text_column=-1)
+    with pytest.raises(CorpusNotFoundError, match="missing.tsv"):
+        list(read_tsv(tmp_path / "missing.tsv"))
+
+
+# --- read_fasttext -------------------------------------------------------------------------------------
+
+
+def test_read_fasttext(tmp_path):
+    path = write(tmp_path, "__label__pos I loved  it\n__label__neg   Awful.  \n\n__label__neg\n__label__x\tTabbed\n")
+    assert [(d.text, d.label, d.line) for d in read_fasttext(path)] == [
+        ("I loved  it", "pos", 1), ("Awful.", "neg", 2), ("", "neg", 4), ("Tabbed", "x", 5),
+    ]
+    latin = write(tmp_path, b"__label__fr caf\xe9\n", "latin.txt")
+    assert next(read_fasttext(latin, encoding="latin-1")).text == "café"
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("no label here", "no label: the line starts with 'no' (expected '__label__<label> <text>')"),
+        ("text __label__late", "no label: the line starts with 'text'"),
+        ("__label__a __label__b both", ("2 labels (__label__a __label__b): multi-label input is not supported "
+                                        "(expected exactly one __label__ label per line)")),
+        ("__label__a text __label__b", "2 labels"),
+        ("__label__ text", "empty label (expected '__label__<label>')"),
+    ],
+)
+def test_read_fasttext_errors(tmp_path, line, message):
+    path = write(tmp_path, f"__label__ok fine\n{line}\n")
+    assert str(format_error(read_fasttext, path)).startswith(f"{path}:2: {message}")
+
+
+# --- read_svmlight -------------------------------------------------------------------------------------
+
+
+def test_read_svmlight(tmp_path):
+    path = write(tmp_path, "# a comment line\n+1 1:0.5 3:-2e-1 # trailing\n\n-1 0:1 10:.25\n2\n  7 4:3.\n", "d.svm.gz")
+    assert [(d.text, d.label, d.line) for d in read_svmlight(path)] == [
+        ({1: 0.5, 3: -0.2}, "+1", 2), ({0: 1.0, 10: 0.25}, "-1", 4), ({}, "2", 5), ({4: 3.0}, "7", 6),
+    ]
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("1 a:0.5", "index 'a' of feature 'a:0.5' is not a non-negative integer (expected index:value with an integer"),
+        ("1 -2:0.5", "index '-2' of feature '-2:0.5' is not a non-negative integer"),
+        ("1 1.5:2", "index '1.5'"),
+        ("1 1:abc", "value 'abc' of feature '1:abc' is not a number (expected index:value with a decimal value"),
+        ("1 1:nan", "value 'nan'"),
+        ("1 1:", "value ''"),
+        ("1 7", "feature '7' has no ':' (expected index:value)"),
+        ("1 1:0.5 1:0.25", "index 1 repeated (expected each index once per line)"),
+        ("1:0.5 2:1", "no label: the line starts with '1:0.5' (expected 'label index:value ...')"),
+        ("1 qid:3 1:0.5", "'qid:3': query ids are not supported"),
+    ],
+)
+def test_read_svmlight_errors(tmp_path, line, message):
+    path = write(tmp_path, f"0 1:1\n{line}\n")
+    error = format_error(read_svmlight, path)
+    assert (error.path, error.line) == (str(path), 2)
+    assert str(error).startswith(f"{path}:2: {message}")
+
+
+def test_line_readers_are_lazy_and_report_missing_files(tmp_path):
+    for read in (read_tsv, read_fasttext, read_svmlight, read_folders):
+        documents = read(tmp_path / "missing.txt")  # nothing opened yet
+        with pytest.raises(CorpusNotFoundError, match="missing.txt"):
+            next(documents)
+
+
+# --- NLTK corpora (stand-ins built in tmp_path) -----------------------------------------------------
+
+
+@pytest.fixture
+def nltk_allowed(tmp_path, monkeypatch):
+    """Let NLTK readers open tmp_path (recent NLTK opens only files below nltk.data.path)."""
+    import nltk.data
+
+    monkeypatch.setattr(nltk.data, "path", [*nltk.data.path, str(tmp_path)])
+    return tmp_path
+
+
+def test_read_nltk_categorized_on_a_reader(tmp_path, nltk_allowed):
+    from nltk.corpus.reader import CategorizedPlaintextCorpusReader
+
+    make_tree(tmp_path, {"b.txt": b"second", "a.txt": b"first", "c.txt": b"third", "cats.txt": b"a.txt x\nb.txt y\nc.txt x y\n"})
+    reader = CategorizedPlaintextCorpusReader(str(tmp_path), r"[abc]\.txt", cat_file="cats.txt")
+    documents = read_nltk_categorized(reader, fileids=["b.txt", "a.txt"])
+    assert [(d.text, d.label, d.source) for d in documents] == [
+        ("first", "x", str(tmp_path / "a.txt")), ("second", "y", str(tmp_path / "b.txt")),
+    ]
+    error = format_error(read_nltk_categorized, reader)
+    assert str(error) == f"{tmp_path / 'c.txt'}: 2 categories (x, y) (expected exactly one category per document)"
+    with pytest.raises(UnknownNameError, match="'d.txt'; accepted: a.txt, b.txt, c.txt"):
+        read_nltk_categorized(reader, fileids=["d.txt"])
+
+
+def test_read_nltk_categorized_rejects_other_corpora(tmp_path, nltk_allowed):
+    from nltk.corpus.reader import PlaintextCorpusReader
+
+    with pytest.raises(TypeError, match="not a categorized corpus"):
+        read_nltk_categorized(PlaintextCorpusReader(str(tmp_path), []))
+    with pytest.raises(UnknownNameError, match="unknown NLTK corpus 'no_such_corpus'; accepted: .*movie_reviews"):
+        read_nltk_categorized("no_such_corpus")
+
+
+QC = b"DESC:manner How did serfdom develop ?\nLOC:city Which city has a sister\xf0city ?\n\nENTY:cremat  What films ?\n"
+
+
+def test_read_qc_from_a_file_or_a_reader(tmp_path, nltk_allowed):
+    from nltk.corpus.reader import StringCategoryCorpusReader
+
+    path = write(tmp_path, QC, "train.txt")
+    coarse = list(read_qc(path))
+    assert [(d.text, d.label, d.line) for d in coarse] == [
+        ("How did serfdom develop ?", "DESC", 1), ("Which city has a sisterđcity ?", "LOC", 2), ("What films ?", "ENTY", 4),
+    ]  # ISO-8859-2 by default, as NLTK reads qc
+    assert [d.label for d in read_qc(str(path), granularity="fine")] == ["DESC:manner", "LOC:city", "ENTY:cremat"]
+    reader = StringCategoryCorpusReader(str(tmp_path), ["train.txt"], encoding="latin-1")
+    assert [d.text for d in read_qc(reader, fileid="train.txt")][1] == "Which city has a sisterðcity ?"
+    with pytest.raises(ValueError, match="unknown granularity 'medium'; accepted: coarse, fine"):
+        read_qc(path, granularity="medium")
+    with pytest.raises(UnknownNameError, match="accepted: train.txt"):
+        read_qc(reader, fileid="test.txt")
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [("DESC How ?", "label 'DESC' is not COARSE:fine (expected 'COARSE:fine question')"),
+     (":manner How ?", "label ':manner' is not COARSE:fine"),
+     ("DESC:manner", "no question after the label (expected 'COARSE:fine question')")],
+)
+def test_read_qc_errors(tmp_path, line, message):
+    path = write(tmp_path, f"DESC:def What is it ?\n{line}\n", "qc.txt")
+    assert str(format_error(read_qc, path)).startswith(f"{path}:2: {message}")
+
+
+def test_read_ppattach_on_a_reader(tmp_path, nltk_allowed):
+    from nltk.corpus.reader import PPAttachmentCorpusReader
+
+    make_tree(tmp_path, {"training": b"0 join board as director V\n1 is chairman of N.V. N\n",
+                         "bad": b"0 join board as director V\n1 is chairman of N\n2 a b c d X\n"})
+    reader = PPAttachmentCorpusReader(str(tmp_path), ["training", "bad"])
+    assert [(d.text, d.label, d.line) for d in read_ppattach(corpus=reader)] == [
+        (("join", "board", "as", "director"), "V", 1), (("is", "chairman", "of", "N.V."), "N", 2),
+    ]
+    error = format_error(read_ppattach, "bad", corpus=reader)
+    assert str(error) == (f"{tmp_path / 'bad'}:2: expected 6 whitespace-separated fields (sentence id, verb, noun1, "
+                          "preposition, noun2, attachment), found 5")
+    reader = PPAttachmentCorpusReader(str(tmp_path), ["bad"])
+    make_tree(tmp_path, {"bad": b"2 a b c d X\n"})
+    assert str(format_error(read_ppattach, "bad", corpus=reader)) == f"{tmp_path / 'bad'}:1: attachment 'X' (expected V or N)"
+
+
+def test_read_names_on_a_reader(tmp_path, nltk_allowed):
+    from nltk.corpus.reader import WordListCorpusReader
+
+    make_tree(tmp_path, {"male.txt": b"Aamir\nAaron\n", "female.txt": b"Abbey\nGale \n\nJo Ann\n"})
+    reader = WordListCorpusReader(str(tmp_path), ["male.txt", "female.txt"])
+    assert [(d.text, d.label, d.line) for d in read_names(corpus=reader)] == [
+        ("Aamir", "male", 1), ("Aaron", "male", 2), ("Abbey", "female", 1), ("Gale", "female", 2), ("Jo Ann", "female", 4),
+    ]
+
+
+def test_nltk_line_files_report_bad_bytes_with_their_line(tmp_path, nltk_allowed):
+    from nltk.corpus.reader import WordListCorpusReader
+
+    make_tree(tmp_path, {"male.txt": b"Aamir\nJos\xe9\n", "female.txt": b""})
+    reader = WordListCorpusReader(str(tmp_path), ["male.txt", "female.txt"], encoding="ascii")
+    error = format_error(read_names, corpus=reader)
+    assert str(error).startswith(f"{tmp_path / 'male.txt'}:2: invalid ascii: byte 0xe9 at position 4 of the line")
+
+
+# --- The real corpora --------------------------------------------------------------------------------
+
+NEWSGROUPS = [
+    "alt.atheism", "comp.graphics", "comp.os.ms-windows.misc", "comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware",
+    "comp.windows.x", "misc.forsale", "rec.autos", "rec.motorcycles", "rec.sport.baseball", "rec.sport.hockey",
+    "sci.crypt", "sci.electronics", "sci.med", "sci.space", "soc.religion.christian", "talk.politics.guns",
+    "talk.politics.mideast", "talk.politics.misc", "talk.religion.misc",
+]
+
+
+@pytest.fixture(scope="session")
+def news(news_archive) -> dict[str, list[Document]]:
+    """Both splits of 20 Newsgroups, read once per session through the catalog (about 3 s)."""
+    return {split: load_documents("20news-bydate", split, download=False) for split in ("train", "test")}
+
+
+@pytest.mark.corpus
+def test_20news_splits(news, news_archive):
+    assert {split: len(documents) for split, documents in news.items()} == {"train": 11314, "test": 7532}
+    for split, documents in news.items():
+        assert sorted({d.label for d in documents}) == NEWSGROUPS
+        first = documents[0]
+        assert first.source == f"{news_archive}:20news-bydate-{split}/alt.atheism/{'49960' if split == 'train' else '53068'}"
+        assert first.label == "alt.atheism" and first.text.startswith("From: ")
+        assert [d.source for d in documents] == sorted(d.source for d in documents)  # the archive is sorted per split
+    assert Counter(d.label for d in news["train"])["soc.religion.christian"] == 599
+    assert min(Counter(d.label for d in news["train"]).values()) == 377  # talk.religion.misc
+
+
+@pytest.mark.corpus
+def test_20news_strip_matches_scikit_learn(news):
+    twenty = pytest.importorskip("sklearn.datasets._twenty_newsgroups")
+    for document in news["train"] + news["test"]:
+        text = document.text
+        assert strip_usenet(text, "headers") == twenty.strip_newsgroup_header(text)
+        assert strip_usenet(text, "footers") == twenty.strip_newsgroup_footer(text)
+        assert strip_usenet(text, "quotes") == twenty.strip_newsgroup_quoting(text)
+
+
+@pytest.mark.corpus
+def test_20news_is_not_utf8(news_archive):
+    error = format_error(read_folders, news_archive, subset="20news-bydate-train")  # latin-1 is needed
+    assert (error.path, error.line) == (f"{news_archive}:20news-bydate-train/alt.atheism/49960", 300)
+
+
+@pytest.mark.corpus
+def test_movie_reviews(nltk_data_dir):
+    import nltk
+
+    documents = list(read_nltk_categorized("movie_reviews"))
+    assert len(documents) == 2000 and Counter(d.label for d in documents) == {"neg": 1000, "pos": 1000}
+    assert documents[0].source.endswith("movie_reviews.zip:movie_reviews/neg/cv000_29416.txt")
+    assert documents[-1].text == nltk.corpus.movie_reviews.raw("pos/cv999_13106.txt")
+    assert [(d.text, d.label) for d in load_documents("movie_reviews", download=False)] == [
+        (d.text, d.label) for d in documents
+    ]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("split, size, fine_labels", [("train", 5452, 50), ("test", 500, 42)])
+def test_qc(nltk_data_dir, split, size, fine_labels):
+    import nltk
+
+    coarse = load_documents("qc", split, download=False)
+    fine = load_documents("qc", split, granularity="fine", download=False)
+    assert len(coarse) == len(fine) == size
+    assert {d.label for d in coarse} == {"ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"}
+    assert len({d.label for d in fine}) == fine_labels
+    assert [(d.label, d.text) for d in fine] == [tuple(t) for t in nltk.corpus.qc.tuples(f"{split}.txt")]
+    assert [(d.text, d.label) for d in read_qc(fileid=f"{split}.txt")] == [(d.text, d.label) for d in coarse]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("split, fileid, size", [("train", "training", 20801), ("dev", "devset", 4039), ("test", "test", 3097)])
+def test_ppattach(nltk_data_dir, split, fileid, size):
+    import nltk
+
+    documents = load_documents("ppattach", split, download=False)
+    assert len(documents) == size and {d.label for d in documents} == {"N", "V"}
+    expected = [((a.verb, a.noun1, a.prep, a.noun2), a.attachment) for a in nltk.corpus.ppattach.attachments(fileid)]
+    assert [(d.text, d.label) for d in documents] == expected
+    assert [d.text for d in read_ppattach(fileid)] == [d.text for d in documents]
+
+
+@pytest.mark.corpus
+def test_names(nltk_data_dir):
+    documents = list(read_names())
+    assert len(documents) == 7944 and Counter(d.label for d in documents) == {"male": 2943, "female": 5001}
+    assert (documents[0].text, documents[0].label, documents[-1].text) == ("Aamir", "male", "Zuzana")
+    labels: dict[str, set[str]] = {}
+    for document in documents:
+        labels.setdefault(document.text, set()).add(document.label)
+    assert sum(len(both) == 2 for both in labels.values()) == 365  # names in both lists
+    assert [(d.text, d.label) for d in load_documents("names", "all", download=False)] == [
+        (d.text, d.label) for d in documents
+    ]
