@@ -285,7 +285,8 @@ def test_invalid_hyper_parameters_and_names():
     assert set(LEARNERS) == {"perceptron", "averaged-perceptron"}
     learner = make_learner("averaged-perceptron", epochs=4, seed=3)
     assert isinstance(learner, AveragedPerceptron)
-    assert learner.params() == {"epochs": 4, "seed": 3, "shuffle": True, "batch_size": 1, "patience": None}
+    assert learner.params() == {"epochs": 4, "seed": 3, "shuffle": True, "batch_size": 1, "patience": None,
+                               "margin": 0.0}
     with pytest.raises(UnknownNameError, match="accepted: averaged-perceptron, perceptron"):
         make_learner("svm")
 
@@ -299,3 +300,19 @@ def test_epoch_order_is_a_permutation_of_similar_length_batches():
     random_spread = np.ptp(lengths[np.random.default_rng(1).permutation(1000)[:996]].reshape(-1, 4), axis=1)
     assert spread.mean() < random_spread.mean() / 4  # batches hold sentences of similar length
     assert (epoch_order(lengths, 1, np.random.default_rng(1)) == np.random.default_rng(1).permutation(1000)).all()
+
+
+@pytest.mark.parametrize("margin, expected", [(0.0, [-1.0, 1.0]), (1.0, [-1.0, 1.0]), (3.0, [-2.0, 2.0])])
+def test_margin_updates_until_gold_wins_by_the_margin(margin, expected):
+    """One feature (value 1), gold label 1, two epochs.  Epoch 1: tie → update to scores (−1, 1).
+    Epoch 2: the gold label leads by 2; only a margin above 2 makes ŷ = argmax(score + τ·[y ≠ 1]) = 0."""
+    X = FeatureMatrix([0, 1], [0], [1.0], [1])
+    joint = JointFeatureMap(["a", "b"], np.arange(1), transitions=False)
+    learner = Perceptron(epochs=2, shuffle=False, margin=margin, progress=False)
+    learner.fit(joint, Multiclass(), X, np.array([1]))
+    assert joint.emission_weights(learner.weights_)[0].tolist() == expected
+
+
+def test_negative_margin_is_rejected():
+    with pytest.raises(ValueError, match="margin"):
+        Perceptron(margin=-1)

@@ -8,6 +8,10 @@ The averaged perceptron returns the mean of the weights after every example visi
 every update ``δ`` also does ``u += c·δ``, and ``w̄ = w − u/T`` after ``T`` visits, because
 ``Σ_t w_t = Σ_s δ_s (T − s + 1) = T·w − Σ_s (s − 1) δ_s``.
 
+With ``margin = τ > 0`` the update is made whenever the gold output does not beat every other
+output by τ per wrong position: ``ŷ = argmax_y w·φ(x, y) + τ·Δ(y, y_gold)`` (the decoder's
+loss-augmented argmax, Hamming Δ), the perceptron with margin.
+
 With ``batch_size > 1`` a mini-batch of instances is decoded with the same weights and their
 updates are then applied in order (each still counted at its own visit for the average).
 """
@@ -37,7 +41,8 @@ class Perceptron:
     averaged = False
 
     def __init__(self, epochs: int = 10, *, seed: int = 0, shuffle: bool = True, batch_size: int = 1,
-                 patience: int | None = None, callback: Callable | None = None, progress: bool | None = None):
+                 patience: int | None = None, margin: float = 0.0, callback: Callable | None = None,
+                 progress: bool | None = None):
         if epochs < 1:
             raise ValueError(f"epochs must be at least 1, got {epochs}")
         if batch_size < 1:
@@ -47,13 +52,16 @@ class Perceptron:
         self.shuffle = shuffle
         self.batch_size = batch_size
         self.patience = patience
+        if margin < 0:
+            raise ValueError(f"margin must be non-negative, got {margin}")
+        self.margin = margin
         self.callback = callback
         self.progress = progress
 
     def params(self) -> dict:
         """The hyper-parameters, as stored in a model file."""
         return {"epochs": self.epochs, "seed": self.seed, "shuffle": self.shuffle,
-                "batch_size": self.batch_size, "patience": self.patience}
+                "batch_size": self.batch_size, "patience": self.patience, "margin": self.margin}
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
             dev: tuple[FeatureMatrix, np.ndarray] | None = None) -> Perceptron:
@@ -80,7 +88,9 @@ class Perceptron:
                 stop = min(start + self.batch_size, Xe.n_instances)
                 batch = Xe.slice(start, stop)
                 gold = ye[offsets[start] : offsets[stop]]
-                predicted = decoder.argmax(joint.scores(w, batch))
+                scores = joint.scores(w, batch)
+                predicted = (decoder.loss_augmented_argmax(scores, gold, self.margin) if self.margin
+                             else decoder.argmax(scores))
                 wrong = predicted != gold
                 if wrong.any():
                     indices, values, owner = joint.delta(batch, gold, predicted)
