@@ -1,4 +1,4 @@
-"""The ``structlin`` command: train, evaluate and apply taggers; describe corpora.
+"""The ``structlin`` command: train, evaluate and apply taggers and classifiers; describe corpora.
 
 Errors caused by input (files, names, options) print one line on stderr and exit with status 1
 (usage errors: status 2); they never show a traceback.
@@ -10,12 +10,17 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
-from .catalog import Catalog, is_corpus_name, load_split
+import numpy as np
+
+from .catalog import Catalog, is_corpus_name, load_documents, load_split
+from .documents import read_fasttext, read_folders, read_svmlight, read_tsv
 from .decoders import DECODERS
 from .errors import StructlinError
-from .learners import LEARNERS
-from .models import Tagger
+from .learners import LEARNERS, make_learner
+from .modelfile import model_kind
+from .models import Classifier, Tagger
 from .readers import FILE_FORMATS, guess_format, read_file, read_text, write_conllu
 from .stats import corpus_stats, format_stats
 from .templates import available_feature_sets
@@ -28,14 +33,27 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _add_data_options(parser, *, split: str | None):
+DOCUMENT_FORMATS = ("folders", "tar", "tsv", "fasttext", "svmlight")
+
+
+def _add_data_options(parser, *, split: str | None, document_formats: bool = False):
     parser.add_argument("--column", help="tag column: upos or xpos for CoNLL-U (default: the model's, else upos); "
                                          "for NLTK corpora universal, or a column name such as chunk")
-    parser.add_argument("--format", choices=FILE_FORMATS, help="file format (default: conllu for *.conllu, "
-                                                              "else word<TAB>tag)")
+    formats = FILE_FORMATS + (DOCUMENT_FORMATS if document_formats else ())
+    parser.add_argument("--format", choices=formats, help="file format (default: conllu for *.conllu, else "
+                                                          "word<TAB>tag; for classifiers: folders for a directory "
+                                                          "or archive, tsv, fasttext, svmlight)")
     parser.add_argument("--columns", help="column names of a column file, e.g. word,pos,chunk (with --format columns)")
     if split:
         parser.add_argument("--split", default=split, help=f"split of a named corpus (default: {split})")
+
+
+def _add_document_options(parser, *, formats: bool = True):
+    if formats:
+        parser.add_argument("--format", choices=DOCUMENT_FORMATS, help="input format (default: folders for a "
+                            "directory or archive, tsv for *.tsv/*.csv, svmlight for *.svm, else fastText lines)")
+    parser.add_argument("--strip", help="drop parts of Usenet posts: any of headers,footers,quotes")
+    parser.add_argument("--encoding", help="text encoding of document files (default: the corpus's, else utf-8)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,6 +85,26 @@ def build_parser() -> argparse.ArgumentParser:
     tagger.add_argument("--output", "-o", required=True, help="where to write the model")
     tagger.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
 
+    classifier = train.add_parser("classifier", help="train a document classifier",
+                                  description="Train a classifier and save it. Example: structlin train classifier "
+                                              "--corpus 20news-bydate --output news.model")
+    source = classifier.add_mutually_exclusive_group(required=True)
+    source.add_argument("--corpus", help="named document corpus (its train split; dev defaults to its dev split)")
+    source.add_argument("--train", help="training file, folder tree or archive")
+    dev = classifier.add_mutually_exclusive_group()
+    dev.add_argument("--dev", help="dev file (or a split name of --corpus) for early stopping")
+    dev.add_argument("--dev-fraction", type=float, help="hold out this fraction of the training data (seeded) as dev")
+    _add_document_options(classifier)
+    classifier.add_argument("--features", default="text-ngrams",
+                            help=f"feature set name or TOML file (default: text-ngrams; bundled: {', '.join(available_feature_sets())})")
+    classifier.add_argument("--learner", default="averaged-perceptron", help=f"one of: {', '.join(LEARNERS)}")
+    classifier.add_argument("--epochs", type=int, default=10, help="training epochs (default: 10)")
+    classifier.add_argument("--margin", type=float, default=0.0, help="perceptron margin τ (default: 0, the plain perceptron)")
+    classifier.add_argument("--seed", type=int, default=0, help="seed of the shuffling and of --dev-fraction (default: 0)")
+    classifier.add_argument("--bits", type=int, default=22, help="feature hash size 2**bits (default: 22)")
+    classifier.add_argument("--output", "-o", required=True, help="where to write the model")
+    classifier.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+
     evaluate = commands.add_parser("evaluate", help="score a model on a tagged corpus",
                                    description="Evaluate a tagger: token, sentence, known/unknown-word accuracy, "
                                                "per-tag P/R/F1, confusions.")
@@ -74,7 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     target = evaluate.add_mutually_exclusive_group(required=True)
     target.add_argument("--corpus", help="named corpus")
     target.add_argument("--test", help="tagged file")
-    _add_data_options(evaluate, split="test")
+    _add_data_options(evaluate, split="test", document_formats=True)
+    _add_document_options(evaluate, formats=False)
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
 
     tag = commands.add_parser("tag", help="tag text with a model",
@@ -86,6 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
     tag.add_argument("--format", choices=("conllu", "text"), help="input/output format (default: conllu for "
                                                                   "*.conllu, else text)")
     tag.add_argument("--column", help="CoNLL-U column to fill: upos or xpos (default: the model's)")
+
+    classify = commands.add_parser("classify", help="classify documents with a model",
+                                   description="Classify one document per input line (prints one label per line), "
+                                               "or every file of a folder (prints path<TAB>label).")
+    classify.add_argument("model")
+    classify.add_argument("--input", "-i", help="text file (one document per line) or folder (default: stdin)")
+    classify.add_argument("--output", "-o", help="output file (default: stdout)")
+    classify.add_argument("--encoding", default="utf-8", help="text encoding of the input (default: utf-8)")
 
     corpus = commands.add_parser("corpus", help="corpus tools").add_subparsers(dest="action", required=True,
                                                                               parser_class=_Parser)
@@ -103,6 +150,68 @@ def _sentences(corpus: str, split: str | None, args) -> list:
     columns = args.columns.split(",") if args.columns else None
     return list(read_file(corpus, format=args.format or ("columns" if columns else None),
                           column=args.column or "upos", columns=columns))
+
+
+def _documents(source: str, split: str | None, args) -> list:
+    """Labelled documents: a named corpus split, or a file / folder / archive in ``--format``."""
+    strip = args.strip.split(",") if args.strip else ()
+    if is_corpus_name(Catalog.load(), source) and not args.format:
+        options = {"strip": strip} if strip else {}
+        return load_documents(source, split, **options)
+    fmt = args.format or _guess_document_format(source)
+    encoding = args.encoding or "utf-8"
+    if fmt in ("folders", "tar"):
+        return list(read_folders(source, encoding=encoding, strip=strip))
+    if fmt == "tsv":
+        return list(read_tsv(source, delimiter="," if source.endswith(".csv") else "\t", encoding=encoding))
+    if fmt == "svmlight":
+        return list(read_svmlight(source))
+    return list(read_fasttext(source, encoding=encoding))
+
+
+def _guess_document_format(source: str) -> str:
+    name = source.removesuffix(".gz")
+    if Path(source).is_dir() or name.endswith((".tar", ".tgz", ".zip")) or source.endswith(".tar.gz"):
+        return "folders"
+    if name.endswith((".tsv", ".csv")):
+        return "tsv"
+    return "svmlight" if name.endswith((".svm", ".svmlight")) else "fasttext"
+
+
+def _train_classifier(args) -> None:
+    learner = make_learner(args.learner, epochs=args.epochs, seed=args.seed, margin=args.margin,
+                           progress=False if args.quiet else None)
+    classifier = Classifier(args.features, learner, bits=args.bits)
+    if args.corpus:
+        entry = Catalog.load()[args.corpus]
+        train = _documents(args.corpus, "train" if "train" in entry.splits else None, args)
+        dev_name = args.dev or ("dev" if "dev" in entry.splits and args.dev_fraction is None else None)
+        dev = None if dev_name is None else (_documents(args.corpus, dev_name, args) if dev_name in entry.splits
+                                             else _documents(dev_name, None, args))
+    else:
+        train = _documents(args.train, None, args)
+        dev = _documents(args.dev, None, args) if args.dev else None
+    if args.dev_fraction is not None:
+        if not 0 < args.dev_fraction < 1:
+            raise StructlinError(f"--dev-fraction must be between 0 and 1, got {args.dev_fraction}")
+        order = np.random.default_rng(args.seed).permutation(len(train))
+        cut = len(train) - max(1, round(args.dev_fraction * len(train)))
+        train, dev = [train[k] for k in order[:cut]], [train[k] for k in order[cut:]]
+    began = time.perf_counter()
+    classifier.fit([d.text for d in train], [d.label for d in train],
+                   None if dev is None else ([d.text for d in dev], [d.label for d in dev]))
+    seconds = time.perf_counter() - began
+    classifier.save(args.output)
+    if not args.quiet:
+        _print_history(classifier.history_)
+        print(f"trained on {len(train):,} documents in {seconds:.1f}s; kept epoch {classifier.learner.best_epoch_}; "
+              f"model written to {args.output}")
+
+
+def _print_history(history) -> None:
+    for record in history:
+        dev_text = "" if record["dev_accuracy"] is None else f"  dev accuracy {100 * record['dev_accuracy']:.2f}%"
+        print(f"epoch {record['epoch']:>3}  mistakes {record['train_mistakes']:>6}{dev_text}  {record['seconds']:.1f}s")
 
 
 def _train_tagger(args) -> None:
@@ -129,16 +238,19 @@ def _train_tagger(args) -> None:
     tagger.column = args.column or ("upos" if conllu else None)
     tagger.save(args.output)
     if not args.quiet:
-        for record in tagger.history_:
-            dev_text = "" if record["dev_accuracy"] is None else f"  dev accuracy {100 * record['dev_accuracy']:.2f}%"
-            print(f"epoch {record['epoch']:>3}  mistakes {record['train_mistakes']:>6}{dev_text}  "
-                  f"{record['seconds']:.1f}s")
+        _print_history(tagger.history_)
         tokens = sum(len(s.words) if hasattr(s, "words") else len(s) for s in train)
         print(f"trained on {len(train):,} sentences ({tokens:,} tokens) in {seconds:.1f}s; "
               f"kept epoch {tagger.learner.best_epoch_}; model written to {args.output}")
 
 
 def _evaluate(args) -> None:
+    if model_kind(args.model) == "classifier":
+        classifier = Classifier.load(args.model)
+        gold = _documents(args.corpus or args.test, args.split if args.corpus else None, args)
+        report = classifier.report([d.text for d in gold], [d.label for d in gold])
+        print(json.dumps(report.to_dict()) if args.json else report.format())
+        return
     tagger = Tagger.load(args.model)
     args.column = args.column or tagger.column
     gold = _sentences(args.corpus or args.test, args.split if args.corpus else None, args)
@@ -166,6 +278,26 @@ def _tag(args) -> None:
             out.close()
 
 
+def _classify(args) -> None:
+    classifier = Classifier.load(args.model)
+    if args.input and Path(args.input).is_dir():
+        files = sorted(p for p in Path(args.input).rglob("*") if p.is_file())
+        documents = [p.read_bytes().decode(args.encoding) for p in files]
+        names = [str(p) for p in files]
+    else:
+        with open(args.input, encoding=args.encoding) if args.input else sys.stdin as lines:
+            documents = [line.rstrip("\n") for line in lines]
+        names = None
+    labels = classifier.predict(documents)
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        for k, label in enumerate(labels):
+            out.write(f"{names[k]}\t{label}\n" if names else f"{label}\n")
+    finally:
+        if args.output:
+            out.close()
+
+
 def _stats(args) -> None:
     stats = corpus_stats(_sentences(args.corpus, args.split, args))
     print(json.dumps(stats) if args.json else format_stats(args.corpus, stats))
@@ -174,7 +306,10 @@ def _stats(args) -> None:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    action = {"train": _train_tagger, "evaluate": _evaluate, "tag": _tag, "corpus": _stats}[args.command]
+    if args.command == "train":
+        action = _train_tagger if args.model == "tagger" else _train_classifier
+    else:
+        action = {"evaluate": _evaluate, "tag": _tag, "classify": _classify, "corpus": _stats}[args.command]
     try:
         action(args)
     except StructlinError as err:

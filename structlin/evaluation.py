@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["TaggingReport", "evaluate_tagging"]
+__all__ = ["ClassificationReport", "TaggingReport", "evaluate_classification", "evaluate_tagging"]
 
 
 @dataclass
@@ -218,3 +218,55 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], n_text: int = 1
         return "  " + "  ".join(cells).rstrip()
 
     return [line(header), *(line(row) for row in rows)]
+
+
+@dataclass
+class ClassificationReport:
+    """The result of :func:`evaluate_classification` (fractions in [0, 1]).
+
+    ``macro_f1`` is the unweighted mean of the per-class F1 over every class in gold or prediction;
+    ``micro_f1`` pools all decisions, which for one label per instance equals the accuracy.
+    ``confusion[i][j]`` counts instances of gold class ``labels[i]`` predicted as ``labels[j]``.
+    """
+
+    accuracy: float | None
+    macro_f1: float | None
+    micro_f1: float | None
+    n_instances: int
+    per_class: dict[str, dict[str, float | int]]
+    labels: list[str]
+    confusion: list[list[int]]
+
+    def to_dict(self) -> dict:
+        return {"accuracy": self.accuracy, "macro_f1": self.macro_f1, "micro_f1": self.micro_f1,
+                "n_instances": self.n_instances, "per_class": self.per_class, "labels": self.labels,
+                "confusion": self.confusion}
+
+    def format(self) -> str:
+        """Summary, per-class table (P/R/F1 in %) and the confusion matrix (rows gold, columns predicted)."""
+        lines = [f"Instances: {self.n_instances}", f"Accuracy:  {_percent(self.accuracy)}",
+                 f"Macro-F1:  {_percent(self.macro_f1)}", f"Micro-F1:  {_percent(self.micro_f1)}"]
+        if not self.n_instances:
+            return "\n".join(lines + ["No instances: scores are undefined."]) + "\n"
+        lines += ["", "Per class (precision, recall and F1 in %):"]
+        lines += _table(("class", "precision", "recall", "F1", "support"),
+                        [(c, f"{100 * s['precision']:.2f}", f"{100 * s['recall']:.2f}", f"{100 * s['f1']:.2f}",
+                          str(s["support"])) for c, s in self.per_class.items()])
+        lines += ["", "Confusion matrix (rows: gold, columns: predicted, in the order of the rows):"]
+        lines += _table(("gold", *map(str, range(1, len(self.labels) + 1))),
+                        [(f"{k + 1} {label}", *map(str, row)) for k, (label, row) in enumerate(zip(self.labels, self.confusion))])
+        return "\n".join(lines) + "\n"
+
+
+def evaluate_classification(gold: Sequence[str], predicted: Sequence[str]) -> ClassificationReport:
+    """Accuracy, macro/micro F1, per-class P/R/F1 (as in :func:`evaluate_tagging`) and the confusion matrix."""
+    if len(gold) != len(predicted):
+        raise ValueError(f"gold has {len(gold)} instances but predicted has {len(predicted)}")
+    report = evaluate_tagging([[g] for g in gold], [[p] for p in predicted], top_confusions=None)
+    labels = list(report.per_tag)
+    index = {label: k for k, label in enumerate(labels)}
+    confusion = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    np.add.at(confusion, ([index[g] for g in gold], [index[p] for p in predicted]), 1)
+    f1s = [s["f1"] for s in report.per_tag.values()]
+    return ClassificationReport(report.accuracy, float(np.mean(f1s)) if f1s else None, report.accuracy,
+                                len(gold), report.per_tag, labels, confusion.tolist())

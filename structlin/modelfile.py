@@ -77,3 +77,18 @@ def _check_header(path: Path, metadata: dict, kind: str) -> None:
         raise ModelFormatError(f"{path}: holds a {metadata.get('kind')!r} model, expected a {kind!r} model")
     if not isinstance(metadata.get("arrays"), dict):
         raise ModelFormatError(f"{path}: metadata lists no arrays")
+
+
+def model_kind(path) -> str:
+    """The ``kind`` recorded in a model file (``"tagger"``, ``"classifier"`` ...)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelFormatError(f"{path}: model file not found")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            metadata = json.loads(archive.read("metadata.json").decode("utf-8"))
+    except (zipfile.BadZipFile, KeyError, EOFError, ValueError, OSError) as err:
+        raise ModelFormatError(f"{path}: not a readable structlin model (truncated or corrupted: {err})") from None
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+        raise ModelFormatError(f"{path}: not a structlin model file")
+    return str(metadata.get("kind"))

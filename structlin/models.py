@@ -20,7 +20,7 @@ from . import __version__
 from .decoders import Decoder, Multiclass, decode_corpus, make_decoder
 from .doctemplates import DocumentFeatureExtractor
 from .errors import CorpusFormatError, ModelFormatError, StructlinError
-from .evaluation import TaggingReport, evaluate_tagging
+from .evaluation import ClassificationReport, TaggingReport, evaluate_classification, evaluate_tagging
 from .hashing import FeatureHasher
 from .joint import JointFeatureMap, Scores
 from .learners import LEARNERS, make_learner
@@ -343,6 +343,11 @@ class Classifier(_LinearModel, ClassifierI):
     def labels(self) -> list[str]:
         """NLTK ``ClassifierI.labels``."""
         return self.classes_
+
+    def report(self, documents, labels) -> ClassificationReport:
+        """Accuracy, macro/micro F1, per-class scores and the confusion matrix on labelled documents."""
+        documents, labels = _labelled(documents, labels, "gold data")
+        return evaluate_classification(labels, self.predict(documents))
 
     def _extra_arrays(self) -> dict:
         return {"idf_buckets": self._extractor.idf_buckets, "idf": self._extractor.idf}

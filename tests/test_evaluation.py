@@ -194,3 +194,18 @@ def test_per_tag_matches_nltk_and_brute_force_on_random_example():
             pairs[(a, b)] = pairs.get((a, b), 0) + 1
     expected = sorted(((a, b, c) for (a, b), c in pairs.items()), key=lambda x: (-x[2], x[0], x[1]))
     assert report.confusions == expected
+
+
+def test_classification_report_by_hand():
+    from structlin.evaluation import evaluate_classification
+
+    report = evaluate_classification(["a", "a", "b", "c"], ["a", "b", "b", "a"])
+    assert report.accuracy == report.micro_f1 == 0.5
+    # F1: a = 1/2 (P 1/2, R 1/2), b = 2/3 (P 1/2, R 1), c = 0
+    assert report.macro_f1 == pytest.approx((0.5 + 2 / 3 + 0) / 3)
+    assert report.labels == ["a", "b", "c"]
+    assert report.confusion == [[1, 1, 0], [0, 1, 0], [1, 0, 0]]
+    assert json.loads(json.dumps(report.to_dict()))["per_class"]["b"]["recall"] == 1.0
+    assert "Macro-F1:  38.89%" in report.format()
+    with pytest.raises(ValueError, match="2 instances but predicted has 1"):
+        evaluate_classification(["a", "b"], ["a"])

@@ -1,0 +1,86 @@
+"""The classifier's command line: train classifier, evaluate, classify, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+
+import pytest
+
+from structlin.cli import main
+
+TRAIN = ["good great fun", "great film good", "bad awful boring", "awful bad plot", "fun great film", "boring bad plot"]
+LABELS = ["pos", "pos", "neg", "neg", "pos", "neg"]
+
+
+@pytest.fixture()
+def fasttext_files(tmp_path):
+    train = tmp_path / "train.txt"
+    train.write_text("".join(f"__label__{y} {x}\n" for x, y in zip(TRAIN, LABELS)), encoding="utf-8")
+    return train
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_train_evaluate_classify_round_trip(tmp_path, capsys, fasttext_files):
+    model = tmp_path / "m.model"
+    code, out, _ = run(capsys, "train", "classifier", "--train", fasttext_files, "--features", "text-unigram",
+                       "--epochs", "5", "--output", model, "--quiet")
+    assert code == 0 and model.is_file()
+    code, out, _ = run(capsys, "evaluate", model, "--test", fasttext_files, "--json")
+    report = json.loads(out)
+    assert code == 0 and report["accuracy"] == 1.0 and report["n_instances"] == 6
+    assert set(report) >= {"accuracy", "macro_f1", "per_class", "n_instances"}
+    docs = tmp_path / "docs.txt"
+    docs.write_text("good great fun\nbad awful boring\n", encoding="utf-8")
+    code, out, _ = run(capsys, "classify", model, "--input", docs)
+    assert code == 0 and out.splitlines() == ["pos", "neg"]
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "a.txt").write_text("awful bad plot", encoding="utf-8")
+    code, out, _ = run(capsys, "classify", model, "--input", folder)
+    assert out.splitlines() == [f"{folder / 'a.txt'}\tneg"]
+
+
+def test_train_from_folder_archive_with_dev_fraction(tmp_path, capsys):
+    root = tmp_path / "tree"
+    for k, (text, label) in enumerate(zip(TRAIN * 3, LABELS * 3)):
+        (root / label).mkdir(parents=True, exist_ok=True)
+        (root / label / f"{k}.txt").write_text(text, encoding="utf-8")
+    archive = tmp_path / "tree.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(root, arcname=".")
+    code, out, _ = run(capsys, "train", "classifier", "--train", archive, "--dev-fraction", "0.2", "--features",
+                       "text-unigram", "--epochs", "3", "--output", tmp_path / "m.model")
+    assert code == 0 and "trained on 14 documents" in out and "dev accuracy" in out
+
+
+@pytest.mark.parametrize("name, content, expected", [
+    ("bad.tsv", "pos\tgood film\n\tno label here\n", "bad.tsv:2"),
+    ("bad.svm", "1 1:0.5 2:1\n2 x:1\n", "bad.svm:2"),
+    ("bad.txt", b"__label__pos caf\xe9\n", "bad.txt:1"),
+])
+def test_bad_input_exits_with_one_line(tmp_path, capsys, name, content, expected):
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    code, out, err = run(capsys, "train", "classifier", "--train", path, "--output", tmp_path / "m.model")
+    assert code == 1 and expected in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_corrupted_archive_member_exits_with_one_line(tmp_path, capsys):
+    root = tmp_path / "tree"
+    for label in ("a", "b"):
+        (root / label).mkdir(parents=True)
+        (root / label / "doc.txt").write_text("some words " * 2000, encoding="utf-8")
+    archive = tmp_path / "tree.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(root, arcname=".")
+    data = bytearray(archive.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # damage the compressed stream in the middle
+    archive.write_bytes(bytes(data))
+    code, _, err = run(capsys, "train", "classifier", "--train", archive, "--output", tmp_path / "m.model")
+    assert code == 1 and "tree.tar.gz" in err and len(err.strip().splitlines()) == 1
