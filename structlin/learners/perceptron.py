@@ -102,22 +102,24 @@ class Perceptron:
                 visits += stop - start
                 if (stop // self.batch_size) % 64 == 0 or stop == Xe.n_instances:
                     bar.update((epoch - 1) * X.n_instances + stop - bar.n)
-            current = w - u / visits if u is not None else w.copy()
             record = {"epoch": epoch, "train_mistakes": mistakes, "train_token_errors": token_errors,
                       "dev_accuracy": None, "seconds": time.perf_counter() - began}
-            if dev is not None:
+            if dev is not None:  # without dev the last epoch's weights are kept, computed once at the end
+                current = _hypothesis(w, u, visits)
                 predicted = decode_corpus(decoder, joint, current, dev[0])
                 record["dev_accuracy"] = float((predicted == dev[1]).mean()) if len(dev[1]) else 0.0
                 record["seconds"] = time.perf_counter() - began
+                if record["dev_accuracy"] > best_score:
+                    best_score, best_weights, self.best_epoch_ = record["dev_accuracy"], current, epoch
+                del current
             self.history_.append(record)
             bar.set_postfix(epoch=epoch, mistakes=mistakes, dev=record["dev_accuracy"])
-            score = record["dev_accuracy"] if dev is not None else epoch
-            if score > best_score:
-                best_score, best_weights, self.best_epoch_ = score, current, epoch
             stop_now = self.callback is not None and self.callback(record, self)
             if stop_now or (dev is not None and self.patience is not None and epoch - self.best_epoch_ >= self.patience):
                 break
         bar.close()
+        if dev is None:
+            best_weights, self.best_epoch_ = _hypothesis(w, u, visits), len(self.history_)
         self.weights_ = best_weights
         return self
 
@@ -127,6 +129,15 @@ class AveragedPerceptron(Perceptron):
 
     name = "averaged-perceptron"
     averaged = True
+
+
+def _hypothesis(w: np.ndarray, u: np.ndarray | None, visits: int) -> np.ndarray:
+    """The weights to predict with: ``w`` itself, or the average ``w − u/visits`` (one new array)."""
+    if u is None:
+        return w.copy()
+    out = np.divide(u, visits)
+    np.subtract(w, out, out=out)
+    return out
 
 
 def epoch_order(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) -> np.ndarray:
