@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from structlin.errors import CorpusFormatError, CorpusNotFoundError, UnknownNameError
-from structlin.readers import open_text
+from structlin.readers import open_binary, open_text
 
 __all__ = [
     "ARCHIVE_SUFFIXES", "STRIP_PARTS", "Document", "read_fasttext", "read_folders", "read_names",
@@ -132,12 +132,7 @@ def _open_lines(source: Source | IO, encoding: str) -> Iterator[NumberedLines]:
     if not isinstance(source, (str, os.PathLike)):
         yield _decoded_lines(source, name, encoding)
         return
-    opener = gzip.open if name.endswith(".gz") else open
-    try:
-        file = opener(name, "rb")
-    except FileNotFoundError:
-        raise CorpusNotFoundError(f"corpus file not found: {name}") from None
-    with file:
+    with open_binary(name) as file:
         yield _decoded_lines(file, name, encoding)
 
 

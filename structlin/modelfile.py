@@ -46,12 +46,10 @@ def save_model(path, metadata: dict, arrays: dict[str, np.ndarray]) -> None:
 
 def load_model(path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
     """Read a model of ``kind`` (e.g. ``"tagger"``); every defect raises :class:`ModelFormatError`."""
-    path = Path(path)
-    if not path.is_file():
-        raise ModelFormatError(f"{path}: model file not found")
+    path = _existing(path)
     try:
         with zipfile.ZipFile(path) as archive:
-            metadata = json.loads(archive.read("metadata.json").decode("utf-8"))
+            metadata = _metadata(archive)
             _check_header(path, metadata, kind)
             arrays = {}
             for name, spec in metadata["arrays"].items():
@@ -81,14 +79,23 @@ def _check_header(path: Path, metadata: dict, kind: str) -> None:
 
 def model_kind(path) -> str:
     """The ``kind`` recorded in a model file (``"tagger"``, ``"classifier"`` ...)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ModelFormatError(f"{path}: model file not found")
+    path = _existing(path)
     try:
         with zipfile.ZipFile(path) as archive:
-            metadata = json.loads(archive.read("metadata.json").decode("utf-8"))
+            metadata = _metadata(archive)
     except (zipfile.BadZipFile, KeyError, EOFError, ValueError, OSError) as err:
         raise ModelFormatError(f"{path}: not a readable structlin model (truncated or corrupted: {err})") from None
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise ModelFormatError(f"{path}: not a structlin model file")
     return str(metadata.get("kind"))
+
+
+def _existing(path) -> Path:
+    path = Path(path)
+    if not path.is_file():
+        raise ModelFormatError(f"{path}: model file not found")
+    return path
+
+
+def _metadata(archive: zipfile.ZipFile):
+    return json.loads(archive.read("metadata.json").decode("utf-8"))

@@ -71,13 +71,18 @@ def open_text(source: Source | IO) -> Iterator[NumberedLines]:
     if not isinstance(source, (str, os.PathLike)):
         yield _numbered(source, name)
         return
+    with open_binary(name) as file:
+        yield _numbered(file, name)
+
+
+def open_binary(name: str) -> IO[bytes]:
+    """Open a corpus file for reading bytes (``.gz`` transparently); a missing file raises
+    :class:`~structlin.errors.CorpusNotFoundError`."""
     opener = gzip.open if name.endswith(".gz") else open
     try:
-        file = opener(name, "rb")
+        return opener(name, "rb")
     except FileNotFoundError:
         raise CorpusNotFoundError(f"corpus file not found: {name}") from None
-    with file:
-        yield _numbered(file, name)
 
 
 def _numbered(lines: Iterable[bytes | str], name: str) -> NumberedLines:
