@@ -224,6 +224,18 @@ def resolve(
     return target
 
 
+_READERS = {"tagged": ("tagged sentences", "load_split"), "documents": ("labelled documents", "load_documents")}
+
+
+def _entry_of_kind(name_or_entry: str | CorpusEntry, catalog: Catalog | None, kind: str) -> CorpusEntry:
+    """The catalog entry, which must hold corpora of ``kind`` (``tagged`` or ``documents``)."""
+    entry = name_or_entry if isinstance(name_or_entry, CorpusEntry) else (catalog or Catalog.load())[name_or_entry]
+    if entry.kind != kind:
+        holds, reader = _READERS[entry.kind]
+        raise CorpusKindError(f"corpus {entry.name!r} holds {holds}, not {_READERS[kind][0]}: read it with {reader}")
+    return entry
+
+
 def load_split(
     name_or_entry: str | CorpusEntry,
     split: str | None,
@@ -239,13 +251,7 @@ def load_split(
     conll2000, a column name (``"pos"``, ``"chunk"``).  The default is the catalog's ``column``.
     ``resolve_kwargs`` go to :func:`resolve`.
     """
-    entry = name_or_entry
-    if not isinstance(entry, CorpusEntry):
-        entry = (catalog or Catalog.load())[name_or_entry]
-    if entry.kind != "tagged":
-        raise CorpusKindError(
-            f"corpus {entry.name!r} holds labelled documents, not tagged sentences: read it with load_documents"
-        )
+    entry = _entry_of_kind(name_or_entry, catalog, "tagged")
     chosen = entry.split(split)
     path = resolve(entry, split, **resolve_kwargs)
     if entry.format == "conllu":
@@ -315,13 +321,7 @@ def load_documents(
     :func:`structlin.documents.strip_usenet`), ``granularity`` (``"coarse"`` or ``"fine"``) for qc.
     ``data_dir``, ``cache_dir``, ``download`` and ``progress`` go to :func:`resolve`.
     """
-    entry = name_or_entry
-    if not isinstance(entry, CorpusEntry):
-        entry = (catalog or Catalog.load())[name_or_entry]
-    if entry.kind != "documents":
-        raise CorpusKindError(
-            f"corpus {entry.name!r} holds tagged sentences, not labelled documents: read it with load_split"
-        )
+    entry = _entry_of_kind(name_or_entry, catalog, "documents")
     if split is None and len(entry.splits) != 1:
         raise UnknownNameError(f"split of corpus {entry.name!r}", "None", entry.splits)
     chosen = entry.split(split)
