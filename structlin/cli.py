@@ -18,6 +18,7 @@ from .catalog import Catalog, is_corpus_name, load_documents, load_split
 from .documents import read_fasttext, read_folders, read_svmlight, read_tsv
 from .decoders import DECODERS
 from .errors import StructlinError
+from .experiments import cross_validate
 from .learners import LEARNERS, make_learner
 from .modelfile import model_kind
 from .models import Classifier, Tagger
@@ -54,6 +55,16 @@ def _add_document_options(parser, *, formats: bool = True):
                             "directory or archive, tsv for *.tsv/*.csv, svmlight for *.svm, else fastText lines)")
     parser.add_argument("--strip", help="drop parts of Usenet posts: any of headers,footers,quotes")
     parser.add_argument("--encoding", help="text encoding of document files (default: the corpus's, else utf-8)")
+
+
+def _add_classifier_options(parser, *, default_features: str):
+    parser.add_argument("--features", default=default_features, help=f"feature set name or TOML file (default: "
+                        f"{default_features}; bundled: {', '.join(available_feature_sets())})")
+    parser.add_argument("--learner", default="averaged-perceptron", help=f"one of: {', '.join(LEARNERS)}")
+    parser.add_argument("--epochs", type=int, default=10, help="training epochs (default: 10)")
+    parser.add_argument("--margin", type=float, default=0.0, help="perceptron margin τ (default: 0, the plain perceptron)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of shuffling, folds and --dev-fraction (default: 0)")
+    parser.add_argument("--bits", type=int, default=22, help="feature hash size 2**bits (default: 22)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,13 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--dev", help="dev file (or a split name of --corpus) for early stopping")
     dev.add_argument("--dev-fraction", type=float, help="hold out this fraction of the training data (seeded) as dev")
     _add_document_options(classifier)
-    classifier.add_argument("--features", default="text-ngrams",
-                            help=f"feature set name or TOML file (default: text-ngrams; bundled: {', '.join(available_feature_sets())})")
-    classifier.add_argument("--learner", default="averaged-perceptron", help=f"one of: {', '.join(LEARNERS)}")
-    classifier.add_argument("--epochs", type=int, default=10, help="training epochs (default: 10)")
-    classifier.add_argument("--margin", type=float, default=0.0, help="perceptron margin τ (default: 0, the plain perceptron)")
-    classifier.add_argument("--seed", type=int, default=0, help="seed of the shuffling and of --dev-fraction (default: 0)")
-    classifier.add_argument("--bits", type=int, default=22, help="feature hash size 2**bits (default: 22)")
+    _add_classifier_options(classifier, default_features="text-ngrams")
     classifier.add_argument("--output", "-o", required=True, help="where to write the model")
     classifier.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
 
@@ -133,6 +138,17 @@ def build_parser() -> argparse.ArgumentParser:
     classify.add_argument("--input", "-i", help="text file (one document per line) or folder (default: stdin)")
     classify.add_argument("--output", "-o", help="output file (default: stdout)")
     classify.add_argument("--encoding", default="utf-8", help="text encoding of the input (default: utf-8)")
+
+    validate = commands.add_parser("cross-validate", help="k-fold cross-validation of a classifier",
+                                   description="Seeded k-fold cross-validation of a classifier on a corpus with no "
+                                               "official split (e.g. movie_reviews, names).")
+    source = validate.add_mutually_exclusive_group(required=True)
+    source.add_argument("--corpus", help="named document corpus (all its documents)")
+    source.add_argument("--train", help="labelled file, folder tree or archive")
+    validate.add_argument("--folds", type=int, default=10, help="number of folds (default: 10)")
+    _add_document_options(validate)
+    _add_classifier_options(validate, default_features="text-ngrams")
+    validate.add_argument("--json", action="store_true", help="print one JSON object")
 
     corpus = commands.add_parser("corpus", help="corpus tools").add_subparsers(dest="action", required=True,
                                                                               parser_class=_Parser)
@@ -178,10 +194,27 @@ def _guess_document_format(source: str) -> str:
     return "svmlight" if name.endswith((".svm", ".svmlight")) else "fasttext"
 
 
+def _new_classifier(args, progress: bool | None = None) -> Classifier:
+    learner = make_learner(args.learner, epochs=args.epochs, seed=args.seed, margin=args.margin, progress=progress)
+    return Classifier(args.features, learner, bits=args.bits)
+
+
+def _cross_validate(args) -> None:
+    documents = _documents(args.corpus, None, args) if args.corpus else _documents(args.train, None, args)
+    result = cross_validate(lambda: _new_classifier(args, progress=False), [d.text for d in documents],
+                            [d.label for d in documents], folds=args.folds, seed=args.seed)
+    if args.json:
+        print(json.dumps(result))
+        return
+    for row in result["per_fold"]:
+        print(f"fold {row['fold']:>2}  accuracy {100 * row['accuracy']:.2f}%  macro-F1 {100 * row['macro_f1']:.2f}%  "
+              f"({row['n_test']} test documents, {row['train_seconds']:.1f}s training)")
+    print(f"{args.folds}-fold accuracy {100 * result['accuracy']:.2f}% ± {100 * result['accuracy_std']:.2f}, "
+          f"macro-F1 {100 * result['macro_f1']:.2f}% ± {100 * result['macro_f1_std']:.2f} (seed {args.seed})")
+
+
 def _train_classifier(args) -> None:
-    learner = make_learner(args.learner, epochs=args.epochs, seed=args.seed, margin=args.margin,
-                           progress=False if args.quiet else None)
-    classifier = Classifier(args.features, learner, bits=args.bits)
+    classifier = _new_classifier(args, progress=False if args.quiet else None)
     if args.corpus:
         entry = Catalog.load()[args.corpus]
         train = _documents(args.corpus, "train" if "train" in entry.splits else None, args)
@@ -309,7 +342,8 @@ def main(argv=None) -> int:
     if args.command == "train":
         action = _train_tagger if args.model == "tagger" else _train_classifier
     else:
-        action = {"evaluate": _evaluate, "tag": _tag, "classify": _classify, "corpus": _stats}[args.command]
+        action = {"evaluate": _evaluate, "tag": _tag, "classify": _classify, "cross-validate": _cross_validate,
+                  "corpus": _stats}[args.command]
     try:
         action(args)
     except StructlinError as err:
