@@ -110,6 +110,8 @@ class DocumentFeatureExtractor:
         self.hasher = hasher
         self.idf_buckets = np.zeros(0, dtype=np.int64)
         self.idf = np.zeros(0, dtype=np.float64)
+        self.idf_unseen = 1.0  # idf of a bucket no training document has: log(1 + n) + 1
+        self._idf_table: np.ndarray | None = None
         self._specs = [(s, template(s.name), dict(s.params)) for s in feature_set.templates]
         unfit = [s.name for s, t, _ in self._specs if t.kind == "context"]
         if unfit:
@@ -195,8 +197,13 @@ class DocumentFeatureExtractor:
     def fit_idf(self, counts: FeatureMatrix) -> None:
         """``idf = log((1 + n) / (1 + df)) + 1`` per bucket, df = training documents containing it."""
         buckets, df = np.unique(counts.indices, return_counts=True)
-        self.idf_buckets = buckets.astype(np.int64)
-        self.idf = np.log((1 + counts.n_instances) / (1 + df)) + 1
+        self.set_idf(buckets.astype(np.int64), np.log((1 + counts.n_instances) / (1 + df)) + 1,
+                     np.log(1 + counts.n_instances) + 1)
+
+    def set_idf(self, buckets: np.ndarray, idf: np.ndarray, unseen: float) -> None:
+        """Use a fitted idf (as :meth:`fit_idf` computes it, or as a model file stores it)."""
+        self.idf_buckets, self.idf, self.idf_unseen = buckets, idf, float(unseen)
+        self._idf_table = None
 
     def transform(self, counts: FeatureMatrix) -> FeatureMatrix:
         """Counts → values (binary / count / log / tf-idf), then optional L2 normalisation."""
@@ -208,7 +215,7 @@ class DocumentFeatureExtractor:
             v = np.sign(c) * np.log1p(np.abs(c))
         elif kind in ("tfidf", "log-tfidf"):
             tf = c if kind == "tfidf" else np.sign(c) * np.log1p(np.abs(c))
-            v = tf * self._idf_of(counts.indices, unseen=np.log(1 + counts.n_instances) + 1)
+            v = tf * self._idf_of(counts.indices)
         else:
             v = c
         if self.feature_set.normalize == "l2" and len(v):
@@ -218,12 +225,12 @@ class DocumentFeatureExtractor:
             v = v / np.repeat(np.where(row_norm > 0, row_norm, 1.0), np.diff(counts.indptr))
         return FeatureMatrix(counts.indptr, counts.indices, v.astype(np.float32), counts.lengths)
 
-    def _idf_of(self, buckets: np.ndarray, unseen: float) -> np.ndarray:
-        """The fitted idf of each bucket; ``unseen`` for buckets absent from the training documents."""
-        if not len(self.idf_buckets):
-            return np.full(len(buckets), unseen)
-        position = np.minimum(np.searchsorted(self.idf_buckets, buckets), len(self.idf_buckets) - 1)
-        return np.where(self.idf_buckets[position] == buckets, self.idf[position], unseen)
+    def _idf_of(self, buckets: np.ndarray) -> np.ndarray:
+        """The fitted idf of each bucket (a dense table over all ``2**bits`` buckets, built once)."""
+        if self._idf_table is None:
+            self._idf_table = np.full(1 << self.hasher.bits, self.idf_unseen)
+            self._idf_table[self.idf_buckets] = self.idf
+        return self._idf_table[buckets]
 
     def extract(self, documents) -> FeatureMatrix:
         return self.transform(self.counts(documents))

@@ -350,10 +350,11 @@ class Classifier(_LinearModel, ClassifierI):
         return evaluate_classification(labels, self.predict(documents))
 
     def _extra_arrays(self) -> dict:
-        return {"idf_buckets": self._extractor.idf_buckets, "idf": self._extractor.idf}
+        return {"idf_buckets": self._extractor.idf_buckets, "idf": self._extractor.idf,
+                "idf_unseen": np.array([self._extractor.idf_unseen])}
 
     def _restore(self, meta: dict, arrays: dict) -> None:
-        self._extractor.idf_buckets, self._extractor.idf = arrays["idf_buckets"], arrays["idf"]
+        self._extractor.set_idf(arrays["idf_buckets"], arrays["idf"], arrays["idf_unseen"][0])
 
     @classmethod
     def _construct(cls, feature_set, learner, meta: dict) -> Classifier:
