@@ -57,6 +57,13 @@ def _add_document_options(parser, *, formats: bool = True):
     parser.add_argument("--encoding", help="text encoding of document files (default: the corpus's, else utf-8)")
 
 
+def _add_source(parser, corpus_help: str, train_help: str) -> None:
+    """The training data: ``--corpus NAME`` or ``--train PATH``, exactly one."""
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--corpus", help=corpus_help)
+    source.add_argument("--train", help=train_help)
+
+
 def _add_classifier_options(parser, *, default_features: str):
     parser.add_argument("--features", default=default_features, help=f"feature set name or TOML file (default: "
                         f"{default_features}; bundled: {', '.join(available_feature_sets())})")
@@ -78,9 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                                                parser_class=_Parser)
     tagger = train.add_parser("tagger", help="train a sequence tagger", description="Train a tagger and save it. "
                               "Example: structlin train tagger --corpus ud-english-ewt --output ewt.model")
-    source = tagger.add_mutually_exclusive_group(required=True)
-    source.add_argument("--corpus", help="named corpus (its train split; dev defaults to its dev split)")
-    source.add_argument("--train", help="training file")
+    _add_source(tagger, "named corpus (its train split; dev defaults to its dev split)", "training file")
     tagger.add_argument("--dev", help="dev file (or a split name of --corpus) for early stopping")
     _add_data_options(tagger, split=None)
     tagger.add_argument("--features", default="pos-rich",
@@ -99,9 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     classifier = train.add_parser("classifier", help="train a document classifier",
                                   description="Train a classifier and save it. Example: structlin train classifier "
                                               "--corpus 20news-bydate --output news.model")
-    source = classifier.add_mutually_exclusive_group(required=True)
-    source.add_argument("--corpus", help="named document corpus (its train split; dev defaults to its dev split)")
-    source.add_argument("--train", help="training file, folder tree or archive")
+    _add_source(classifier, "named document corpus (its train split; dev defaults to its dev split)",
+                "training file, folder tree or archive")
     dev = classifier.add_mutually_exclusive_group()
     dev.add_argument("--dev", help="dev file (or a split name of --corpus) for early stopping")
     dev.add_argument("--dev-fraction", type=float, help="hold out this fraction of the training data (seeded) as dev")
@@ -142,9 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("cross-validate", help="k-fold cross-validation of a classifier",
                                    description="Seeded k-fold cross-validation of a classifier on a corpus with no "
                                                "official split (e.g. movie_reviews, names).")
-    source = validate.add_mutually_exclusive_group(required=True)
-    source.add_argument("--corpus", help="named document corpus (all its documents)")
-    source.add_argument("--train", help="labelled file, folder tree or archive")
+    _add_source(validate, "named document corpus (all its documents)", "labelled file, folder tree or archive")
     validate.add_argument("--folds", type=int, default=10, help="number of folds (default: 10)")
     _add_document_options(validate)
     _add_classifier_options(validate, default_features="text-ngrams")
