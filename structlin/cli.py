@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +56,13 @@ def _add_document_options(parser, *, formats: bool = True):
                             "directory or archive, tsv for *.tsv/*.csv, svmlight for *.svm, else fastText lines)")
     parser.add_argument("--strip", help="drop parts of Usenet posts: any of headers,footers,quotes")
     parser.add_argument("--encoding", help="text encoding of document files (default: the corpus's, else utf-8)")
+
+
+def _add_model_io(parser, input_help: str) -> None:
+    """A model to apply, and where its input comes from and its output goes."""
+    parser.add_argument("model")
+    parser.add_argument("--input", "-i", help=input_help)
+    parser.add_argument("--output", "-o", help="output file (default: stdout)")
 
 
 def _add_source(parser, corpus_help: str, train_help: str) -> None:
@@ -128,9 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     tag = commands.add_parser("tag", help="tag text with a model",
                               description="Tag tokenized text (one sentence per line, output word/TAG) or a "
                                           "CoNLL-U file (output CoNLL-U with only the tag column replaced).")
-    tag.add_argument("model")
-    tag.add_argument("--input", "-i", help="input file (default: stdin)")
-    tag.add_argument("--output", "-o", help="output file (default: stdout)")
+    _add_model_io(tag, "input file (default: stdin)")
     tag.add_argument("--format", choices=("conllu", "text"), help="input/output format (default: conllu for "
                                                                   "*.conllu, else text)")
     tag.add_argument("--column", help="CoNLL-U column to fill: upos or xpos (default: the model's)")
@@ -138,9 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     classify = commands.add_parser("classify", help="classify documents with a model",
                                    description="Classify one document per input line (prints one label per line), "
                                                "or every file of a folder (prints path<TAB>label).")
-    classify.add_argument("model")
-    classify.add_argument("--input", "-i", help="text file (one document per line) or folder (default: stdin)")
-    classify.add_argument("--output", "-o", help="output file (default: stdout)")
+    _add_model_io(classify, "text file (one document per line) or folder (default: stdin)")
     classify.add_argument("--encoding", default="utf-8", help="text encoding of the input (default: utf-8)")
 
     validate = commands.add_parser("cross-validate", help="k-fold cross-validation of a classifier",
@@ -301,16 +305,12 @@ def _tag(args) -> None:
     sentences = list(read_file(source, format="conllu", column=column, require_tags=False) if fmt == "conllu"
                      else read_text(source))
     tags = tagger.predict(sentences)
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    try:
+    with _output(args.output) as out:
         if fmt == "conllu":
             write_conllu(sentences, tags, out, column=column)
         else:
             for sentence, sentence_tags in zip(sentences, tags):
                 out.write(" ".join(f"{w}/{t}" for w, t in zip(sentence.words, sentence_tags)) + "\n")
-    finally:
-        if args.output:
-            out.close()
 
 
 def _classify(args) -> None:
@@ -319,18 +319,25 @@ def _classify(args) -> None:
         files = sorted(p for p in Path(args.input).rglob("*") if p.is_file())
         documents = [p.read_bytes().decode(args.encoding) for p in files]
         names = [str(p) for p in files]
+    elif args.input:
+        with open(args.input, encoding=args.encoding) as lines:
+            documents, names = [line.rstrip("\n") for line in lines], None
     else:
-        with open(args.input, encoding=args.encoding) if args.input else sys.stdin as lines:
-            documents = [line.rstrip("\n") for line in lines]
-        names = None
+        documents, names = [line.rstrip("\n") for line in sys.stdin], None
     labels = classifier.predict(documents)
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    try:
+    with _output(args.output) as out:
         for k, label in enumerate(labels):
             out.write(f"{names[k]}\t{label}\n" if names else f"{label}\n")
-    finally:
-        if args.output:
-            out.close()
+
+
+@contextmanager
+def _output(path: str | None):
+    """``path`` opened for writing UTF-8 text, or standard output (left open)."""
+    if not path:
+        yield sys.stdout
+        return
+    with open(path, "w", encoding="utf-8") as out:
+        yield out
 
 
 def _stats(args) -> None:

@@ -32,7 +32,7 @@ import numpy as np
 from .errors import StructlinError
 from .hashing import FeatureHasher
 from .matrix import FeatureMatrix
-from .templates import FeatureSet, feature_values, register_template, template
+from .templates import FeatureSet, hash_results, register_template, template
 
 WORD_PATTERN = r"(?u)\b\w\w+\b"
 
@@ -178,19 +178,9 @@ class DocumentFeatureExtractor:
         return np.concatenate(rows), np.concatenate(out)
 
     def _python_template(self, documents, spec, tpl, params):
-        rows, values, weights = [], [], []
-        for d, document in enumerate(documents):
-            if tpl.kind == "token":
-                result = tpl.function(_text(document), **params)
-            else:
-                result = tpl.function(document, **params)
-            pairs = feature_values(result)
-            rows.extend([d] * len(pairs))
-            values.extend(v for v, _ in pairs)
-            weights.extend(w for _, w in pairs)
-        name = self.hasher.string(spec.key)
-        codes = self.hasher.mix(np.full(len(values), name, dtype=np.uint64), self.hasher.strings(values))
-        return np.array(rows, dtype=np.int64), codes, np.array(weights, dtype=np.float64)
+        results = (tpl.function(_text(d) if tpl.kind == "token" else d, **params) for d in documents)
+        counts, codes, weights = hash_results(self.hasher, spec.key, results)
+        return np.repeat(np.arange(len(documents)), counts), codes, weights
 
     # --- values ---------------------------------------------------------------------------------
 

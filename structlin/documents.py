@@ -326,7 +326,7 @@ def _zip_files(archive: str, prefix: tuple[str, ...]) -> Iterator[tuple[str, str
                 raise CorpusFormatError(source, None, "encrypted member (expected an unencrypted zip archive)")
             try:
                 data = file.read(info)
-            except (*_DAMAGED, NotImplementedError) as err:
+            except (*_DAMAGED, NotImplementedError) as err:  # zipfile: NotImplementedError = unsupported compression
                 raise _damaged(source, err, "an intact zip member") from None
             yield label, source, data
 

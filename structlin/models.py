@@ -118,15 +118,16 @@ class _LinearModel:
         """Read a model written by :meth:`save`; a damaged file raises :class:`ModelFormatError`."""
         meta, arrays = load_model(path, cls.kind)
         try:
+            try:
+                FeatureHasher.from_config(meta["hash"])
+            except ValueError as err:
+                raise ModelFormatError(f"{path}: {err}") from None
             learner = meta["learner"]
             if learner["name"] not in LEARNERS:
                 raise ModelFormatError(f"{path}: unknown learner {learner['name']!r}")
             params = {k: v for k, v in learner.items() if k != "name"}
             model = cls._construct(FeatureSet.from_dict(meta["features"], f"{path} (feature set)"),
                                    make_learner(learner["name"], **params), meta)
-            if meta["hash"]["name"] != model.hasher.name:
-                raise ModelFormatError(f"{path}: features hashed with {meta['hash']['name']!r}, "
-                                       f"this structlin uses {model.hasher.name!r}")
             joint = JointFeatureMap(meta["labels"], arrays["columns"], transitions=meta["transitions"])
             L = joint.n_labels
             if arrays["emission"].shape != (joint.n_rows, L) or len(arrays["transition"]) != joint.size - joint.n_rows * L:

@@ -318,6 +318,22 @@ def feature_values(result) -> list[tuple[str, float]]:
     return [(str(v), 1.0) for v in result]
 
 
+def hash_results(hasher: FeatureHasher, key: str, results) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hash the results of template ``key``, one result per position or document.
+
+    Returns how many feature values each result has, and the 64-bit codes
+    ``M(H(key) ⊕ (H(value) + φ))`` and real values of all of them, in order.
+    """
+    counts, values, weights = [], [], []
+    for result in results:
+        pairs = feature_values(result)
+        counts.append(len(pairs))
+        values.extend(v for v, _ in pairs)
+        weights.extend(w for _, w in pairs)
+    codes = hasher.mix(np.full(len(values), hasher.string(key), dtype=np.uint64), hasher.strings(values))
+    return np.array(counts, dtype=np.int64), codes, np.array(weights, dtype=np.float64)
+
+
 # --- extraction ---------------------------------------------------------------------------------
 
 
@@ -478,18 +494,14 @@ class TokenFeatureExtractor:
         return FeatureMatrix(indptr, indices, values, lengths)
 
     def _context_block(self, key, fn, params, sentences, n_positions) -> _Block:
-        name = self.hasher.string(key)
-        counts, codes, weights = [], [], []
-        for words in sentences:
-            per_position = fn(words, **params)
-            if len(per_position) != len(words):
-                raise StructlinError(f"context template {key!r} returned {len(per_position)} values for a "
-                                     f"sentence of {len(words)} tokens (expected one per token)")
-            for result in per_position:
-                pairs = feature_values(result)
-                counts.append(len(pairs))
-                for value, weight in pairs:
-                    codes.append(self.hasher.string(value))
-                    weights.append(weight)
-        buckets, signs = self.hasher.combine(np.full(len(codes), name, dtype=np.uint64), np.array(codes, dtype=np.uint64))
-        return _Block(np.array(counts, dtype=np.int64).reshape(n_positions), buckets, signs * np.array(weights, dtype=np.float32))
+        def per_position():
+            for words in sentences:
+                results = fn(words, **params)
+                if len(results) != len(words):
+                    raise StructlinError(f"context template {key!r} returned {len(results)} values for a "
+                                         f"sentence of {len(words)} tokens (expected one per token)")
+                yield from results
+
+        counts, codes, weights = hash_results(self.hasher, key, per_position())
+        buckets, signs = self.hasher.buckets(codes)
+        return _Block(counts.reshape(n_positions), buckets, signs * weights)
