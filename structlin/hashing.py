@@ -10,6 +10,13 @@ The sign makes collisions cancel in expectation (Weinberger et al. 2009).  Split
 lets a template's values be hashed once per word type and combined with every offset's name in a
 vectorised step.  Python's built-in string hash is salted per process and never used.  ``name``,
 ``bits`` and ``seed`` are stored with every model so that a loaded model hashes alike.
+
+Word tokens of documents come by the million, so they are hashed from their code points ``c_0 … c_{n−1}``
+all at once instead of one string at a time:
+
+    S(c) = M((H("") · P^n + Σ_i c_i · P^(n−1−i)) ⊕ (n + 0x9E3779B97F4A7C15))       (mod 2**64, P odd)
+
+a polynomial hash keyed by the seed through ``H("")``, with the length mixed in by the finaliser.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import numpy as np
 HASH_NAME = "blake2b-splitmix64"
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_BASE = np.uint64(0xD6E8FEB86659FD93)  # P: a large odd multiplier (an invertible step mod 2**64)
 
 
 def _finalise(z: np.ndarray) -> np.ndarray:
@@ -58,6 +66,23 @@ class FeatureHasher:
         """``H(text)`` of many strings, as a uint64 array."""
         get, string = self._memo.get, self.string
         return np.fromiter((get(t) or string(t) for t in texts), dtype=np.uint64, count=len(texts))
+
+    def sequences(self, points: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """``S`` of every code point sequence ``points[s : s + n]`` for ``s, n`` in ``starts, lengths``.
+
+        The sequences are sorted by length, longest first, so that step ``j`` of the Horner
+        recurrence ``z ← z·P + c_j`` touches a prefix of them: O(total length + longest length).
+        """
+        order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+        first, size = np.asarray(starts, dtype=np.int64)[order], np.asarray(lengths, dtype=np.int64)[order]
+        longer_than = len(size) - np.cumsum(np.bincount(size)) if len(size) else np.zeros(0, np.int64)
+        z = np.full(len(size), self.string(""), dtype=np.uint64)
+        for j, k in enumerate(longer_than):
+            z[:k] *= _BASE
+            z[:k] += points[first[:k] + j]
+        out = np.empty_like(z)
+        out[order] = self.mix(z, size)
+        return out
 
     @staticmethod
     def mix(codes, value_codes) -> np.ndarray:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
+from functools import partial
 
 import numpy as np
 import pytest
 
-from structlin.doctemplates import DocumentFeatureExtractor
+from structlin.doctemplates import (WORD_PATTERN, DocumentFeatureExtractor, _is_word_character, _pattern_matches,
+                                     _word_runs)
 from structlin.errors import StructlinError
 from structlin.hashing import FeatureHasher
 from structlin.templates import FeatureSet, template
@@ -50,13 +53,52 @@ def test_reference_templates():
     assert template("featureset").function({"last": "a", 3: 0.5, "flag": True}) == {"last=a": 1.0, "3": 0.5, "flag=True": 1.0}
 
 
+def token_code(hasher, token):
+    """S(token) by its documented definition, in Python integers: Horner's rule mod 2**64 from H("")."""
+    z = hasher.string("")
+    for ch in token:
+        z = (z * 0xD6E8FEB86659FD93 + ord(ch)) % 2**64
+    return int(hasher.mix(np.array([z], dtype=np.uint64), np.array([len(token)], dtype=np.uint64))[0])
+
+
+def test_sequence_codes_follow_the_polynomial_definition():
+    hasher = FeatureHasher(20, 7)
+    tokens = ["", "a", "ab", "ba", "été", "𝔘nicode", "a" * 40, "b"]
+    points = np.frombuffer("".join(tokens).encode("utf-32-le"), dtype=np.uint32)
+    lengths = np.array([len(t) for t in tokens])
+    codes = hasher.sequences(points, np.cumsum(lengths) - lengths, lengths)
+    assert codes.tolist() == [token_code(hasher, t) for t in tokens]
+    assert len(set(codes.tolist())) == len(tokens)
+    assert FeatureHasher(20, 8).sequences(points, np.cumsum(lengths) - lengths, lengths)[1] != codes[1]  # keyed
+
+
+def test_word_characters_are_those_of_regular_expressions():
+    checked = list(range(0x10000)) + list(range(0x10000, 0x110000, 97))
+    text = "".join(chr(c) for c in checked)
+    expected = np.array([re.fullmatch(r"\w", chr(c)) is not None for c in checked])
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    assert (_is_word_character(points) == expected).all()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_word_runs_find_what_the_default_pattern_finds(seed):
+    rng = np.random.default_rng(seed)
+    alphabet = list("ab_9 \t\n.,'-éÉß  ½İ𝔘😀")
+    texts = ["".join(rng.choice(alphabet, size=rng.integers(0, 60))) for _ in range(50)] + ["", "x", "xy"]
+    texts = [t.lower() for t in texts]
+    fast, regex = _word_runs(texts), _pattern_matches(texts, WORD_PATTERN)
+    decoded = [[p[s : s + n].tobytes().decode("utf-32-le") for s, n in zip(r[1], r[2])] for p, r in ((fast[0], fast), (regex[0], regex))]
+    assert decoded[0] == decoded[1]
+    assert fast[3].tolist() == regex[3].tolist()
+
+
 def test_word_ngrams_are_hashed_as_chains_of_token_codes():
     hasher = FeatureHasher(20, 3)
     fs = feature_set({"name": "words", "n": [1, 2]})
     counts = DocumentFeatureExtractor(fs, hasher).counts(["the cat the cat", "", "dog"])
     assert counts.lengths.tolist() == [1, 1, 1]
     key = fs.templates[0].key
-    H = hasher.string
+    H = partial(token_code, hasher)
     expected = {}
     for gram in (["the"], ["cat"], ["the"], ["cat"], ["the", "cat"], ["cat", "the"], ["the", "cat"]):
         bucket, sign = hasher.buckets(chain_code(hasher, f"{key}@{len(gram)}", [H(t) for t in gram]))
@@ -64,6 +106,21 @@ def test_word_ngrams_are_hashed_as_chains_of_token_codes():
     assert row(counts, 0) == {b: v for b, v in expected.items() if v}
     assert row(counts, 1) == {}
     assert len(row(counts, 2)) == 1
+
+
+def test_stop_words_are_removed_before_n_grams_and_custom_patterns_tokenize():
+    hasher = FeatureHasher(22, 0)
+    stop = DocumentFeatureExtractor(feature_set({"name": "words", "n": [1, 2], "stopwords": ["ccc", "the"]}), hasher)
+    a, b = stop.counts(["bb CCC dd the", "bb dd"]), stop.counts(["bb dd"])
+    assert row(a, 0) == row(a, 1) == row(b, 0)
+    fs = feature_set({"name": "words", "pattern": r"\S+", "lowercase": False})
+    counts = DocumentFeatureExtractor(fs, hasher).counts(["Don't stop, a"])
+    key = fs.templates[0].key
+    expected = {}
+    for token in template("words").function("Don't stop, a", pattern=r"\S+", lowercase=False):
+        bucket, sign = hasher.buckets(chain_code(hasher, f"{key}@1", [token_code(hasher, token)]))
+        expected[int(bucket[0])] = expected.get(int(bucket[0]), 0.0) + float(sign[0])
+    assert row(counts, 0) == expected and len(expected) == 3
 
 
 def test_char_ngrams_never_cross_words_and_match_reference_count():
