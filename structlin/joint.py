@@ -14,7 +14,9 @@ and no transitions).  ``w`` belongs to the learner; this map never stores it.
 
 Only hashed buckets that occur in the training data get a row (``columns`` lists them in order):
 a bucket seen only at prediction time can carry no weight, so it is dropped when a corpus is
-indexed.  Memory is thus proportional to the features actually seen, not to ``2**bits``.
+indexed.  Memory is thus proportional to the features actually seen, not to ``2**bits``.  Online
+training that meets new buckets in a later batch grows the map (:meth:`JointFeatureMap.extended`) and
+moves its weights into the new layout (:meth:`JointFeatureMap.carry`).
 """
 
 from __future__ import annotations
@@ -63,7 +65,28 @@ class JointFeatureMap:
     @classmethod
     def from_training(cls, labels, matrix: FeatureMatrix, *, transitions: bool = True) -> JointFeatureMap:
         """A map with one row per bucket that occurs in ``matrix`` (the training corpus)."""
-        return cls(labels, np.flatnonzero(np.bincount(matrix.indices)), transitions=transitions)
+        return cls(labels, _buckets(matrix), transitions=transitions)
+
+    def extended(self, matrix: FeatureMatrix) -> JointFeatureMap:
+        """This map plus a row for every bucket of ``matrix`` it lacks (``columns`` stay sorted, so
+        old rows may move: see :meth:`carry`); the map itself when ``matrix`` brings no new bucket."""
+        columns = np.union1d(self.columns, _buckets(matrix))
+        if len(columns) == self.n_rows:
+            return self
+        return JointFeatureMap(self.labels, columns, transitions=self.transitions)
+
+    def carry(self, w: np.ndarray, source: JointFeatureMap) -> np.ndarray:
+        """``w``, laid out for ``source`` (a map whose buckets this one holds, e.g. the map it extends),
+        as a new weight vector of this map's layout: every row moves to its bucket's row here, rows of
+        buckets ``source`` lacks are zero, and the transition block is copied as it is."""
+        if source.labels != self.labels or source.transitions != self.transitions:
+            raise ValueError("weights are carried only between maps of the same labels and transitions")
+        if not np.isin(source.columns, self.columns, assume_unique=True).all():
+            raise ValueError("the source map has buckets this map lacks")
+        out = np.zeros(self.size)
+        self.emission_weights(out)[np.searchsorted(self.columns, source.columns)] = source.emission_weights(w)
+        out[self.transition_offset :] = w[source.transition_offset :]
+        return out
 
     # --- layout ---------------------------------------------------------------------------------
 
@@ -164,3 +187,8 @@ class JointFeatureMap:
             (e0 + gold[e], np.ones(len(e)), e),
             (e0 + predicted[e], -np.ones(len(e)), e),
         ]
+
+
+def _buckets(matrix: FeatureMatrix) -> np.ndarray:
+    """The hashed buckets that occur in ``matrix``, in increasing order."""
+    return np.flatnonzero(np.bincount(matrix.indices))

@@ -24,6 +24,7 @@ from .evaluation import ClassificationReport, TaggingReport, evaluate_classifica
 from .hashing import FeatureHasher
 from .joint import JointFeatureMap, Scores
 from .learners import LEARNERS, make_learner
+from .matrix import FeatureMatrix
 from .modelfile import load_model, save_model
 from .readers import Sentence
 from .templates import FeatureSet, TokenFeatureExtractor
@@ -272,13 +273,21 @@ def _labelled(documents, labels, what: str) -> tuple[list, list[str]]:
     return documents, labels
 
 
+def _label_set(labels, what: str) -> list[str]:
+    """``classes_``: the distinct labels, sorted; fewer than two raise."""
+    classes = sorted(set(labels))
+    if len(classes) < 2:
+        raise StructlinError(f"{what} has {len(classes)} distinct label(s); a classifier needs two or more")
+    return classes
+
+
 class Classifier(_LinearModel, ClassifierI):
     """A multiclass classifier: ``ŷ = argmax_y w·φ(x, y)`` with one weight block per label, the
     :class:`~structlin.decoders.Multiclass` decoder and any learner (the same as the tagger's).
 
     Documents are texts, tuples of fields or feature dicts, as the feature set expects
     (``text-ngrams``, ``ppattach``, ``names`` ...).  An NLTK ``ClassifierI`` (``classify``,
-    ``classify_many``, ``labels``) with scikit-learn's verbs (``fit``, ``predict``,
+    ``classify_many``, ``labels``) with scikit-learn's verbs (``fit``, ``partial_fit``, ``predict``,
     ``decision_function``, ``classes_``, ``random_state``).  An empty document has no features, so
     every label scores 0 unless the feature set has a ``bias`` template; ties go to the first label
     of ``classes_``.
@@ -305,22 +314,73 @@ class Classifier(_LinearModel, ClassifierI):
         """Train on documents and labels; ``dev = (documents, labels)`` keeps the best dev epoch."""
         with _collector_paused():
             documents, labels = _labelled(documents, labels, "training data")
-            if len(set(labels)) < 2:
-                raise StructlinError(f"training data has {len(set(labels))} distinct label(s); a classifier needs two or more")
-            counts = self._extractor.counts(documents)
-            if self.feature_set.values.endswith("tfidf"):
-                self._extractor.fit_idf(counts)
-            X = self._extractor.transform(counts)
-            self.joint = JointFeatureMap.from_training(sorted(set(labels)), X, transitions=False)
+            classes = _label_set(labels, "training data")
+            X = self._training_features(documents, fit_idf=True)
+            self.joint = JointFeatureMap.from_training(classes, X, transitions=False)
             dev_data = None
             if dev is not None:
                 dev_documents, dev_labels = _labelled(*dev, "dev data")
                 dev_data = (self.joint.index(self._extractor.extract(dev_documents)),
                             self.joint.encode_labels(dev_labels, unknown=-1))
             self.learner.fit(self.joint, self.decoder, self.joint.index(X), self.joint.encode_labels(labels), dev_data)
-            self.weights_ = self.learner.weights_
-            self.history_ = self.learner.history_
+            self.weights_, self.history_ = self.learner.weights_, self.learner.history_
         return self
+
+    def partial_fit(self, documents, labels, classes=None) -> Classifier:
+        """One epoch of the online learner over a batch, going on from the current model (scikit-learn's
+        ``partial_fit``).
+
+        The first call on an untrained classifier needs ``classes``, every label the batches may hold;
+        ``classes_`` is them sorted, as :meth:`fit` orders labels (ties go to the first label, so the
+        same order makes one call per epoch over all the data give exactly :meth:`fit`'s model).  Later
+        calls may leave ``classes`` out or repeat the same set; a label outside ``classes_`` raises.
+
+        Buckets first seen in a batch get rows of zero weights in the joint map.  tf-idf's idf is
+        estimated on the first batch and then kept, so that a feature value means the same in every
+        batch; a bucket that batch lacks has ``idf_unseen``.  After :meth:`fit`, fit's run goes on
+        (from its last epoch, with its idf).  After :meth:`load` a new run starts from the loaded
+        weights and idf: the file keeps only the weights to predict with, so the averaged perceptron
+        averages afresh from them and the shuffling restarts at the seed.
+        """
+        if not getattr(self.learner, "online", False):
+            raise TypeError(f"learner {getattr(self.learner, 'name', type(self.learner).__name__)!r} is not online; "
+                            "partial_fit needs an online learner (perceptron, averaged-perceptron)")
+        with _collector_paused():
+            documents, labels = _labelled(documents, labels, "training data")
+            first = self.joint is None
+            if first:
+                if classes is None:
+                    raise StructlinError("the first partial_fit call needs classes: every label the batches may hold")
+                known = _label_set([str(c) for c in classes], "classes")
+            else:
+                known = self.joint.labels
+                if classes is not None and {str(c) for c in classes} != set(known):
+                    raise StructlinError(f"classes {sorted({str(c) for c in classes})} differ from the model's "
+                                         f"classes_ {known}")
+            allowed = set(known)
+            unknown = next((k for k, y in enumerate(labels) if y not in allowed), None)
+            if unknown is not None:
+                raise StructlinError(f"training data: document {unknown + 1} has label {labels[unknown]!r}, "
+                                     f"which is not in classes_ {known}")
+            X = self._training_features(documents, fit_idf=first)
+            if first:
+                joint = JointFeatureMap.from_training(known, X, transitions=False)
+                self.learner.start(joint)
+            else:
+                joint = self.joint.extended(X)
+                if not self.learner.started:  # a loaded model
+                    self.learner.start(self.joint, self.weights_, self.history_)
+            self.learner.partial_fit(joint, self.decoder, joint.index(X), joint.encode_labels(labels))
+            self.joint, self.weights_, self.history_ = joint, self.learner.weights_, self.learner.history_
+        return self
+
+    def _training_features(self, documents, *, fit_idf: bool) -> FeatureMatrix:
+        """Feature values of training documents; with ``fit_idf`` (a new run) tf-idf's idf is first
+        estimated on them."""
+        counts = self._extractor.counts(documents)
+        if fit_idf and self.feature_set.values.endswith("tfidf"):
+            self._extractor.fit_idf(counts)
+        return self._extractor.transform(counts)
 
     def decision_function(self, documents) -> np.ndarray:
         """``w·φ(x, y)`` for every document (rows) and label (columns, in ``classes_`` order)."""

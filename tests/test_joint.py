@@ -70,6 +70,43 @@ def test_index_with_no_columns_drops_all():
     assert indexed.indptr.tolist() == [0, 0] and len(indexed.indices) == 0
 
 
+def test_extended_adds_new_buckets_in_order():
+    joint = JointFeatureMap(["A", "B"], [3, 7, 10], transitions=False)
+    grown = joint.extended(FeatureMatrix([0, 2, 4], [7, 12, 1, 3], np.ones(4), [1, 1]))
+    assert grown.columns.tolist() == [1, 3, 7, 10, 12]
+    assert grown.labels == ["A", "B"] and not grown.transitions
+    assert joint.columns.tolist() == [3, 7, 10]  # the map itself is unchanged
+    assert joint.extended(FeatureMatrix([0, 2], [10, 3], np.ones(2), [1])) is joint  # nothing new
+    assert JointFeatureMap(["A"], []).extended(FeatureMatrix([0, 1], [4], [1.0], [1])).columns.tolist() == [4]
+
+
+def test_carry_keeps_every_weight_at_its_bucket():
+    # Buckets 3, 7, 10 with 2 labels and transitions; the batch adds buckets 1, 5 and 12 around them.
+    old = JointFeatureMap(["a", "b"], [3, 7, 10])
+    w = np.arange(1.0, old.size + 1)  # emission rows [1, 2], [3, 4], [5, 6]; transitions 7..14
+    new = old.extended(FeatureMatrix([0, 3], [12, 5, 1], np.ones(3), [1]))
+    assert new.columns.tolist() == [1, 3, 5, 7, 10, 12]
+    carried = new.carry(w, old)
+    assert new.emission_weights(carried).tolist() == [[0, 0], [1, 2], [0, 0], [3, 4], [5, 6], [0, 0]]
+    assert carried[new.transition_offset :].tolist() == list(range(7, 15))
+    assert w.tolist() == list(range(1, 15))  # a new array: w is untouched
+    # Every bucket scores the same under both maps; the new ones score 0.
+    m = FeatureMatrix([0, 1, 2, 3, 4, 5, 6], [1, 3, 5, 7, 10, 12], np.ones(6), [6])
+    np.testing.assert_array_equal(new.scores(carried, new.index(m)).emissions,
+                                  [[0, 0], [1, 2], [0, 0], [3, 4], [5, 6], [0, 0]])
+    np.testing.assert_array_equal(old.carry(w, old), w)  # onto the same map: the same weights
+
+
+def test_carry_needs_a_map_it_contains():
+    old = JointFeatureMap(["a", "b"], [3, 7], transitions=False)
+    with pytest.raises(ValueError, match="buckets this map lacks"):
+        JointFeatureMap(["a", "b"], [3, 8], transitions=False).carry(np.zeros(4), old)
+    with pytest.raises(ValueError, match="same labels"):
+        JointFeatureMap(["a", "c"], [3, 7], transitions=False).carry(np.zeros(4), old)
+    with pytest.raises(ValueError, match="same labels"):
+        JointFeatureMap(["a", "b"], [3, 7]).carry(np.zeros(4), old)
+
+
 def test_encode_labels():
     joint = JointFeatureMap(["DET", "NOUN", "VERB"], [0])
     assert joint.encode_labels(["VERB", "DET", "DET"]).tolist() == [2, 0, 0]

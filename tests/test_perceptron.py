@@ -1,5 +1,5 @@
 """Tests of structlin.learners.perceptron: single updates by hand, the averaged perceptron against a naive
-literal average, shuffling, convergence, early stopping and callbacks."""
+literal average, shuffling, convergence, early stopping, callbacks and partial_fit."""
 
 from __future__ import annotations
 
@@ -74,13 +74,15 @@ def test_average_by_hand():
 # --- the averaged perceptron against a literal average ----------------------------------------------
 
 
-def naive_train(joint, decoder, X, y, *, epochs, seed, shuffle, batch_size):
+def naive_train(joint, decoder, X, y, *, epochs, seed, shuffle, batch_size, initial=None):
     """The perceptron as described: decode a batch with the same w, apply its updates in order, and
-    add w to a running sum after every instance visit. Returns (w, average, history)."""
+    add w to a running sum after every instance visit; w starts at ``initial`` or 0. Returns (w,
+    average, history)."""
     L, n_rows = joint.n_labels, joint.n_rows
     F = dense_rows(X, n_rows)
     rng = np.random.default_rng(seed)
-    w, total, visits = np.zeros(joint.size), np.zeros(joint.size), 0
+    w = np.zeros(joint.size) if initial is None else np.array(initial)
+    total, visits = np.zeros(joint.size), 0
     history = []
     for _ in range(epochs):
         order = epoch_order(X.lengths, batch_size, rng) if shuffle else np.arange(X.n_instances)
@@ -316,3 +318,97 @@ def test_margin_updates_until_gold_wins_by_the_margin(margin, expected):
 def test_negative_margin_is_rejected():
     with pytest.raises(ValueError, match="margin"):
         Perceptron(margin=-1)
+
+
+# --- partial_fit: one epoch per call, going on from the run so far -------------------------------------
+
+
+@pytest.mark.parametrize("decoder", [Viterbi(), Multiclass()], ids=lambda d: d.name)
+@pytest.mark.parametrize("cls", [Perceptron, AveragedPerceptron])
+@pytest.mark.parametrize("shuffle, batch_size", [(False, 1), (True, 1), (True, 3)])
+def test_partial_fit_calls_are_fit_epochs(decoder, cls, shuffle, batch_size):
+    """k calls on the whole data give exactly fit's model after k epochs (the generator goes on
+    across calls as across epochs), and a call after fit adds one epoch to fit's run."""
+    X, y = random_problem(7)
+    joint = JointFeatureMap(["a", "b", "c"], np.arange(7), transitions=decoder.uses_transitions)
+    settings = {"seed": 11, "shuffle": shuffle, "batch_size": batch_size}
+    online = cls(**settings)
+    for epochs in (1, 2, 3):
+        online.partial_fit(joint, decoder, X, y)
+        batch = cls(epochs=epochs, **settings).fit(joint, decoder, X, y)
+        np.testing.assert_array_equal(online.weights_, batch.weights_)
+        assert ([(r["epoch"], r["train_mistakes"], r["train_token_errors"]) for r in online.history_]
+                == [(r["epoch"], r["train_mistakes"], r["train_token_errors"]) for r in batch.history_])
+        assert online.best_epoch_ == epochs
+    assert any(r["train_mistakes"] for r in online.history_[1:])  # later calls did update
+    resumed = cls(epochs=2, **settings).fit(joint, decoder, X, y).partial_fit(joint, decoder, X, y)
+    np.testing.assert_array_equal(resumed.weights_, batch.weights_)
+    assert [r["epoch"] for r in resumed.history_] == [1, 2, 3]
+
+
+def concatenated(a: FeatureMatrix, b: FeatureMatrix) -> FeatureMatrix:
+    return FeatureMatrix(np.concatenate([a.indptr, a.indptr[-1] + b.indptr[1:]]), np.concatenate([a.indices, b.indices]),
+                         np.concatenate([a.values, b.values]), np.concatenate([a.lengths, b.lengths]))
+
+
+@pytest.mark.parametrize("decoder", [Viterbi(), Multiclass()], ids=lambda d: d.name)
+@pytest.mark.parametrize("cls", [Perceptron, AveragedPerceptron])
+def test_partial_fit_on_a_growing_map_is_one_pass_over_the_stream(decoder, cls):
+    """Batch 2 brings buckets between batch 1's (rows move when the map grows): two unshuffled calls
+    are exactly one unshuffled epoch over both batches with the map of both."""
+    X1, y1 = random_problem(7, n_rows=4)
+    X1 = FeatureMatrix(X1.indptr, X1.indices * 2, X1.values, X1.lengths)  # even buckets 0..6
+    X2, y2 = random_problem(8, n_rows=7)  # buckets 0..6: the odd ones are new
+    labels, transitions = ["a", "b", "c"], decoder.uses_transitions
+    first = JointFeatureMap.from_training(labels, X1, transitions=transitions)
+    grown = first.extended(X2)
+    assert first.columns.tolist() == [0, 2, 4, 6] and grown.columns.tolist() == list(range(7))
+    learner = cls(shuffle=False)
+    learner.partial_fit(first, decoder, first.index(X1), y1)
+    learner.partial_fit(grown, decoder, grown.index(X2), y2)
+    assert all(r["train_mistakes"] for r in learner.history_)
+    X = concatenated(X1, X2)
+    full = JointFeatureMap.from_training(labels, X, transitions=transitions)
+    once = cls(epochs=1, shuffle=False).fit(full, decoder, full.index(X), np.concatenate([y1, y2]))
+    np.testing.assert_array_equal(learner.weights_, once.weights_)
+    assert np.any(grown.emission_weights(learner.weights_)[1::2])  # the new buckets learnt weights
+
+
+def test_a_run_started_from_weights_goes_on_from_them():
+    """As after loading a model: the perceptron continues exactly; the averaged perceptron averages
+    the weights of the new visits, which start from the given ones."""
+    X, y = random_problem(7)
+    joint = JointFeatureMap(["a", "b", "c"], np.arange(7))
+    one = Perceptron(epochs=1, shuffle=False).fit(joint, Viterbi(), X, y)
+    resumed = Perceptron(shuffle=False)
+    resumed.start(joint, one.weights_, one.history_)
+    resumed.partial_fit(joint, Viterbi(), X, y)
+    two = Perceptron(epochs=2, shuffle=False).fit(joint, Viterbi(), X, y)
+    np.testing.assert_array_equal(resumed.weights_, two.weights_)
+    assert [r["epoch"] for r in resumed.history_] == [1, 2] and len(one.history_) == 1
+    averaged = AveragedPerceptron(shuffle=False)
+    averaged.start(joint, one.weights_)
+    averaged.partial_fit(joint, Viterbi(), X, y)
+    _, average, history = naive_train(joint, Viterbi(), X, y, epochs=1, seed=0, shuffle=False, batch_size=1,
+                                      initial=one.weights_)
+    assert history[0][0] > 0
+    np.testing.assert_allclose(averaged.weights_, average, atol=1e-9)
+
+
+def test_partial_fit_on_an_empty_batch_changes_nothing():
+    joint = JointFeatureMap(["a", "b"], [0], transitions=False)
+    empty = FeatureMatrix([0], [], [], [])
+    learner = AveragedPerceptron().partial_fit(joint, Multiclass(), empty, np.zeros(0, np.int64))
+    np.testing.assert_array_equal(learner.weights_, [0, 0])  # no visit yet: w itself
+    learner.partial_fit(joint, Multiclass(), FeatureMatrix([0, 1], [0], [1.0], [1]), np.array([1]))
+    learner.partial_fit(joint, Multiclass(), empty, np.zeros(0, np.int64))
+    np.testing.assert_array_equal(learner.weights_, [-1, 1])
+    assert [r["train_mistakes"] for r in learner.history_] == [0, 1, 0]
+
+
+def test_learners_are_online():
+    assert all(cls.online for cls in LEARNERS.values())
+    learner = Perceptron()
+    assert not learner.started
+    learner.start(JointFeatureMap(["a", "b"], [0], transitions=False))
+    assert learner.started and learner.history_ == []

@@ -35,10 +35,15 @@ class Perceptron:
     After :meth:`fit`: ``weights_`` (the flat weight vector of the chosen epoch), ``history_`` (one
     record per epoch: ``epoch``, ``train_mistakes`` (instances with an error), ``train_token_errors``,
     ``dev_accuracy``, ``seconds``), ``best_epoch_``.
+
+    The learner is online (``online = True``): it keeps the state of its run (the weights, the
+    averaging sums, the visit count and the shuffling generator; for the averaged perceptron twice the
+    memory of ``weights_``), so that :meth:`partial_fit` can continue it one epoch at a time.
     """
 
     name = "perceptron"
     averaged = False
+    online = True
 
     def __init__(self, epochs: int = 10, *, seed: int = 0, shuffle: bool = True, batch_size: int = 1,
                  patience: int | None = None, margin: float = 0.0, callback: Callable | None = None,
@@ -57,11 +62,28 @@ class Perceptron:
         self.margin = margin
         self.callback = callback
         self.progress = progress
+        self._joint: JointFeatureMap | None = None
 
     def params(self) -> dict:
         """The hyper-parameters, as stored in a model file."""
         return {"epochs": self.epochs, "seed": self.seed, "shuffle": self.shuffle,
                 "batch_size": self.batch_size, "patience": self.patience, "margin": self.margin}
+
+    @property
+    def started(self) -> bool:
+        """Whether a run is under way (by :meth:`fit`, :meth:`start` or :meth:`partial_fit`)."""
+        return self._joint is not None
+
+    def start(self, joint: JointFeatureMap, weights: np.ndarray | None = None, history: list | None = None) -> None:
+        """Begin a run on ``joint``'s layout: the generator at ``seed``, no visit yet, and the weights
+        zero, or ``weights`` with their ``history`` to go on from a trained model (a loaded one, whose
+        file keeps only the weights to predict with: the averaging then starts afresh from them)."""
+        self._joint = joint
+        self._rng = np.random.default_rng(self.seed)
+        self._w = np.zeros(joint.size) if weights is None else np.array(weights, dtype=np.float64)
+        self._u = np.zeros(joint.size) if self.averaged else None
+        self._visits = 0
+        self.history_, self.best_epoch_ = list(history or []), None
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
             dev: tuple[FeatureMatrix, np.ndarray] | None = None) -> Perceptron:
@@ -69,59 +91,96 @@ class Perceptron:
 
         With ``dev = (X_dev, y_dev)`` the weights of the epoch with the best dev accuracy are kept
         (gold ids of −1, labels unseen in training, count as errors), and training stops after
-        ``patience`` epochs without improvement.
+        ``patience`` epochs without improvement.  The run's state is that of the last epoch trained
+        (not the kept one): :meth:`partial_fit` goes on from there.
         """
-        rng = np.random.default_rng(self.seed)
-        w = np.zeros(joint.size)
-        u = np.zeros(joint.size) if self.averaged else None
-        visits = 0
-        self.history_, self.best_epoch_ = [], None
+        self.start(joint)
         best_score, best_weights = -1.0, None
         bar = tqdm(total=self.epochs * X.n_instances, disable=_quiet(self.progress), unit="inst", leave=False)
-        for epoch in range(1, self.epochs + 1):
+        for _ in range(self.epochs):
             began = time.perf_counter()
-            order = epoch_order(X.lengths, self.batch_size, rng) if self.shuffle else np.arange(X.n_instances)
-            Xe, ye = X.take(order), y[X.positions(order)]
-            offsets = Xe.offsets
-            mistakes = token_errors = 0
-            for start in range(0, Xe.n_instances, self.batch_size):
-                stop = min(start + self.batch_size, Xe.n_instances)
-                batch = Xe.slice(start, stop)
-                gold = ye[offsets[start] : offsets[stop]]
-                scores = joint.scores(w, batch)
-                predicted = (decoder.loss_augmented_argmax(scores, gold, self.margin) if self.margin
-                             else decoder.argmax(scores))
-                wrong = predicted != gold
-                if wrong.any():
-                    indices, values, owner = joint.delta(batch, gold, predicted)
-                    np.add.at(w, indices, values)
-                    if u is not None:
-                        np.add.at(u, indices, values * (visits + owner))
-                    token_errors += int(wrong.sum())
-                    mistakes += int(np.count_nonzero(np.add.reduceat(wrong, batch.offsets[:-1][batch.lengths > 0])))
-                visits += stop - start
-                if (stop // self.batch_size) % 64 == 0 or stop == Xe.n_instances:
-                    bar.update((epoch - 1) * X.n_instances + stop - bar.n)
-            record = {"epoch": epoch, "train_mistakes": mistakes, "train_token_errors": token_errors,
-                      "dev_accuracy": None, "seconds": time.perf_counter() - began}
+            record = self._epoch(decoder, X, y, bar)
+            epoch = record["epoch"]
             if dev is not None:  # without dev the last epoch's weights are kept, computed once at the end
-                current = _hypothesis(w, u, visits)
+                current = self._hypothesis()
                 predicted = decode_corpus(decoder, joint, current, dev[0])
                 record["dev_accuracy"] = float((predicted == dev[1]).mean()) if len(dev[1]) else 0.0
-                record["seconds"] = time.perf_counter() - began
+                record["seconds"] = time.perf_counter() - began  # the epoch and its dev evaluation
                 if record["dev_accuracy"] > best_score:
                     best_score, best_weights, self.best_epoch_ = record["dev_accuracy"], current, epoch
                 del current
             self.history_.append(record)
-            bar.set_postfix(epoch=epoch, mistakes=mistakes, dev=record["dev_accuracy"])
+            bar.set_postfix(epoch=epoch, mistakes=record["train_mistakes"], dev=record["dev_accuracy"])
             stop_now = self.callback is not None and self.callback(record, self)
             if stop_now or (dev is not None and self.patience is not None and epoch - self.best_epoch_ >= self.patience):
                 break
         bar.close()
         if dev is None:
-            best_weights, self.best_epoch_ = _hypothesis(w, u, visits), len(self.history_)
+            best_weights, self.best_epoch_ = self._hypothesis(), len(self.history_)
         self.weights_ = best_weights
         return self
+
+    def partial_fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray) -> Perceptron:
+        """One epoch over ``X`` (scikit-learn's ``partial_fit``), going on from the run of earlier
+        calls or of :meth:`fit`; the first call of a learner starts a run on ``joint``.
+
+        ``joint`` may extend the run's map (:meth:`JointFeatureMap.extended`, for buckets first seen
+        in this batch): the weights and averaging sums are carried into its layout.  The generator
+        goes on too, so the same seed and the same calls give the same model.  ``weights_`` becomes
+        the current hypothesis (the average so far for the averaged perceptron) and ``history_``
+        gains one record.  ``epochs``, ``patience`` and ``callback`` concern :meth:`fit` only.
+        """
+        if not self.started:
+            self.start(joint)
+        elif joint is not self._joint:
+            self._w = joint.carry(self._w, self._joint)
+            self._u = None if self._u is None else joint.carry(self._u, self._joint)
+            self._joint = joint
+        with tqdm(total=X.n_instances, disable=_quiet(self.progress), unit="inst", leave=False) as bar:
+            record = self._epoch(decoder, X, y, bar)
+        self.history_.append(record)
+        self.weights_, self.best_epoch_ = self._hypothesis(), record["epoch"]
+        return self
+
+    def _epoch(self, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, bar: tqdm) -> dict:
+        """One pass over ``X`` (shuffled unless ``shuffle`` is off) updating the run's state; the
+        epoch's history record, not yet appended."""
+        began = time.perf_counter()
+        joint, w, u = self._joint, self._w, self._u
+        order = epoch_order(X.lengths, self.batch_size, self._rng) if self.shuffle else np.arange(X.n_instances)
+        Xe, ye = X.take(order), y[X.positions(order)]
+        offsets = Xe.offsets
+        mistakes = token_errors = shown = 0
+        for start in range(0, Xe.n_instances, self.batch_size):
+            stop = min(start + self.batch_size, Xe.n_instances)
+            batch = Xe.slice(start, stop)
+            gold = ye[offsets[start] : offsets[stop]]
+            scores = joint.scores(w, batch)
+            predicted = (decoder.loss_augmented_argmax(scores, gold, self.margin) if self.margin
+                         else decoder.argmax(scores))
+            wrong = predicted != gold
+            if wrong.any():
+                indices, values, owner = joint.delta(batch, gold, predicted)
+                np.add.at(w, indices, values)
+                if u is not None:
+                    np.add.at(u, indices, values * (self._visits + owner))
+                token_errors += int(wrong.sum())
+                mistakes += int(np.count_nonzero(np.add.reduceat(wrong, batch.offsets[:-1][batch.lengths > 0])))
+            self._visits += stop - start
+            if (stop // self.batch_size) % 64 == 0 or stop == Xe.n_instances:
+                bar.update(stop - shown)
+                shown = stop
+        return {"epoch": len(self.history_) + 1, "train_mistakes": mistakes, "train_token_errors": token_errors,
+                "dev_accuracy": None, "seconds": time.perf_counter() - began}
+
+    def _hypothesis(self) -> np.ndarray:
+        """The weights to predict with: ``w`` itself, or the average ``w − u/visits`` (one new array;
+        ``w`` before any visit)."""
+        if self._u is None or self._visits == 0:
+            return self._w.copy()
+        out = np.divide(self._u, self._visits)
+        np.subtract(self._w, out, out=out)
+        return out
 
 
 class AveragedPerceptron(Perceptron):
@@ -129,15 +188,6 @@ class AveragedPerceptron(Perceptron):
 
     name = "averaged-perceptron"
     averaged = True
-
-
-def _hypothesis(w: np.ndarray, u: np.ndarray | None, visits: int) -> np.ndarray:
-    """The weights to predict with: ``w`` itself, or the average ``w − u/visits`` (one new array)."""
-    if u is None:
-        return w.copy()
-    out = np.divide(u, visits)
-    np.subtract(w, out, out=out)
-    return out
 
 
 def epoch_order(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) -> np.ndarray:
