@@ -39,7 +39,8 @@ from collections.abc import Iterator
 
 from tqdm import tqdm
 
-from structlin.errors import ChecksumError, CorpusFormatError, CorpusNotFoundError, StructlinError, UnknownNameError
+from structlin.errors import (ChecksumError, CorpusFormatError, CorpusNotFoundError, StructlinError, UnknownNameError,
+                             UnknownOptionError)
 
 try:
     import tomllib
@@ -329,7 +330,7 @@ def load_documents(
     accepted = _DOCUMENT_OPTIONS[reader]
     for key in options:
         if key not in accepted:
-            raise TypeError(
+            raise UnknownOptionError(
                 f"load_documents() got an unexpected option {key!r} for corpus {entry.name!r} "
                 f"(accepted: {', '.join(accepted) or 'none'}, and data_dir, cache_dir, download, progress)"
             )

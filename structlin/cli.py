@@ -55,6 +55,8 @@ def _add_document_options(parser, *, formats: bool = True):
         parser.add_argument("--format", choices=DOCUMENT_FORMATS, help="input format (default: folders for a "
                             "directory or archive, tsv for *.tsv/*.csv, svmlight for *.svm, else fastText lines)")
     parser.add_argument("--strip", help="drop parts of Usenet posts: any of headers,footers,quotes")
+    parser.add_argument("--granularity", choices=("coarse", "fine"),
+                        help="labels of the qc corpus: COARSE (6) or COARSE:fine (50) (default: coarse)")
     parser.add_argument("--encoding", help="text encoding of document files (default: the corpus's, else utf-8)")
 
 
@@ -179,6 +181,8 @@ def _documents(source: str, split: str | None, args) -> list:
     strip = args.strip.split(",") if args.strip else ()
     if is_corpus_name(Catalog.load(), source) and not args.format:
         options = {"strip": strip} if strip else {}
+        if args.granularity:
+            options["granularity"] = args.granularity
         return load_documents(source, split, **options)
     fmt = args.format or _guess_document_format(source)
     encoding = args.encoding or "utf-8"

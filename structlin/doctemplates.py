@@ -11,6 +11,8 @@ document templates, and may also list token templates, which then see the whole 
 * ``chars(n, lowercase, within_words)`` — character n-grams, inside each word padded with spaces
   (``within_words = true``) or across the whole text;
 * ``fields`` — one feature per field of a tuple; ``field_pairs`` / ``field_triples`` — conjunctions;
+  ``field_conjunctions(sizes)`` — conjunctions of every size in ``sizes`` (4 = a whole PP tuple); each
+  optionally on lowercased, digit-normalised or Porter-stemmed values;
 * ``featureset`` — an NLTK-style feature dict (numbers as values, other values as ``name=value``);
   SVMlight's ``{index: value}`` features pass through as given.
 
@@ -26,12 +28,15 @@ feature set's ``values``: ``binary`` (1), ``count`` (c), ``log`` (log(1 + c)), `
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 import sys
 from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse
+from nltk.stem.porter import PorterStemmer
 
 from .errors import StructlinError
 from .hashing import FeatureHasher
@@ -68,22 +73,43 @@ def _fields(document) -> tuple:
     return document
 
 
+_stem = functools.lru_cache(maxsize=1 << 16)(PorterStemmer().stem)
+
+
+def _conjunctions(document, sizes, lowercase: bool, digits: bool, stem: bool) -> list[str]:
+    """``i,j=f_i|f_j`` for every combination of ``size`` fields, for each size in ``sizes``.  Field
+    values may first be lowercased, have every digit mapped to ``0`` (``digits``) and be reduced to
+    their Porter stem (``stem``; no downloaded model needed)."""
+    f = [v.lower() if lowercase else v for v in _fields(document)]
+    if digits:
+        f = [_DIGIT.sub("0", v) for v in f]
+    if stem:
+        f = [_stem(v) for v in f]
+    return [",".join(map(str, c)) + "=" + "|".join(f[i] for i in c)
+            for size in sizes for c in itertools.combinations(range(len(f)), size)]
+
+
+_DIGIT = re.compile(r"\d")
+
+
 @register_template("fields", document=True)
-def _field_values(document):
-    return [f"{i}={v}" for i, v in enumerate(_fields(document))]
+def _field_values(document, lowercase=False, digits=False, stem=False):
+    return _conjunctions(document, (1,), lowercase, digits, stem)
 
 
 @register_template("field_pairs", document=True)
-def _field_pairs(document):
-    f = _fields(document)
-    return [f"{i},{j}={f[i]}|{f[j]}" for i in range(len(f)) for j in range(i + 1, len(f))]
+def _field_pairs(document, lowercase=False, digits=False, stem=False):
+    return _conjunctions(document, (2,), lowercase, digits, stem)
 
 
 @register_template("field_triples", document=True)
-def _field_triples(document):
-    f = _fields(document)
-    return [f"{i},{j},{k}={f[i]}|{f[j]}|{f[k]}" for i in range(len(f)) for j in range(i + 1, len(f))
-            for k in range(j + 1, len(f))]
+def _field_triples(document, lowercase=False, digits=False, stem=False):
+    return _conjunctions(document, (3,), lowercase, digits, stem)
+
+
+@register_template("field_conjunctions", document=True)
+def _field_conjunctions(document, sizes=(1, 2, 3), lowercase=False, digits=False, stem=False):
+    return _conjunctions(document, sizes, lowercase, digits, stem)
 
 
 @register_template("featureset", document=True)

@@ -51,3 +51,8 @@ class CorpusNotFoundError(StructlinError, FileNotFoundError):
 
 class ChecksumError(StructlinError):
     """A downloaded file whose SHA-256 differs from the catalog's."""
+
+
+class UnknownOptionError(StructlinError, TypeError):
+    """A reading option that the corpus's format does not take (a ``TypeError``, as for any bad
+    keyword argument)."""

@@ -8,7 +8,9 @@ import pytest
 from nltk.classify.api import ClassifierI
 
 from structlin import Classifier
+from structlin.catalog import load_documents
 from structlin.errors import ModelFormatError, StructlinError
+from structlin.learners import make_learner
 
 DOCS = ["good great fun", "great film good", "bad awful boring", "awful bad plot", "fun great", "boring bad"]
 LABELS = ["pos", "pos", "neg", "neg", "pos", "neg"]
@@ -84,7 +86,24 @@ def test_names_accuracy_floor(names):
 
 def test_ppattach_tuples(nltk_data_dir):
     from nltk.corpus import ppattach
-    train = [((a.verb, a.noun1, a.prep, a.noun2), a.attachment) for a in ppattach.attachments("training")][:5000]
+    train = [((a.verb, a.noun1, a.prep, a.noun2), a.attachment) for a in ppattach.attachments("training")]
     test = [((a.verb, a.noun1, a.prep, a.noun2), a.attachment) for a in ppattach.attachments("test")]
-    clf = Classifier("ppattach", epochs=5, progress=False).fit([d for d, _ in train], [y for _, y in train])
-    assert nltk.classify.accuracy(clf, test) >= 0.74
+    learner = make_learner("averaged-perceptron", epochs=5, margin=0.25, progress=False)
+    clf = Classifier("ppattach", learner).fit([d for d, _ in train], [y for _, y in train])
+    assert nltk.classify.accuracy(clf, test) >= 0.835  # 84.1% measured (the CLI's dev early stopping: 84.4%)
+
+
+@pytest.mark.parametrize("granularity, floor", [("coarse", 0.895), ("fine", 0.81)])
+def test_question_classification_floors(nltk_data_dir, granularity, floor):
+    train, test = (load_documents("qc", split, granularity=granularity) for split in ("train", "test"))
+    learner = make_learner("averaged-perceptron", epochs=7, margin=1, progress=False)
+    clf = Classifier("text-ngrams", learner).fit([d.text for d in train], [d.label for d in train])
+    assert clf.report([d.text for d in test], [d.label for d in test]).accuracy >= floor  # 90.8% / 82.0% measured
+
+
+def test_20_newsgroups_floor(news_archive):
+    train, test = (load_documents("20news-bydate", split) for split in ("train", "test"))
+    learner = make_learner("averaged-perceptron", epochs=10, margin=4, progress=False)
+    clf = Classifier("text-ngrams", learner).fit([d.text for d in train], [d.label for d in train])
+    report = clf.report([d.text for d in test], [d.label for d in test])
+    assert report.accuracy >= 0.86 and report.macro_f1 >= 0.85  # 86.6% / 86.0% measured

@@ -84,3 +84,15 @@ def test_corrupted_archive_member_exits_with_one_line(tmp_path, capsys):
     archive.write_bytes(bytes(data))
     code, _, err = run(capsys, "train", "classifier", "--train", archive, "--output", tmp_path / "m.model")
     assert code == 1 and "tree.tar.gz" in err and len(err.strip().splitlines()) == 1
+
+
+def test_question_granularity_option(tmp_path, capsys, nltk_data_dir):
+    model = tmp_path / "qc.model"
+    code, _, _ = run(capsys, "train", "classifier", "--corpus", "qc", "--granularity", "fine", "--epochs", "1",
+                     "--output", model, "--quiet")
+    assert code == 0
+    code, out, _ = run(capsys, "evaluate", model, "--corpus", "qc", "--granularity", "fine", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["n_instances"] == 500 and "NUM:count" in report["per_class"]
+    code, _, err = run(capsys, "train", "classifier", "--corpus", "names", "--granularity", "fine", "--output", model)
+    assert code != 0 and "granularity" in err and len(err.strip().splitlines()) == 1

@@ -50,6 +50,10 @@ def test_reference_templates():
     assert template("fields").function(("join", "board", "as")) == ["0=join", "1=board", "2=as"]
     assert template("field_pairs").function(("a", "b", "c")) == ["0,1=a|b", "0,2=a|c", "1,2=b|c"]
     assert template("field_triples").function(("a", "b", "c", "d"))[0] == "0,1,2=a|b|c"
+    assert template("field_conjunctions").function(("Ran", "3.5", "in", "runs"), sizes=(1, 4), lowercase=True,
+                                                   digits=True, stem=True) == ["0=ran", "1=0.0", "2=in", "3=run",
+                                                                               "0,1,2,3=ran|0.0|in|run"]
+    assert template("field_pairs").function(("A", "b"), lowercase=True) == ["0,1=a|b"]
     assert template("featureset").function({"last": "a", 3: 0.5, "flag": True}) == {"last=a": 1.0, "3": 0.5, "flag=True": 1.0}
 
 
