@@ -37,17 +37,12 @@ import json
 import os
 import platform
 import random
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
-from multiprocessing import get_context
 
 import nltk
 import numpy as np
@@ -58,6 +53,8 @@ import structlin
 from structlin import Tagger
 from structlin.catalog import load_split
 from structlin.templates import AFTER, BEFORE, FeatureSet, feature_values, template
+
+from _bench import current_rss_mib, peak_rss_mib, percent, run_in_child, source_state, stopwatch, table
 
 CORPUS = "ud-english-ewt"
 FEATURES = "pos-rich"
@@ -154,14 +151,6 @@ class FeatureStrings:
         return rows
 
 
-@contextmanager
-def stopwatch(row: dict, key: str):
-    """Store the wall-clock seconds of the block as ``row[key]`` and its CPU seconds as ``row[key + "_cpu"]``."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    yield
-    row[key], row[key + "_cpu"] = time.perf_counter() - wall, time.process_time() - cpu
-
-
 # --- systems: train(data, args) -> (model, extra row fields); tag(model, sentences) -> tags --------
 
 
@@ -249,15 +238,6 @@ SYSTEMS = {
 _DATA: Data | None = None  # set by the parent before forking; children read it (never pickled)
 
 
-def current_rss_mib() -> float:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-
-
 def run_system(name: str, args) -> dict:
     """Train and evaluate one system; runs in a freshly forked child (whose peak RSS starts at its RSS)."""
     data, (train, tag) = _DATA, SYSTEMS[name]
@@ -274,27 +254,12 @@ def run_system(name: str, args) -> dict:
     return row
 
 
-def run_in_child(name: str, args) -> dict:
-    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")) as pool:
-        row = pool.submit(run_system, name, args).result()
-    row["load_average_after"] = os.getloadavg()[0]
-    return row
-
-
 # --- report -----------------------------------------------------------------------------------------
 
 
-def _fmt(value, spec: str, missing: str = "-") -> str:
-    return missing if value is None else format(value, spec)
-
-
-def _percent(fraction) -> float | None:
-    return None if fraction is None else 100 * fraction
-
-
 COLUMNS = (  # header, row field, format
-    ("acc %", lambda r: _percent(r["accuracy"]), ".2f"),
-    ("unk acc %", lambda r: _percent(r["unknown_accuracy"]), ".2f"),
+    ("acc %", lambda r: percent(r["accuracy"]), ".2f"),
+    ("unk acc %", lambda r: percent(r["unknown_accuracy"]), ".2f"),
     ("train s", lambda r: r["train_s"], ".1f"),
     ("(CPU s)", lambda r: r["train_s_cpu"], ".1f"),
     ("learn s", lambda r: r.get("train_only_s"), ".1f"),
@@ -303,15 +268,6 @@ COLUMNS = (  # header, row field, format
     ("peak MiB", lambda r: r["peak_rss_mib"], ".0f"),
     ("+MiB", lambda r: r["rss_increase_mib"], ".0f"),
 )
-
-
-def table(rows: list[dict]) -> str:
-    cells = [["system", *(header for header, _, _ in COLUMNS)]]
-    cells += [[r["system"], *(_fmt(field(r), spec) for _, field, spec in COLUMNS)] for r in rows]
-    widths = [max(len(line[k]) for line in cells) for k in range(len(cells[0]))]
-    cells.insert(1, ["-" * w for w in widths])
-    return "\n".join("  ".join(c.rjust(w) if k else c.ljust(w) for k, (c, w) in enumerate(zip(line, widths)))
-                     for line in cells)
 
 
 def ratios(rows: list[dict]) -> list[str]:
@@ -368,19 +324,6 @@ def notes(args, meta: dict, rows: list[dict]) -> list[str]:
 # --- main -------------------------------------------------------------------------------------------
 
 
-def source_state() -> str:
-    """The checkout's commit, and the files changed since it (results depend on the code on disk)."""
-    def git(*command):
-        try:
-            return subprocess.run(["git", *command], cwd=os.path.dirname(os.path.abspath(__file__)),
-                                  capture_output=True, text=True, timeout=30, check=False).stdout
-        except OSError:
-            return ""
-    changed = [line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
-    commit = git("rev-parse", "--short", "HEAD").strip() or "unknown"
-    return commit + (f" + changes to {', '.join(changed)}" if changed else "")
-
-
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--systems", default=",".join(SYSTEMS),
@@ -423,7 +366,7 @@ def main(argv=None) -> None:
     rows = []
     for name in args.systems:
         log(f"{name}: training and tagging ...")
-        rows.append(run_in_child(name, args))
+        rows.append(run_in_child(run_system, name, args))
         log(f"{name}: done in {rows[-1]['train_s']:.1f} s training, accuracy {100 * rows[-1]['accuracy']:.2f} %")
     report(args, meta, rows)
     if args.json:
@@ -441,7 +384,7 @@ def report(args, meta: dict, rows: list[dict]) -> None:
     print(f"structlin source: {meta['source']}")
     print(f"{FEATURES}: {'; '.join(meta['feature_set'])}")
     print()
-    print(table(rows))
+    print(table(rows, COLUMNS))
     print()
     lines = ratios(rows)
     if lines:
