@@ -73,8 +73,11 @@ class FeatureHasher:
         The sequences are sorted by length, longest first, so that step ``j`` of the Horner
         recurrence ``z ← z·P + c_j`` touches a prefix of them: O(total length + longest length).
         """
-        order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
-        first, size = np.asarray(starts, dtype=np.int64)[order], np.asarray(lengths, dtype=np.int64)[order]
+        lengths = np.asarray(lengths, dtype=np.int64)
+        longest = int(lengths.max()) if len(lengths) else 0
+        # a stable sort of 16-bit keys is a radix sort: 4× faster than sorting int64 keys
+        order = np.argsort((longest - lengths).astype(np.uint16 if longest < 2**16 else np.int64), kind="stable")
+        first, size = np.asarray(starts, dtype=np.int64)[order], lengths[order]
         longer_than = len(size) - np.cumsum(np.bincount(size)) if len(size) else np.zeros(0, np.int64)
         z = np.full(len(size), self.string(""), dtype=np.uint64)
         for j, k in enumerate(longer_than):
