@@ -205,7 +205,13 @@ def _guess_document_format(source: str) -> str:
 
 
 def _new_classifier(args, progress: bool | None = None) -> Classifier:
-    learner = make_learner(args.learner, epochs=args.epochs, seed=args.seed, margin=args.margin, progress=progress)
+    params = {"epochs": args.epochs, "seed": args.seed, "progress": progress}
+    if args.margin:  # a perceptron option
+        params["margin"] = args.margin
+    try:
+        learner = make_learner(args.learner, **params)
+    except TypeError:
+        raise StructlinError(f"--margin does not apply to learner {args.learner!r}") from None
     return Classifier(args.features, learner, bits=args.bits)
 
 
@@ -254,7 +260,12 @@ def _train_classifier(args) -> None:
 def _print_history(history) -> None:
     for record in history:
         dev_text = "" if record["dev_accuracy"] is None else f"  dev accuracy {100 * record['dev_accuracy']:.2f}%"
-        print(f"epoch {record['epoch']:>3}  mistakes {record['train_mistakes']:>6}{dev_text}  {record['seconds']:.1f}s")
+        if "iteration" in record:  # a batch learner (maxent)
+            step = (f"iteration {record['iteration']:>3}  objective {record['objective']:.6g}  "
+                    f"gradient norm {record['gradient_norm']:.3g}")
+        else:
+            step = f"epoch {record['epoch']:>3}  mistakes {record['train_mistakes']:>6}"
+        print(f"{step}{dev_text}  {record['seconds']:.1f}s")
 
 
 def _train_tagger(args) -> None:

@@ -19,7 +19,6 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import logsumexp
 
 from .errors import UnknownNameError
 from .joint import Scores
@@ -57,6 +56,15 @@ class Decoder(ABC):
         raise TypeError(f"the {self.name} decoder defines no distribution over outputs; use viterbi")
 
 
+def _logsumexp(a: np.ndarray, axis: int) -> np.ndarray:
+    """``log Σ exp(a)`` along ``axis``, shifted by the maximum: scipy's ``logsumexp`` without its
+    per-call overhead, which dominated forward–backward's many small calls (one max-ent objective
+    evaluation on EWT: 6.1 s with scipy's, 3.4 s with this)."""
+    top = a.max(axis=axis, keepdims=True)
+    top[~np.isfinite(top)] = 0.0  # a slice of only −inf sums to −inf, not NaN
+    return np.log(np.exp(a - top).sum(axis=axis)) + np.squeeze(top, axis)
+
+
 class Multiclass(Decoder):
     """Each position on its own (a document, or a token tagged without transitions)."""
 
@@ -68,7 +76,7 @@ class Multiclass(Decoder):
 
     def marginals(self, scores: Scores) -> Marginals:
         E = scores.emissions
-        row_log_z = logsumexp(E, axis=1)
+        row_log_z = _logsumexp(E, axis=1)
         per_instance = np.zeros(len(scores.lengths))
         starts = np.concatenate([[0], np.cumsum(scores.lengths)[:-1]])
         nonempty = scores.lengths > 0
@@ -151,13 +159,13 @@ class Viterbi(Decoder):
         if T:
             alpha[0] = E[0]
         for t in range(1, T):
-            alpha[t] = logsumexp(alpha[t - 1][:, :, None] + trans, axis=1) + E[t]
+            alpha[t] = _logsumexp(alpha[t - 1][:, :, None] + trans, axis=1) + E[t]
         is_last = np.arange(T)[:, None] == (pad.lengths - 1)[None, :]
         for t in range(T - 2, -1, -1):
-            beta[t] = logsumexp(trans + (E[t + 1] + beta[t + 1])[:, None, :], axis=2)
+            beta[t] = _logsumexp(trans + (E[t + 1] + beta[t + 1])[:, None, :], axis=2)
             beta[t][is_last[t]] = 0.0
         log_z = np.zeros(B)
-        log_z[pad.running] = logsumexp(alpha[pad.last, pad.running], axis=1)
+        log_z[pad.running] = _logsumexp(alpha[pad.last, pad.running], axis=1)
         nodes = np.exp(alpha + beta - log_z[None, :, None])
         edges = np.exp(alpha[:-1, :, :, None] + trans + (E[1:] + beta[1:])[:, :, None, :] - log_z[None, :, None, None])
         is_edge = pad.slot[0] > 0
@@ -192,21 +200,28 @@ def make_decoder(name: str) -> Decoder:
         raise UnknownNameError("decoder", name, DECODERS) from None
 
 
+def length_batches(lengths: np.ndarray, max_positions: int = 4096) -> list[np.ndarray]:
+    """Instance indices sorted by length and cut into batches of at most ``max_positions`` padded
+    positions (batch size × longest instance; an instance longer than that is a batch alone), so that
+    a batch decoded together pads little."""
+    order = np.argsort(lengths, kind="stable")
+    padded = np.maximum(np.asarray(lengths)[order], 1)
+    batches, start = [], 0
+    while start < len(order):
+        # Sorted lengths: a batch [start, stop) pads to padded[stop - 1] positions per instance.
+        fits = (np.arange(start + 1, len(order) + 1) - start) * padded[start:] <= max_positions
+        stop = start + max(1, int(np.count_nonzero(fits)))
+        batches.append(order[start:stop])
+        start = stop
+    return batches
+
+
 def decode_corpus(decoder: Decoder, joint, w: np.ndarray, matrix, *, max_positions: int = 4096) -> np.ndarray:
     """Decode every instance of an indexed corpus with weights ``w``; labels per position.
 
-    Instances are sorted by length and decoded in batches of at most ``max_positions`` padded
-    positions (batch size × longest instance), so padding costs little.
+    Instances are decoded in batches of similar length (:func:`length_batches`), so padding costs little.
     """
-    order = np.argsort(matrix.lengths, kind="stable")
-    lengths = np.maximum(matrix.lengths[order], 1)
     out = np.zeros(matrix.n_positions, dtype=np.int64)
-    start = 0
-    while start < len(order):
-        # Sorted lengths: a batch [start, stop) pads to lengths[stop - 1] positions per instance.
-        fits = (np.arange(start + 1, len(order) + 1) - start) * lengths[start:] <= max_positions
-        stop = start + max(1, int(np.count_nonzero(fits)))
-        chosen = order[start:stop]
+    for chosen in length_batches(matrix.lengths, max_positions):
         out[matrix.positions(chosen)] = decoder.argmax(joint.scores(w, matrix.take(chosen)))
-        start = stop
     return out

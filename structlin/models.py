@@ -159,7 +159,8 @@ class Tagger(_LinearModel, TaggerI):
     ``features``: a feature-set name (``features/NAME.toml``), a TOML path or a :class:`FeatureSet`;
     ``learner``: a learner name or instance; ``decoder``: ``viterbi``, ``greedy`` (both use label
     transitions) or ``multiclass`` (each token on its own).  ``epochs``, ``seed``, ``batch_size``
-    and ``patience`` go to a learner given by name.  ``bits`` and ``hash_seed`` set the feature hash.
+    and ``patience`` go to a learner given by name (for ``maxent``, ``epochs`` bounds the L-BFGS
+    iterations: see :class:`~structlin.learners.maxent.MaxEnt`).  ``bits`` and ``hash_seed`` set the feature hash.
 
     ``batch_size=4`` decodes four sentences with the same weights before applying their updates (in
     order, each counted at its own visit for averaging).  On EWT dev it reached the same accuracy as

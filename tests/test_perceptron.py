@@ -284,12 +284,12 @@ def test_invalid_hyper_parameters_and_names():
         Perceptron(epochs=0)
     with pytest.raises(ValueError, match="batch_size"):
         AveragedPerceptron(batch_size=0)
-    assert set(LEARNERS) == {"perceptron", "averaged-perceptron"}
+    assert set(LEARNERS) == {"perceptron", "averaged-perceptron", "maxent"}
     learner = make_learner("averaged-perceptron", epochs=4, seed=3)
     assert isinstance(learner, AveragedPerceptron)
     assert learner.params() == {"epochs": 4, "seed": 3, "shuffle": True, "batch_size": 1, "patience": None,
                                "margin": 0.0}
-    with pytest.raises(UnknownNameError, match="accepted: averaged-perceptron, perceptron"):
+    with pytest.raises(UnknownNameError, match="accepted: averaged-perceptron, maxent, perceptron"):
         make_learner("svm")
 
 
@@ -407,7 +407,7 @@ def test_partial_fit_on_an_empty_batch_changes_nothing():
 
 
 def test_learners_are_online():
-    assert all(cls.online for cls in LEARNERS.values())
+    assert Perceptron.online and AveragedPerceptron.online  # maxent is batch (tests/test_maxent.py)
     learner = Perceptron()
     assert not learner.started
     learner.start(JointFeatureMap(["a", "b"], [0], transitions=False))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from ..errors import UnknownNameError
+from .maxent import MaxEnt
 from .perceptron import AveragedPerceptron, Perceptron
 
-LEARNERS = {cls.name: cls for cls in (Perceptron, AveragedPerceptron)}
+LEARNERS = {cls.name: cls for cls in (Perceptron, AveragedPerceptron, MaxEnt)}
 
 
 def make_learner(name: str, **params):
-    """A learner by name (``perceptron``, ``averaged-perceptron``) with its hyper-parameters."""
+    """A learner by name (``perceptron``, ``averaged-perceptron``, ``maxent``) with its hyper-parameters."""
     try:
         cls = LEARNERS[name]
     except KeyError:
@@ -17,4 +18,4 @@ def make_learner(name: str, **params):
     return cls(**params)
 
 
-__all__ = ["LEARNERS", "AveragedPerceptron", "Perceptron", "make_learner"]
+__all__ = ["LEARNERS", "AveragedPerceptron", "MaxEnt", "Perceptron", "make_learner"]

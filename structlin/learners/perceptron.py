@@ -24,9 +24,10 @@ from collections.abc import Callable
 import numpy as np
 from tqdm import tqdm
 
-from ..decoders import Decoder, decode_corpus
+from ..decoders import Decoder
 from ..joint import JointFeatureMap
 from ..matrix import FeatureMatrix
+from .common import dev_accuracy, quiet
 
 
 class Perceptron:
@@ -96,15 +97,14 @@ class Perceptron:
         """
         self.start(joint)
         best_score, best_weights = -1.0, None
-        bar = tqdm(total=self.epochs * X.n_instances, disable=_quiet(self.progress), unit="inst", leave=False)
+        bar = tqdm(total=self.epochs * X.n_instances, disable=quiet(self.progress), unit="inst", leave=False)
         for _ in range(self.epochs):
             began = time.perf_counter()
             record = self._epoch(decoder, X, y, bar)
             epoch = record["epoch"]
             if dev is not None:  # without dev the last epoch's weights are kept, computed once at the end
                 current = self._hypothesis()
-                predicted = decode_corpus(decoder, joint, current, dev[0])
-                record["dev_accuracy"] = float((predicted == dev[1]).mean()) if len(dev[1]) else 0.0
+                record["dev_accuracy"] = dev_accuracy(decoder, joint, current, dev)
                 record["seconds"] = time.perf_counter() - began  # the epoch and its dev evaluation
                 if record["dev_accuracy"] > best_score:
                     best_score, best_weights, self.best_epoch_ = record["dev_accuracy"], current, epoch
@@ -136,7 +136,7 @@ class Perceptron:
             self._w = joint.carry(self._w, self._joint)
             self._u = None if self._u is None else joint.carry(self._u, self._joint)
             self._joint = joint
-        with tqdm(total=X.n_instances, disable=_quiet(self.progress), unit="inst", leave=False) as bar:
+        with tqdm(total=X.n_instances, disable=quiet(self.progress), unit="inst", leave=False) as bar:
             record = self._epoch(decoder, X, y, bar)
         self.history_.append(record)
         self.weights_, self.best_epoch_ = self._hypothesis(), record["epoch"]
@@ -204,8 +204,3 @@ def epoch_order(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) 
     chunks = [chunk[np.argsort(lengths[chunk], kind="stable")] for chunk in np.split(order, range(window, len(order), window))]
     batches = [b for chunk in chunks for b in np.split(chunk, range(batch_size, len(chunk), batch_size))]
     return np.concatenate([batches[k] for k in rng.permutation(len(batches))])
-
-
-def _quiet(progress: bool | None) -> bool | None:
-    """tqdm's ``disable``: None hides the bar when stderr is not a terminal."""
-    return None if progress is None else not progress
