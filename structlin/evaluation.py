@@ -227,6 +227,9 @@ class ClassificationReport:
     ``macro_f1`` is the unweighted mean of the per-class F1 over every class in gold or prediction;
     ``micro_f1`` pools all decisions, which for one label per instance equals the accuracy.
     ``confusion[i][j]`` counts instances of gold class ``labels[i]`` predicted as ``labels[j]``.
+    ``log_loss`` (probabilistic models only, else None) is ``−(1/n) Σ log p(y_gold|x)``, with
+    probabilities clipped at ``1e-15`` (as scikit-learn's ``log_loss``; a gold label the model never
+    saw has probability 0).
     """
 
     accuracy: float | None
@@ -236,16 +239,22 @@ class ClassificationReport:
     per_class: dict[str, dict[str, float | int]]
     labels: list[str]
     confusion: list[list[int]]
+    log_loss: float | None = None
 
     def to_dict(self) -> dict:
-        return {"accuracy": self.accuracy, "macro_f1": self.macro_f1, "micro_f1": self.micro_f1,
-                "n_instances": self.n_instances, "per_class": self.per_class, "labels": self.labels,
-                "confusion": self.confusion}
+        out = {"accuracy": self.accuracy, "macro_f1": self.macro_f1, "micro_f1": self.micro_f1,
+               "n_instances": self.n_instances, "per_class": self.per_class, "labels": self.labels,
+               "confusion": self.confusion}
+        if self.log_loss is not None:
+            out["log_loss"] = self.log_loss
+        return out
 
     def format(self) -> str:
         """Summary, per-class table (P/R/F1 in %) and the confusion matrix (rows gold, columns predicted)."""
         lines = [f"Instances: {self.n_instances}", f"Accuracy:  {_percent(self.accuracy)}",
                  f"Macro-F1:  {_percent(self.macro_f1)}", f"Micro-F1:  {_percent(self.micro_f1)}"]
+        if self.log_loss is not None:
+            lines.append(f"Log-loss:  {self.log_loss:.4f}")
         if not self.n_instances:
             return "\n".join(lines + ["No instances: scores are undefined."]) + "\n"
         lines += ["", "Per class (precision, recall and F1 in %):"]
@@ -258,8 +267,10 @@ class ClassificationReport:
         return "\n".join(lines) + "\n"
 
 
-def evaluate_classification(gold: Sequence[str], predicted: Sequence[str]) -> ClassificationReport:
-    """Accuracy, macro/micro F1, per-class P/R/F1 (as in :func:`evaluate_tagging`) and the confusion matrix."""
+def evaluate_classification(gold: Sequence[str], predicted: Sequence[str],
+                            gold_probabilities: Sequence[float] | None = None) -> ClassificationReport:
+    """Accuracy, macro/micro F1, per-class P/R/F1 (as in :func:`evaluate_tagging`) and the confusion
+    matrix; with ``gold_probabilities`` (the model's ``p(y_gold|x)`` of each instance) also the log-loss."""
     if len(gold) != len(predicted):
         raise ValueError(f"gold has {len(gold)} instances but predicted has {len(predicted)}")
     report = evaluate_tagging([[g] for g in gold], [[p] for p in predicted], top_confusions=None)
@@ -268,5 +279,7 @@ def evaluate_classification(gold: Sequence[str], predicted: Sequence[str]) -> Cl
     confusion = np.zeros((len(labels), len(labels)), dtype=np.int64)
     np.add.at(confusion, ([index[g] for g in gold], [index[p] for p in predicted]), 1)
     f1s = [s["f1"] for s in report.per_tag.values()]
+    log_loss = (float(-np.mean(np.log(np.clip(np.asarray(gold_probabilities, dtype=np.float64), 1e-15, 1.0))))
+                if gold_probabilities is not None and len(gold) else None)
     return ClassificationReport(report.accuracy, float(np.mean(f1s)) if f1s else None, report.accuracy,
-                                len(gold), report.per_tag, labels, confusion.tolist())
+                                len(gold), report.per_tag, labels, confusion.tolist(), log_loss)

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 import numpy as np
 from nltk.classify.api import ClassifierI
+from nltk.probability import DictionaryProbDist
 from nltk.tag.api import TaggerI
 
 from . import __version__
@@ -289,7 +290,8 @@ class Classifier(_LinearModel, ClassifierI):
     Documents are texts, tuples of fields or feature dicts, as the feature set expects
     (``text-ngrams``, ``ppattach``, ``names`` ...).  An NLTK ``ClassifierI`` (``classify``,
     ``classify_many``, ``labels``) with scikit-learn's verbs (``fit``, ``partial_fit``, ``predict``,
-    ``decision_function``, ``classes_``, ``random_state``).  An empty document has no features, so
+    ``decision_function``, ``predict_proba``, ``classes_``, ``random_state``; ``prob_classify`` with
+    the probabilistic ``maxent`` learner).  An empty document has no features, so
     every label scores 0 unless the feature set has a ``bias`` template; ties go to the first label
     of ``classes_``.
     """
@@ -394,6 +396,23 @@ class Classifier(_LinearModel, ClassifierI):
         scores = self.decision_function(documents)
         return [self.joint.labels[k] for k in self.decoder.argmax(Scores(scores, np.ones(len(scores), np.int64)))]
 
+    def predict_proba(self, documents) -> np.ndarray:
+        """``p(y|x) = exp(w·φ(x, y)) / Z(x)`` for every document (rows) and label (columns, in
+        ``classes_`` order): the softmax of :meth:`decision_function`, for a probabilistic learner
+        (``maxent``); other learners' scores are no probabilities and raise."""
+        if not getattr(self.learner, "probabilistic", False):
+            raise StructlinError(f"learner {self.learner.name!r} gives no probabilities; train with learner='maxent'")
+        scores = self.decision_function(documents)
+        return self.decoder.marginals(Scores(scores, np.ones(len(scores), np.int64))).nodes
+
+    def prob_classify(self, document) -> DictionaryProbDist:
+        """NLTK ``ClassifierI.prob_classify``: the label distribution of one document."""
+        return self.prob_classify_many([document])[0]
+
+    def prob_classify_many(self, documents) -> list[DictionaryProbDist]:
+        """NLTK ``ClassifierI.prob_classify_many``."""
+        return [DictionaryProbDist(dict(zip(self.classes_, row.tolist()))) for row in self.predict_proba(documents)]
+
     def classify(self, document) -> str:
         """NLTK ``ClassifierI.classify``: the label of one document."""
         return self.predict([document])[0]
@@ -407,9 +426,16 @@ class Classifier(_LinearModel, ClassifierI):
         return self.classes_
 
     def report(self, documents, labels) -> ClassificationReport:
-        """Accuracy, macro/micro F1, per-class scores and the confusion matrix on labelled documents."""
+        """Accuracy, macro/micro F1, per-class scores and the confusion matrix on labelled documents (and
+        the log-loss, for a probabilistic learner)."""
         documents, labels = _labelled(documents, labels, "gold data")
-        return evaluate_classification(labels, self.predict(documents))
+        if not getattr(self.learner, "probabilistic", False):
+            return evaluate_classification(labels, self.predict(documents))
+        probabilities = self.predict_proba(documents)
+        predicted = [self.joint.labels[k] for k in probabilities.argmax(axis=1)]
+        gold = self.joint.encode_labels(labels, unknown=-1)
+        gold_probability = np.where(gold >= 0, probabilities[np.arange(len(gold)), np.maximum(gold, 0)], 0.0)
+        return evaluate_classification(labels, predicted, gold_probability)
 
     def _extra_arrays(self) -> dict:
         return {"idf_buckets": self._extractor.idf_buckets, "idf": self._extractor.idf,

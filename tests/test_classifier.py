@@ -107,3 +107,24 @@ def test_20_newsgroups_floor(news_archive):
     clf = Classifier("text-ngrams", learner).fit([d.text for d in train], [d.label for d in train])
     report = clf.report([d.text for d in test], [d.label for d in test])
     assert report.accuracy >= 0.86 and report.macro_f1 >= 0.85  # 86.6% / 86.0% measured
+
+
+def test_probabilities_from_maxent_and_none_from_the_perceptron():
+    clf = Classifier("text-unigram", "maxent", epochs=50, progress=False).fit(DOCS, LABELS)
+    scores = clf.decision_function(["good plot", "awful fun"])
+    expected = np.exp(scores - scores.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(clf.predict_proba(["good plot", "awful fun"]), expected, rtol=1e-12)
+    dist = clf.prob_classify("good great")
+    assert sorted(dist.samples()) == clf.classes_ and dist.max() == clf.classify("good great") == "pos"
+    assert sum(dist.prob(y) for y in dist.samples()) == pytest.approx(1.0)
+    assert [d.max() for d in clf.prob_classify_many(DOCS)] == LABELS
+    gold = ["pos", "neg", "other"]  # "other" was never seen: probability 0, clipped at 1e-15
+    p = clf.predict_proba(["good plot", "awful fun", "fun"])
+    report = clf.report(["good plot", "awful fun", "fun"], gold)
+    assert report.log_loss == pytest.approx(-(np.log(p[0, 1]) + np.log(p[1, 0]) + np.log(1e-15)) / 3, rel=1e-12)
+    assert "log_loss" in report.to_dict() and "Log-loss" in report.format()
+    perceptron = Classifier("text-unigram", epochs=2, progress=False).fit(DOCS, LABELS)
+    with pytest.raises(StructlinError, match="no probabilities"):
+        perceptron.prob_classify("good")
+    assert perceptron.report(DOCS, LABELS).log_loss is None and "log_loss" not in perceptron.report(DOCS, LABELS).to_dict()

@@ -147,6 +147,7 @@ class MaxEnt:
 
     name = "maxent"
     online = False
+    probabilistic = True  # p(y|x) from the decoder's marginals
 
     def __init__(self, epochs: int = 100, *, l2: float = 1.0, tol: float = 1e-6, gtol: float = 1e-5, memory: int = 10,
                  eval_every: int = 1, seed: int = 0, batch_size: int = 1, patience: int | None = None,

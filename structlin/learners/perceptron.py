@@ -45,6 +45,7 @@ class Perceptron:
     name = "perceptron"
     averaged = False
     online = True
+    probabilistic = False
 
     def __init__(self, epochs: int = 10, *, seed: int = 0, shuffle: bool = True, batch_size: int = 1,
                  patience: int | None = None, margin: float = 0.0, callback: Callable | None = None,
