@@ -7,6 +7,7 @@ Errors caused by input (files, names, options) print one line on stderr and exit
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 import time
@@ -80,6 +81,7 @@ def _add_classifier_options(parser, *, default_features: str):
     parser.add_argument("--learner", default="averaged-perceptron", help=f"one of: {', '.join(LEARNERS)}")
     parser.add_argument("--epochs", type=int, default=10, help="training epochs (default: 10)")
     parser.add_argument("--margin", type=float, default=0.0, help="perceptron margin τ (default: 0, the plain perceptron)")
+    parser.add_argument("--l2", type=float, help="maxent: the L2 prior's 1/σ² on the summed log-likelihood (default: 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of shuffling, folds and --dev-fraction (default: 0)")
     parser.add_argument("--bits", type=int, default=22, help="feature hash size 2**bits (default: 22)")
 
@@ -206,12 +208,12 @@ def _guess_document_format(source: str) -> str:
 
 def _new_classifier(args, progress: bool | None = None) -> Classifier:
     params = {"epochs": args.epochs, "seed": args.seed, "progress": progress}
-    if args.margin:  # a perceptron option
-        params["margin"] = args.margin
-    try:
-        learner = make_learner(args.learner, **params)
-    except TypeError:
-        raise StructlinError(f"--margin does not apply to learner {args.learner!r}") from None
+    for option, value in (("margin", args.margin or None), ("l2", args.l2)):  # options of some learners only
+        if value is not None:
+            if args.learner in LEARNERS and option not in inspect.signature(LEARNERS[args.learner]).parameters:
+                raise StructlinError(f"--{option} does not apply to learner {args.learner!r}")
+            params[option] = value
+    learner = make_learner(args.learner, **params)
     return Classifier(args.features, learner, bits=args.bits)
 
 

@@ -7,6 +7,7 @@ import tarfile
 
 import pytest
 
+from structlin import Classifier
 from structlin.cli import main
 
 TRAIN = ["good great fun", "great film good", "bad awful boring", "awful bad plot", "fun great film", "boring bad plot"]
@@ -96,3 +97,12 @@ def test_question_granularity_option(tmp_path, capsys, nltk_data_dir):
     assert code == 0 and report["n_instances"] == 500 and "NUM:count" in report["per_class"]
     code, _, err = run(capsys, "train", "classifier", "--corpus", "names", "--granularity", "fine", "--output", model)
     assert code != 0 and "granularity" in err and len(err.strip().splitlines()) == 1
+
+
+def test_learner_options_reach_the_learner_or_are_refused(tmp_path, capsys, fasttext_files):
+    model = tmp_path / "m.model"
+    code, _, _ = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", "maxent", "--l2", "0.25",
+                     "--epochs", "5", "--output", model, "--quiet")
+    assert code == 0 and Classifier.load(model).learner.l2 == 0.25
+    code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--l2", "1", "--output", model)
+    assert code == 1 and err.strip() == "structlin: error: --l2 does not apply to learner 'averaged-perceptron'"
