@@ -96,6 +96,70 @@ def test_viterbi_marginals_brute_force(seed):
         np.testing.assert_allclose(marginals.nodes.sum(axis=1), 1.0)
 
 
+def log_space_marginals(scores: Scores):
+    """Reference forward–backward in log space, one instance at a time: (log Z, nodes, edges) per instance."""
+    trans = scores.transitions
+    for _, E in instances(scores):
+        n = len(E)
+        if n == 0:
+            yield 0.0, np.zeros((0, scores.n_labels)), np.zeros((0, scores.n_labels, scores.n_labels))
+            continue
+        E = E.copy()
+        E[0] += scores.start
+        E[-1] += scores.end
+        alpha, beta = np.zeros_like(E), np.zeros_like(E)
+        alpha[0] = E[0]
+        for i in range(1, n):
+            alpha[i] = logsumexp(alpha[i - 1][:, None] + trans, axis=0) + E[i]
+        for i in range(n - 2, -1, -1):
+            beta[i] = logsumexp(trans + (E[i + 1] + beta[i + 1])[None, :], axis=1)
+        log_z = logsumexp(alpha[-1])
+        edges = np.exp(alpha[:-1, :, None] + trans + (E[1:] + beta[1:])[:, None, :] - log_z)
+        yield log_z, np.exp(alpha + beta - log_z), edges
+
+
+def large_scores(rng, lengths, L=6) -> Scores:
+    """Emissions ×50, transitions ×20: far beyond what ``exp`` of the unshifted scores survives."""
+    scores = random_scores(rng, lengths=lengths, max_labels=L)
+    return Scores(50 * scores.emissions, scores.lengths, 20 * scores.transitions, 10 * scores.start, 10 * scores.end)
+
+
+@pytest.mark.parametrize("scale", ["normal", "large"])
+@pytest.mark.parametrize("seed", range(10))
+def test_viterbi_marginals_match_log_space(seed, scale):
+    rng = np.random.default_rng(seed)
+    lengths = np.concatenate([[1, 0, 1, 200], rng.integers(0, 30, size=12)])
+    rng.shuffle(lengths)
+    scores = large_scores(rng, lengths) if scale == "large" else random_scores(rng, lengths=lengths, max_labels=6)
+    log_z, nodes, edges = (list(part) for part in zip(*log_space_marginals(scores)))
+    edges = np.concatenate(edges)
+    per_edge = Viterbi().marginals(scores)
+    summed = Viterbi().marginals(scores, summed_edges=True)
+    for got in (per_edge, summed):
+        np.testing.assert_allclose(got.log_partition, log_z, rtol=1e-9)
+        np.testing.assert_allclose(got.nodes, np.concatenate(nodes), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(per_edge.edges, edges, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(summed.edges, edges.sum(axis=0), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(summed.edges.sum(), (lengths[lengths > 0] - 1).sum())
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_viterbi_summed_edges_brute_force(seed):
+    scores = random_scores(np.random.default_rng(seed), max_batch=5)
+    L = scores.n_labels
+    expected = np.zeros((L, L))
+    for _, E in instances(scores):
+        candidates = all_sequences(len(E), L)
+        values = np.array([chain_score(scores, E, y) for y in candidates])
+        for y, prob in zip(candidates, np.exp(values - logsumexp(values))):
+            np.add.at(expected, (y[:-1], y[1:]), prob)
+    summed = Viterbi().marginals(scores, summed_edges=True)
+    np.testing.assert_allclose(summed.edges, expected, rtol=0, atol=1e-9)
+    per_edge = Viterbi().marginals(scores)
+    np.testing.assert_allclose(summed.log_partition, per_edge.log_partition, rtol=1e-12)
+    np.testing.assert_allclose(summed.nodes, per_edge.nodes, rtol=0, atol=1e-12)
+
+
 def test_viterbi_marginals_zero_length_instances():
     rng = np.random.default_rng(1)
     scores = random_scores(rng, lengths=[0, 2, 0])
@@ -105,6 +169,11 @@ def test_viterbi_marginals_zero_length_instances():
     assert marginals.edges.shape == (1, scores.n_labels, scores.n_labels)
     only_empty = Viterbi().marginals(random_scores(rng, lengths=[0, 0]))
     assert only_empty.log_partition.tolist() == [0.0, 0.0] and only_empty.nodes.shape[0] == 0
+    for lengths in ([0, 0], [], [0, 1, 0]):
+        scores = random_scores(rng, lengths=lengths)
+        summed = Viterbi().marginals(scores, summed_edges=True)
+        assert summed.log_partition.shape == (len(lengths),) and summed.nodes.shape == (sum(lengths), scores.n_labels)
+        np.testing.assert_array_equal(summed.edges, np.zeros((scores.n_labels, scores.n_labels)))
 
 
 def test_zero_length_instances_decode():

@@ -12,10 +12,10 @@ forward–backward, Greedy only decodes differently).  Training minimises
 a sum (not a mean) over the training instances, so ``l2`` is the Gaussian prior's ``1/σ²`` and its
 weight against the data shrinks as the corpus grows.  The expected counts come from the decoder's
 marginals: node marginals ``P(y_p = a)`` give the emission block as ``Xᵀ (nodes − onehot(gold))`` (one
-sparse product over the corpus), edge marginals the transitions and first/last-position marginals
-the start/end weights; the gold counts of the transition block are counted once.  Marginals are
-computed in batches of instances of similar length, so memory beyond the corpus's
-``positions × labels`` arrays stays bounded.
+sparse product over the corpus), edge marginals summed over each batch the transitions and
+first/last-position marginals the start/end weights; the gold counts of the transition block are
+counted once.  Marginals are computed in batches of instances of similar length, so memory beyond
+the corpus's ``positions × labels`` arrays stays bounded.
 
 The optimiser is scipy's L-BFGS-B without bounds.  Its workspace holds ``2·memory + 5`` vectors of
 the weights' length (with the default ``memory = 10``, 25 times the weight vector).
@@ -89,11 +89,11 @@ class MaxEntObjective:
         log_z = 0.0
         expected_transitions = np.zeros((L, L))
         for positions, lengths in self.batches:
-            marginals = self.inference.marginals(Scores(E[positions], lengths, trans, start, end))
+            marginals = self.inference.marginals(Scores(E[positions], lengths, trans, start, end), summed_edges=True)
             log_z += marginals.log_partition.sum()
             nodes[positions] = marginals.nodes
             if marginals.edges is not None:
-                expected_transitions += marginals.edges.sum(axis=0)
+                expected_transitions += marginals.edges
         rows = np.arange(len(self.y))
         gold_score = E[rows, self.y].sum()
         gradient = np.empty(joint.size)
