@@ -108,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     tagger.add_argument("--batch-size", type=int, default=4, help="sentences decoded with the same weights "
                         "before their updates are applied (default: 4; 1 = the textbook online perceptron)")
     tagger.add_argument("--patience", type=int, help="stop after this many epochs without dev improvement")
+    tagger.add_argument("--l2", type=float, help="maxent: the L2 prior's 1/σ² on the summed log-likelihood (default: 1)")
     tagger.add_argument("--seed", type=int, default=0, help="seed of the shuffling (default: 0)")
     tagger.add_argument("--bits", type=int, default=22, help="feature hash size 2**bits (default: 22)")
     tagger.add_argument("--output", "-o", required=True, help="where to write the model")
@@ -206,15 +207,20 @@ def _guess_document_format(source: str) -> str:
     return "svmlight" if name.endswith((".svm", ".svmlight")) else "fasttext"
 
 
-def _new_classifier(args, progress: bool | None = None) -> Classifier:
-    params = {"epochs": args.epochs, "seed": args.seed, "progress": progress}
-    for option, value in (("margin", args.margin or None), ("l2", args.l2)):  # options of some learners only
+def _learner(args, progress: bool | None, **params):
+    """The learner ``--learner`` names, with the options the command line gives; an option of other
+    learners only (``--margin``, ``--l2``) is refused by name."""
+    params.update(epochs=args.epochs, seed=args.seed, progress=progress)
+    for option, value in (("margin", getattr(args, "margin", 0.0) or None), ("l2", args.l2)):
         if value is not None:
             if args.learner in LEARNERS and option not in inspect.signature(LEARNERS[args.learner]).parameters:
                 raise StructlinError(f"--{option} does not apply to learner {args.learner!r}")
             params[option] = value
-    learner = make_learner(args.learner, **params)
-    return Classifier(args.features, learner, bits=args.bits)
+    return make_learner(args.learner, **params)
+
+
+def _new_classifier(args, progress: bool | None = None) -> Classifier:
+    return Classifier(args.features, _learner(args, progress), bits=args.bits)
 
 
 def _cross_validate(args) -> None:
@@ -271,9 +277,8 @@ def _print_history(history) -> None:
 
 
 def _train_tagger(args) -> None:
-    tagger = Tagger(args.features, args.learner, args.decoder, epochs=args.epochs, seed=args.seed,
-                    batch_size=args.batch_size, patience=args.patience, bits=args.bits,
-                    progress=False if args.quiet else None)
+    learner = _learner(args, False if args.quiet else None, batch_size=args.batch_size, patience=args.patience)
+    tagger = Tagger(args.features, learner, args.decoder, bits=args.bits)
     catalog = Catalog.load()
     if args.corpus:
         entry = catalog[args.corpus]

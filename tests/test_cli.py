@@ -201,6 +201,16 @@ def test_good_small_file_trains(capsys, tmp_path):
     assert Tagger.load(tmp_path / "m.model").classes_ == ["DET", "NOUN", "PUNCT", "VERB"]
 
 
+def test_maxent_tagger_takes_l2_and_the_perceptron_refuses_it(capsys, tmp_path):
+    good = tmp_path / "good.conllu"
+    good.write_text(SMALL_CONLLU, "utf-8")
+    code, _, _ = run(capsys, "train", "tagger", "--train", good, "--output", tmp_path / "m.model", "--learner", "maxent",
+                     "--l2", "0.5", "--epochs", "5", "-q", "--features", "pos-basic", "--bits", "12")
+    assert code == 0 and Tagger.load(tmp_path / "m.model").learner.l2 == 0.5
+    code, _, err = run(capsys, "train", "tagger", "--train", good, "--output", tmp_path / "p.model", "--l2", "1")
+    assert code == 1 and err.strip() == "structlin: error: --l2 does not apply to learner 'averaged-perceptron'"
+
+
 def test_model_cut_in_half(capsys, tmp_path):
     good = tmp_path / "good.conllu"
     good.write_text(SMALL_CONLLU, "utf-8")
