@@ -19,6 +19,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import logsumexp
 
 from .errors import UnknownNameError
 from .joint import Scores
@@ -57,14 +58,6 @@ class Decoder(ABC):
         raise TypeError(f"the {self.name} decoder defines no distribution over outputs; use viterbi")
 
 
-def _logsumexp(a: np.ndarray, axis: int) -> np.ndarray:
-    """``log Σ exp(a)`` along ``axis``, shifted by the maximum: scipy's ``logsumexp`` without its
-    per-call overhead."""
-    top = a.max(axis=axis, keepdims=True)
-    top[~np.isfinite(top)] = 0.0  # a slice of only −inf sums to −inf, not NaN
-    return np.log(np.exp(a - top).sum(axis=axis)) + np.squeeze(top, axis)
-
-
 class Multiclass(Decoder):
     """Each position on its own (a document, or a token tagged without transitions)."""
 
@@ -76,7 +69,7 @@ class Multiclass(Decoder):
 
     def marginals(self, scores: Scores, *, summed_edges: bool = False) -> Marginals:
         E = scores.emissions
-        row_log_z = _logsumexp(E, axis=1)
+        row_log_z = logsumexp(E, axis=1)
         per_instance = np.zeros(len(scores.lengths))
         starts = np.concatenate([[0], np.cumsum(scores.lengths)[:-1]])
         nonempty = scores.lengths > 0
