@@ -114,10 +114,15 @@ class JointFeatureMap:
 
     def transition_weights(self, w: np.ndarray):
         """Views ``(transitions (L×L), start (L), end (L))`` of ``w``, or ``(None, None, None)``."""
+        return self.tail_weights(w[self.transition_offset :])
+
+    def tail_weights(self, tail: np.ndarray):
+        """Views ``(transitions, start, end)`` of the tail block ``w[transition_offset:]`` alone, or
+        ``(None, None, None)``."""
         if not self.transitions:
             return None, None, None
-        L, t0 = self.n_labels, self.transition_offset
-        return w[t0 : t0 + L * L].reshape(L, L), w[t0 + L * L : t0 + L * L + L], w[t0 + L * L + L : t0 + L * L + 2 * L]
+        L = self.n_labels
+        return tail[: L * L].reshape(L, L), tail[L * L : L * L + L], tail[L * L + L : L * L + 2 * L]
 
     # --- inputs ---------------------------------------------------------------------------------
 

@@ -15,9 +15,10 @@ from scipy.special import logsumexp
 from structlin import Classifier, Tagger
 from structlin.catalog import load_documents
 from structlin.decoders import Greedy, Multiclass, Viterbi, decode_corpus
-from structlin.errors import StructlinError
+from structlin.errors import StructlinError, UnknownNameError
 from structlin.joint import JointFeatureMap
 from structlin.learners import LEARNERS, MaxEnt, make_learner
+from structlin.learners.owlqn import GTOL_REACHED, MAXITER_REACHED
 from structlin.matrix import FeatureMatrix
 
 from brute import dense_rows, phi
@@ -107,7 +108,7 @@ def separable_documents():
 def test_fit_converges_on_separable_documents():
     joint, X, y = separable_documents()
     learner = MaxEnt(epochs=500, l2=0.1, tol=0, gtol=1e-7, progress=False).fit(joint, Multiclass(), X, y)
-    assert "CONVERGENCE" in learner.stopped_
+    assert learner.stopped_ == GTOL_REACHED
     objective = learner.objective(joint, Multiclass(), X, y)
     value, gradient = objective(learner.weights_)
     assert np.abs(gradient).max() <= 1e-7 and learner.history_[-1]["objective"] == pytest.approx(value)
@@ -131,7 +132,7 @@ def test_chain_fit_learns_training_data():
 def test_epochs_bound_the_iterations_and_dev_keeps_the_best():
     joint, X, y = random_problem(4, [3, 4, 2, 5, 1], 3, 30, transitions=True)
     learner = MaxEnt(epochs=4, l2=0.01, tol=0, gtol=0, progress=False).fit(joint, Viterbi(), X, y, dev=(X, y))
-    assert len(learner.history_) == 4 and learner.stopped_.startswith("STOP")
+    assert len(learner.history_) == 4 and learner.stopped_ == MAXITER_REACHED
     best = max(learner.history_, key=lambda r: r["dev_accuracy"])  # the first of equals
     assert learner.best_epoch_ == best["iteration"]
     accuracy = (decode_corpus(Viterbi(), joint, learner.weights_, X) == y).mean()
@@ -175,12 +176,16 @@ TOY = [
 def test_make_learner_and_params():
     assert LEARNERS["maxent"] is MaxEnt and MaxEnt.online is False
     learner = make_learner("maxent", epochs=30, seed=2, batch_size=4, patience=3, progress=False)
-    assert learner.params() == {"epochs": 30, "l2": 1.0, "tol": 1e-6, "gtol": 1e-5, "memory": 10, "eval_every": 1,
+    assert learner.params() == {"epochs": 30, "solver": "lbfgs", "l2": 1.0, "l1": 0.0, "tol": 1e-6, "gtol": 1e-5, "memory": 6,
+                                "learning_rate": 0.1, "averaging": True, "momentum": 0.0, "eval_every": 1,
                                 "seed": 2, "batch_size": 4, "patience": 3}
     assert make_learner("maxent", **learner.params()).params() == learner.params()
-    for bad in ({"epochs": 0}, {"l2": -1.0}, {"eval_every": 0}, {"tol": float("nan")}):
+    for bad in ({"epochs": 0}, {"l2": -1.0}, {"eval_every": 0}, {"tol": float("nan")}, {"learning_rate": 0.0},
+                {"momentum": 1.0}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             MaxEnt(**bad)
+    with pytest.raises(UnknownNameError, match="unknown solver 'newton'; accepted: lbfgs, sgd"):
+        MaxEnt(solver="newton")
 
 
 def test_classifier_fits_predicts_and_round_trips(tmp_path):

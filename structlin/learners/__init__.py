@@ -10,12 +10,13 @@ LEARNERS = {cls.name: cls for cls in (Perceptron, AveragedPerceptron, MaxEnt)}
 
 
 def make_learner(name: str, **params):
-    """A learner by name (``perceptron``, ``averaged-perceptron``, ``maxent``) with its hyper-parameters."""
+    """A learner by name (``perceptron``, ``averaged-perceptron``, ``maxent``) with its hyper-parameters;
+    a parameter given as None takes the learner's default."""
     try:
         cls = LEARNERS[name]
     except KeyError:
         raise UnknownNameError("learner", name, LEARNERS) from None
-    return cls(**params)
+    return cls(**{key: value for key, value in params.items() if value is not None})
 
 
 __all__ = ["LEARNERS", "AveragedPerceptron", "MaxEnt", "Perceptron", "make_learner"]

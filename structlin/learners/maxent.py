@@ -1,24 +1,26 @@
-"""Maximum entropy (log-linear) learning on any decoder with marginals, batch L-BFGS with L2.
+"""Maximum entropy (log-linear) learning on any decoder with marginals: batch L-BFGS / OWL-QN, or SGD.
 
 The model is ``p(y|x) = exp(w·φ(x, y)) / Z(x)`` over the decoder's outputs: softmax over labels with
 the :class:`~structlin.decoders.Multiclass` decoder (multinomial logistic regression), the whole
 label chain with the Viterbi and Greedy decoders (a linear-chain CRF; both train on Viterbi's
 forward–backward, Greedy only decodes differently).  Training minimises
 
-    f(w) = −Σ_t log p(y_t|x_t) + (l2/2)‖w‖²,     log p(y|x) = w·φ(x, y) − log Z(x)
+    f(w) = −Σ_t log p(y_t|x_t) + (l2/2)‖w‖² + l1·‖w‖₁,     log p(y|x) = w·φ(x, y) − log Z(x)
 
-    ∇f(w) = −Σ_t [ φ(x_t, y_t) − E_{p(y|x_t)} φ(x_t, y) ] + l2·w
+    ∇f(w) = −Σ_t [ φ(x_t, y_t) − E_{p(y|x_t)} φ(x_t, y) ] + l2·w      (the smooth part)
 
 a sum (not a mean) over the training instances, so ``l2`` is the Gaussian prior's ``1/σ²`` and its
-weight against the data shrinks as the corpus grows.  The expected counts come from the decoder's
+weight against the data shrinks as the corpus grows; ``l1`` (a Laplace prior; with ``l2`` too, the
+elastic net) makes weights exactly zero.  The expected counts come from the decoder's
 marginals: node marginals ``P(y_p = a)`` give the emission block as ``Xᵀ (nodes − onehot(gold))`` (one
 sparse product over the corpus), edge marginals summed over each batch the transitions and
 first/last-position marginals the start/end weights; the gold counts of the transition block are
 counted once.  Marginals are computed in batches of instances of similar length, so memory beyond
 the corpus's ``positions × labels`` arrays stays bounded.
 
-The optimiser is scipy's L-BFGS-B without bounds.  Its workspace holds ``2·memory + 5`` vectors of
-the weights' length (with the default ``memory = 10``, 25 times the weight vector).
+The batch optimiser is :func:`~.owlqn.minimize_owlqn`: OWL-QN, which with ``l1 = 0`` is plain L-BFGS
+(its workspace is ``2·memory`` pairs plus about seven vectors of the weights' length; with the default
+``memory = 6``, 19 times the weight vector).  The online one is SGD on :class:`~.sgd.SGDWeights`.
 """
 
 from __future__ import annotations
@@ -27,15 +29,17 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-import scipy.optimize
 import scipy.sparse
 from tqdm import tqdm
 
 from ..decoders import Decoder, Viterbi, length_batches
-from ..errors import StructlinError
+from ..errors import StructlinError, UnknownNameError
 from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
 from .common import dev_accuracy, quiet, require_finite
+from .owlqn import minimize_owlqn, pseudo_gradient
+from .perceptron import epoch_order
+from .sgd import SGDWeights
 
 
 class MaxEntObjective:
@@ -43,7 +47,7 @@ class MaxEntObjective:
     ``y``; everything that does not depend on ``w`` is prepared once.  Calling it returns
     ``(f, gradient)``; a non-finite value raises :class:`StructlinError`.
 
-    The most recent evaluation is kept, because L-BFGS-B reports each new iterate right after
+    The most recent evaluation is kept, because the optimiser reports each new iterate right after
     evaluating it: :meth:`at` returns it without recomputing.
     """
 
@@ -53,22 +57,10 @@ class MaxEntObjective:
         self.inference = Viterbi() if decoder.uses_transitions else decoder
         self.X = scipy.sparse.csr_matrix((X.values.astype(np.float64), X.indices, X.indptr),
                                          shape=(X.n_positions, joint.n_rows))
-        self.y = np.asarray(y, dtype=np.int64)
-        self.batches = [(X.positions(chosen), X.lengths[chosen]) for chosen in length_batches(X.lengths)]
-        nonempty = X.lengths > 0
-        self.first, self.last = X.offsets[:-1][nonempty], X.offsets[1:][nonempty] - 1
-        self.gold_tail = self._gold_tail(X) if joint.transitions else None
+        self.y, self.lengths = np.asarray(y, dtype=np.int64), X.lengths
+        self.batches = [(X.positions(chosen), X.lengths[chosen]) for chosen in length_batches(X.lengths, 16384)]
         self.evaluations = 0
         self._last: tuple[np.ndarray, float, np.ndarray] | None = None
-
-    def _gold_tail(self, X: FeatureMatrix) -> np.ndarray:
-        """Gold counts of the transition, start and end blocks (the tail of the weight vector)."""
-        L, y = self.joint.n_labels, self.y
-        follows = np.ones(X.n_positions, dtype=bool)
-        follows[self.first] = False
-        p = np.flatnonzero(follows)
-        return np.concatenate([np.bincount(y[p - 1] * L + y[p], minlength=L * L),
-                               np.bincount(y[self.first], minlength=L), np.bincount(y[self.last], minlength=L)])
 
     def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         # Overflow shows as a non-finite value, reported as one error rather than numpy warnings.
@@ -78,40 +70,85 @@ class MaxEntObjective:
         if not (np.isfinite(value) and np.isfinite(gradient).all()):
             raise StructlinError(f"the max-ent objective became {value} (evaluation {self.evaluations}): the scores "
                                  f"overflowed; scale the feature values down or raise l2 (now {self.l2})")
-        self._last = (w.copy(), value, gradient)
+        self._last = (w, value, gradient)
         return value, gradient
 
     def _evaluate(self, w: np.ndarray) -> tuple[float, np.ndarray]:
-        joint, L = self.joint, self.joint.n_labels
+        joint = self.joint
         E = self.X @ joint.emission_weights(w)
-        trans, start, end = joint.transition_weights(w)
+        loss, residual, tail = self._data_term(E, self.y, self.lengths, self.batches, w[joint.transition_offset :])
+        gradient = np.multiply(w, self.l2)
+        joint.emission_weights(gradient)[:] += self.X.T @ residual
+        if tail is not None:
+            gradient[joint.transition_offset :] += tail
+        return loss + 0.5 * self.l2 * (w @ w), gradient
+
+    def _data_term(self, E: np.ndarray, y: np.ndarray, lengths: np.ndarray, batches, tail_weights: np.ndarray):
+        """``−Σ log p(y|x)`` over instances of ``lengths`` with emission scores ``E`` (positions × labels),
+        marginals computed per batch of ``batches = [(positions, lengths), ...]``, and its gradient:
+        ``nodes − onehot(y)`` with respect to ``E`` (written over ``E``) and, with transitions, expected
+        minus gold counts of the tail (transition, start, end) whose weights are ``tail_weights``."""
+        L = self.joint.n_labels
+        trans, start, end = self.joint.tail_weights(tail_weights)
+        log_z, expected_transitions = 0.0, np.zeros((L, L))
         nodes = np.empty_like(E)
-        log_z = 0.0
-        expected_transitions = np.zeros((L, L))
-        for positions, lengths in self.batches:
-            marginals = self.inference.marginals(Scores(E[positions], lengths, trans, start, end), summed_edges=True)
+        for positions, batch_lengths in batches:
+            marginals = self.inference.marginals(Scores(E[positions], batch_lengths, trans, start, end),
+                                                 summed_edges=True)
             log_z += marginals.log_partition.sum()
             nodes[positions] = marginals.nodes
             if marginals.edges is not None:
                 expected_transitions += marginals.edges
-        rows = np.arange(len(self.y))
-        gold_score = E[rows, self.y].sum()
-        gradient = np.empty(joint.size)
-        if joint.transitions:
-            gold_score += w[joint.transition_offset :] @ self.gold_tail
-            expected = np.concatenate([expected_transitions.ravel(), nodes[self.first].sum(axis=0),
-                                       nodes[self.last].sum(axis=0)])
-            gradient[joint.transition_offset :] = expected - self.gold_tail
-        nodes[rows, self.y] -= 1.0  # nodes − onehot(gold): expected minus gold emission counts, per position
-        joint.emission_weights(gradient)[:] = self.X.T @ nodes
-        gradient += self.l2 * w
-        return float(log_z - gold_score + 0.5 * self.l2 * (w @ w)), gradient
+        rows = np.arange(len(y))
+        gold_score = E[rows, y].sum()
+        tail = None
+        if self.joint.transitions:
+            first, last, gold_tail = chain_counts(lengths, y, L)
+            gold_score += tail_weights @ gold_tail
+            tail = np.concatenate([expected_transitions.ravel(), nodes[first].sum(axis=0),
+                                   nodes[last].sum(axis=0)]) - gold_tail
+        nodes[rows, y] -= 1.0  # nodes − onehot(gold): expected minus gold emission counts, per position
+        return float(log_z - gold_score), nodes, tail
+
+    def minibatch(self, batch: FeatureMatrix, y: np.ndarray, weights: Callable[[np.ndarray], np.ndarray]):
+        """``−Σ log p(y|x)`` over the instances of ``batch`` (gold ids ``y``) and its gradient as
+        ``(value, rows, gradient)``, on the weight vector seen as rows of ``labels`` weights: the
+        distinct rows the batch touches (its features' emission rows, then the tail's ``labels + 2``
+        rows) and the ``(len(rows), labels)`` gradient there.  ``weights(rows)`` gives those rows of
+        ``w``, so that a caller keeping ``w`` in another form (:class:`~.sgd.SGDWeights`) needs no copy."""
+        joint, L = self.joint, self.joint.n_labels
+        rows, local = np.unique(batch.indices, return_inverse=True)
+        X = scipy.sparse.csr_matrix((batch.values.astype(np.float64), local.ravel(), batch.indptr),
+                                    shape=(batch.n_positions, len(rows)))
+        E = X @ weights(rows)
+        tail_rows = np.arange(joint.n_rows, joint.size // L)
+        everything = [(np.arange(batch.n_positions), batch.lengths)]
+        loss, residual, tail = self._data_term(E, y, batch.lengths, everything, weights(tail_rows).ravel())
+        gradient = X.T @ residual
+        if tail is None:
+            return loss, rows, gradient
+        return loss, np.concatenate([rows, tail_rows]), np.vstack([gradient, tail.reshape(-1, L)])
 
     def at(self, w: np.ndarray) -> tuple[float, np.ndarray]:
-        """``(f, gradient)`` at ``w``: the last evaluation's when it was at ``w``."""
-        if self._last is not None and np.array_equal(self._last[0], w):
+        """``(f, gradient)`` at ``w``: the last evaluation's when it was of this very array (the
+        optimiser never modifies an array it has had evaluated)."""
+        if self._last is not None and self._last[0] is w:
             return self._last[1], self._last[2]
         return self(w)
+
+
+def chain_counts(lengths: np.ndarray, y: np.ndarray, n_labels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The first and last positions of the non-empty instances of ``lengths`` and the gold counts of
+    the tail block (transitions ``[previous, next]``, start labels, end labels) of labels ``y``."""
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    nonempty = np.asarray(lengths) > 0
+    first, last = offsets[:-1][nonempty], offsets[1:][nonempty] - 1
+    follows = np.ones(len(y), dtype=bool)
+    follows[first] = False
+    p = np.flatnonzero(follows)
+    counts = np.concatenate([np.bincount(y[p - 1] * n_labels + y[p], minlength=n_labels * n_labels),
+                             np.bincount(y[first], minlength=n_labels), np.bincount(y[last], minlength=n_labels)])
+    return first, last, counts
 
 
 class _Stopped(Exception):
@@ -123,51 +160,76 @@ class _Stopped(Exception):
 
 
 class MaxEnt:
-    """Multinomial logistic regression / linear-chain CRF trained by L-BFGS with an L2 prior.
+    """Multinomial logistic regression / linear-chain CRF, trained in batch (L-BFGS) or online (SGD).
 
-    ``epochs`` is the maximum number of L-BFGS iterations (each evaluates the objective and gradient
-    over the whole corpus once or, in a line search, a few times).  The run also stops when the
-    objective's relative decrease ``(f_k − f_{k+1}) / max(|f_k|, |f_{k+1}|, 1)`` is at most ``tol``,
-    when the largest gradient component is at most ``gtol`` (scipy's ``ftol`` and ``gtol``), and, with
-    a dev set and ``patience``, after ``patience`` dev evaluations without improvement.  ``l2`` is
-    ``1/σ²`` on the *summed* log-likelihood; ``memory`` is the number of L-BFGS correction pairs.
+    ``solver="lbfgs"`` (batch; OWL-QN when ``l1 > 0``): ``epochs`` (default 100) is the maximum number of
+    iterations (each evaluates the objective and gradient over the whole corpus once or, in a line search, a few
+    times).  The run also stops when the objective's relative decrease
+    ``(f_k − f_{k+1}) / max(|f_k|, |f_{k+1}|, 1)`` is at most ``tol``, when the largest (pseudo-)gradient
+    component is at most ``gtol``, and, with a dev set and
+    ``patience``, after ``patience`` dev evaluations without improvement.  ``memory`` is the number of
+    L-BFGS correction pairs (6, as in CRFsuite).  The solver is deterministic and uses the whole corpus
+    at every step, so ``seed`` and ``batch_size`` do not concern it.
 
-    With a dev set the weights are evaluated every ``eval_every`` iterations and at the last one (a
-    dev decoding costs less than one objective evaluation on the training set, so the default is
-    every iteration) and the best are kept; ``best_epoch_`` is that iteration.  Without dev the last
-    iterate is kept.  ``seed`` and ``batch_size`` are accepted for the models' common interface and
-    stored, but the batch solver is deterministic and uses the whole corpus at every step.
+    ``solver="sgd"`` (online): ``epochs`` (default 10) passes over the corpus in a seeded order of mini-batches of
+    ``batch_size`` instances of similar length, each step ``w ← w − η_k (ḡ_B + λ w)`` with ``ḡ_B`` the
+    batch's mean loss gradient, ``λ = l2/N`` (the prior shared out over the ``N`` instances, so that
+    SGD minimises the same ``f(w)/N``) and ``η_k = learning_rate / (1 + learning_rate·λ·k)`` (Bottou
+    2012).  Steps cost O(features of the batch) (:class:`~.sgd.SGDWeights`: lazy shrinkage, the exact
+    average); ``averaging`` returns the average of the iterates from the second epoch on (Polyak–Ruppert), ``momentum > 0``
+    adds heavy-ball momentum (then each step costs O(weights)).  The objective is evaluated on the
+    whole corpus after every epoch, for the history.
 
-    After :meth:`fit`: ``weights_``, ``history_`` (per iteration: ``iteration``, ``objective``,
-    ``gradient_norm`` (Euclidean), ``evaluations`` (objective evaluations of that iteration),
-    ``dev_accuracy`` (None when not evaluated), ``seconds`` (the iteration and its dev evaluation)),
-    ``best_epoch_`` and ``stopped_`` (why the run ended).  ``callback(record, learner)`` is called after
-    every iteration; a true return stops the run.
+    ``l2`` is ``1/σ²`` on the *summed* log-likelihood, ``l1`` the L1 penalty's weight (batch solver
+    only).  With a dev set the weights are evaluated every
+    ``eval_every`` iterations or epochs and at the last one, and the best are kept; ``best_epoch_`` is
+    that iteration or epoch.  Without dev the last weights are kept.
+
+    After :meth:`fit`: ``weights_``, ``history_`` (per iteration or epoch: ``iteration`` (L-BFGS) or
+    ``epoch`` (SGD), ``objective``, ``gradient_norm`` (Euclidean; of the pseudo-gradient with ``l1``), ``evaluations`` (L-BFGS objective
+    evaluations of that iteration), ``dev_accuracy`` (None when not evaluated), ``seconds`` (the step
+    and its dev evaluation)), ``best_epoch_`` and ``stopped_`` (why the run ended).
+    ``callback(record, learner)`` is called after every iteration or epoch; a true return stops the run.
     """
 
     name = "maxent"
     online = False
     probabilistic = True  # p(y|x) from the decoder's marginals
+    solvers = ("lbfgs", "sgd")
 
-    def __init__(self, epochs: int = 100, *, l2: float = 1.0, tol: float = 1e-6, gtol: float = 1e-5, memory: int = 10,
-                 eval_every: int = 1, seed: int = 0, batch_size: int = 1, patience: int | None = None,
-                 callback: Callable | None = None, progress: bool | None = None):
+    def __init__(self, epochs: int | None = None, *, solver: str = "lbfgs", l2: float = 1.0, l1: float = 0.0, tol: float = 1e-6,
+                 gtol: float = 1e-5, memory: int = 6, learning_rate: float = 0.1, averaging: bool = True,
+                 momentum: float = 0.0, eval_every: int = 1, seed: int = 0, batch_size: int = 1,
+                 patience: int | None = None, callback: Callable | None = None, progress: bool | None = None):
+        if solver not in self.solvers:
+            raise UnknownNameError("solver", solver, self.solvers)
+        if epochs is None:
+            epochs = 100 if solver == "lbfgs" else 10
         for label, value, least in (("epochs", epochs, 1), ("memory", memory, 1), ("eval_every", eval_every, 1),
                                     ("batch_size", batch_size, 1)):
             if value < least:
                 raise ValueError(f"{label} must be at least {least}, got {value}")
-        for label, value in (("l2", l2), ("tol", tol), ("gtol", gtol)):
+        for label, value in (("l2", l2), ("l1", l1), ("tol", tol), ("gtol", gtol)):
             if not value >= 0:
                 raise ValueError(f"{label} must be non-negative, got {value}")
-        self.epochs, self.l2, self.tol, self.gtol, self.memory = epochs, l2, tol, gtol, memory
+        if l1 and solver != "lbfgs":
+            raise ValueError(f"l1 needs the lbfgs solver (OWL-QN), not {solver!r}")
+        if not learning_rate > 0:
+            raise ValueError(f"learning_rate must be positive, got {learning_rate}")
+        if not 0 <= momentum < 1:
+            raise ValueError(f"momentum must be in [0, 1), got {momentum}")
+        self.epochs, self.solver, self.l2, self.l1 = epochs, solver, l2, l1
+        self.tol, self.gtol, self.memory = tol, gtol, memory
+        self.learning_rate, self.averaging, self.momentum = learning_rate, averaging, momentum
         self.eval_every, self.seed, self.batch_size, self.patience = eval_every, seed, batch_size, patience
         self.callback, self.progress = callback, progress
 
     def params(self) -> dict:
         """The hyper-parameters, as stored in a model file."""
-        return {"epochs": self.epochs, "l2": self.l2, "tol": self.tol, "gtol": self.gtol, "memory": self.memory,
-                "eval_every": self.eval_every, "seed": self.seed, "batch_size": self.batch_size,
-                "patience": self.patience}
+        return {"epochs": self.epochs, "solver": self.solver, "l2": self.l2, "l1": self.l1, "tol": self.tol, "gtol": self.gtol,
+                "memory": self.memory, "learning_rate": self.learning_rate, "averaging": self.averaging,
+                "momentum": self.momentum, "eval_every": self.eval_every, "seed": self.seed,
+                "batch_size": self.batch_size, "patience": self.patience}
 
     def objective(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray) -> MaxEntObjective:
         """The objective this learner minimises on a corpus (with its ``l2``)."""
@@ -183,50 +245,107 @@ class MaxEnt:
         require_finite(X, "training")
         if dev is not None:
             require_finite(dev[0], "dev")
-        clock, evaluations = time.perf_counter(), 0  # the first iteration's seconds include the set-up
+        run = _Run(self, joint, decoder, dev)
         objective = self.objective(joint, decoder, X, y)
-        self.history_, self.best_epoch_ = [], None
-        best_score, best_weights, waited = -1.0, None, 0
-
-        def evaluate(record: dict, w: np.ndarray) -> None:
-            nonlocal best_score, best_weights, waited
-            record["dev_accuracy"] = dev_accuracy(decoder, joint, w, dev)
-            if record["dev_accuracy"] > best_score:
-                best_score, best_weights, self.best_epoch_, waited = record["dev_accuracy"], w.copy(), record["iteration"], 0
+        try:
+            if self.solver == "lbfgs":
+                w = self._lbfgs(objective, joint, run)
             else:
-                waited += 1
+                w = self._sgd(objective, X, y, run)
+        except _Stopped as stop:
+            w, self.stopped_ = stop.w, stop.reason
+        self.weights_ = run.finish(w)
+        self.history_, self.best_epoch_ = run.history, run.best_step
+        return self
+
+    def _lbfgs(self, objective: MaxEntObjective, joint: JointFeatureMap, run: _Run) -> np.ndarray:
+        evaluations = 0
 
         def after_iteration(w: np.ndarray) -> None:
-            nonlocal clock, evaluations
+            nonlocal evaluations
             value, gradient = objective.at(w)
-            record = {"iteration": len(self.history_) + 1, "objective": value,
-                      "gradient_norm": float(np.linalg.norm(gradient)), "evaluations": objective.evaluations - evaluations,
-                      "dev_accuracy": None, "seconds": 0.0}
+            if self.l1:
+                value, gradient = value + self.l1 * np.abs(w).sum(), pseudo_gradient(w, gradient, self.l1)
+            run.record(w, "iteration", value, gradient, evaluations=objective.evaluations - evaluations)
             evaluations = objective.evaluations
-            if dev is not None and record["iteration"] % self.eval_every == 0:
-                evaluate(record, w)
-            now = time.perf_counter()
-            record["seconds"], clock = now - clock, now
-            self.history_.append(record)
-            bar.update()
-            bar.set_postfix(objective=f"{value:.6g}", dev=record["dev_accuracy"])
-            if self.callback is not None and self.callback(record, self):
-                raise _Stopped(w, "stopped by the callback")
-            if self.patience is not None and waited >= self.patience:
-                raise _Stopped(w, f"no dev improvement in {self.patience} evaluations")
 
-        with tqdm(total=self.epochs, disable=quiet(self.progress), unit="it", leave=False) as bar:
-            try:
-                result = scipy.optimize.minimize(objective, np.zeros(joint.size), jac=True, method="L-BFGS-B",
-                                                 callback=after_iteration,
-                                                 options={"maxiter": self.epochs, "ftol": self.tol, "gtol": self.gtol,
-                                                          "maxcor": self.memory})
-                w, self.stopped_ = result.x, result.message
-            except _Stopped as stop:
-                w, self.stopped_ = stop.w, stop.reason
-        if dev is not None and self.history_ and self.history_[-1]["dev_accuracy"] is None:
-            evaluate(self.history_[-1], w)  # the last iterate is always compared
-        if best_weights is None:  # no dev set, or no iteration at all
-            best_weights, self.best_epoch_ = w, len(self.history_)
-        self.weights_ = best_weights
-        return self
+        with run.bar(self.epochs, "it"):
+            result = minimize_owlqn(objective, np.zeros(joint.size), l1=self.l1, maxiter=self.epochs, ftol=self.tol,
+                                    gtol=self.gtol, memory=self.memory, callback=after_iteration)
+        self.stopped_ = result.message
+        return result.x
+
+    def _sgd(self, objective: MaxEntObjective, X: FeatureMatrix, y: np.ndarray, run: _Run) -> np.ndarray:
+        weights = SGDWeights(objective.joint.size, objective.joint.n_labels, momentum=self.momentum,
+                             averaged=self.averaging)
+        rng = np.random.default_rng(self.seed)
+        decay = self.l2 / max(X.n_instances, 1)  # λ per instance
+        with run.bar(self.epochs * X.n_instances, "inst") as bar:
+            for epoch in range(self.epochs):
+                if epoch == 1:
+                    weights.restart_average()
+                order = epoch_order(X.lengths, self.batch_size, rng)
+                Xe, ye = X.take(order), y[X.positions(order)]
+                for start in range(0, Xe.n_instances, self.batch_size):
+                    stop = min(start + self.batch_size, Xe.n_instances)
+                    _, indices, gradient = objective.minibatch(Xe.slice(start, stop),
+                                                               ye[Xe.offsets[start] : Xe.offsets[stop]], weights.at)
+                    rate = self.learning_rate / (1.0 + self.learning_rate * decay * weights.steps)
+                    weights.step(1.0 - rate * decay, indices, gradient * (-rate / (stop - start)))
+                    bar.update(stop - start)
+                w = weights.average() if self.averaging and epoch else weights.current()
+                run.record(w, "epoch", *objective(w))
+        self.stopped_ = f"{self.epochs} epochs"
+        return w
+
+
+class _Run:
+    """The bookkeeping of one training run shared by the solvers: history records, dev evaluation
+    and selection, patience, the callback and the progress bar."""
+
+    def __init__(self, learner: MaxEnt, joint: JointFeatureMap, decoder: Decoder, dev):
+        self.learner, self.joint, self.decoder, self.dev = learner, joint, decoder, dev
+        self.history: list[dict] = []
+        self.best_step: int | None = None
+        self.best_score, self.best_weights, self.waited = -1.0, None, 0
+        self.clock = time.perf_counter()  # the first step's seconds include the set-up
+        self._bar = None
+
+    def bar(self, total: int, unit: str) -> tqdm:
+        self._bar = tqdm(total=total, disable=quiet(self.learner.progress), unit=unit, leave=False)
+        return self._bar
+
+    def evaluate(self, record: dict, w: np.ndarray) -> None:
+        record["dev_accuracy"] = dev_accuracy(self.decoder, self.joint, w, self.dev)
+        if record["dev_accuracy"] > self.best_score:
+            self.best_score, self.best_weights, self.waited = record["dev_accuracy"], w.copy(), 0
+            self.best_step = record[self.step_name]
+        else:
+            self.waited += 1
+
+    def record(self, w: np.ndarray, step_name: str, value: float, gradient: np.ndarray, **extra) -> None:
+        """Append the history record of the step that reached ``w``; evaluate on dev when due; stop
+        (raise :class:`_Stopped`) when the callback or the patience says so."""
+        learner, self.step_name = self.learner, step_name
+        record = {step_name: len(self.history) + 1, "objective": value, "gradient_norm": float(np.linalg.norm(gradient)),
+                  **extra, "dev_accuracy": None, "seconds": 0.0}
+        if self.dev is not None and record[step_name] % learner.eval_every == 0:
+            self.evaluate(record, w)
+        now = time.perf_counter()
+        record["seconds"], self.clock = now - self.clock, now
+        self.history.append(record)
+        if step_name == "iteration":
+            self._bar.update()
+        self._bar.set_postfix(objective=f"{value:.6g}", dev=record["dev_accuracy"])
+        if learner.callback is not None and learner.callback(record, learner):
+            raise _Stopped(w, "stopped by the callback")
+        if learner.patience is not None and self.waited >= learner.patience:
+            raise _Stopped(w, f"no dev improvement in {learner.patience} evaluations")
+
+    def finish(self, w: np.ndarray) -> np.ndarray:
+        """The weights to keep: the best on dev (the last ones are always compared), or ``w``."""
+        if self.dev is not None and self.history and self.history[-1]["dev_accuracy"] is None:
+            self.evaluate(self.history[-1], w)
+        if self.best_weights is None:  # no dev set, or no step at all
+            self.best_weights, self.best_step = w, len(self.history)
+        return self.best_weights
