@@ -21,7 +21,7 @@ from .documents import read_fasttext, read_folders, read_svmlight, read_tsv
 from .decoders import DECODERS
 from .errors import StructlinError
 from .experiments import cross_validate
-from .learners import LEARNERS, make_learner
+from .learners import LEARNERS, MaxEnt, make_learner
 from .modelfile import model_kind
 from .models import Classifier, Tagger
 from .readers import FILE_FORMATS, guess_format, read_file, read_text, write_conllu
@@ -75,13 +75,26 @@ def _add_source(parser, corpus_help: str, train_help: str) -> None:
     source.add_argument("--train", help=train_help)
 
 
+EPOCHS_HELP = ("training epochs (default: the learner's: 10 perceptron epochs; maxent: at most 100 L-BFGS "
+               "iterations, or 10 SGD epochs)")
+
+
+def _add_maxent_options(parser) -> None:
+    parser.add_argument("--solver", choices=MaxEnt.solvers, help="maxent: batch L-BFGS (OWL-QN with --l1) or online "
+                        "SGD (default: lbfgs)")
+    parser.add_argument("--l2", type=float, help="maxent: the L2 prior's 1/σ² on the summed log-likelihood (default: 1)")
+    parser.add_argument("--l1", type=float, help="maxent: the L1 penalty, exact zeros by OWL-QN (default: 0)")
+    parser.add_argument("--learning-rate", type=float, help="maxent SGD: the initial learning rate η₀ (default: 0.1)")
+    parser.add_argument("--momentum", type=float, help="maxent SGD: heavy-ball momentum in [0, 1) (default: 0)")
+
+
 def _add_classifier_options(parser, *, default_features: str):
     parser.add_argument("--features", default=default_features, help=f"feature set name or TOML file (default: "
                         f"{default_features}; bundled: {', '.join(available_feature_sets())})")
     parser.add_argument("--learner", default="averaged-perceptron", help=f"one of: {', '.join(LEARNERS)}")
-    parser.add_argument("--epochs", type=int, default=10, help="training epochs (default: 10)")
+    parser.add_argument("--epochs", type=int, help=EPOCHS_HELP)
     parser.add_argument("--margin", type=float, default=0.0, help="perceptron margin τ (default: 0, the plain perceptron)")
-    parser.add_argument("--l2", type=float, help="maxent: the L2 prior's 1/σ² on the summed log-likelihood (default: 1)")
+    _add_maxent_options(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of shuffling, folds and --dev-fraction (default: 0)")
     parser.add_argument("--bits", type=int, default=22, help="feature hash size 2**bits (default: 22)")
 
@@ -104,11 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"feature set name or TOML file (default: pos-rich; bundled: {', '.join(available_feature_sets())})")
     tagger.add_argument("--learner", default="averaged-perceptron", help=f"one of: {', '.join(LEARNERS)}")
     tagger.add_argument("--decoder", default="viterbi", help=f"one of: {', '.join(DECODERS)}")
-    tagger.add_argument("--epochs", type=int, default=10, help="training epochs (default: 10)")
+    tagger.add_argument("--epochs", type=int, help=EPOCHS_HELP)
     tagger.add_argument("--batch-size", type=int, default=4, help="sentences decoded with the same weights "
                         "before their updates are applied (default: 4; 1 = the textbook online perceptron)")
     tagger.add_argument("--patience", type=int, help="stop after this many epochs without dev improvement")
-    tagger.add_argument("--l2", type=float, help="maxent: the L2 prior's 1/σ² on the summed log-likelihood (default: 1)")
+    _add_maxent_options(tagger)
     tagger.add_argument("--seed", type=int, default=0, help="seed of the shuffling (default: 0)")
     tagger.add_argument("--bits", type=int, default=22, help="feature hash size 2**bits (default: 22)")
     tagger.add_argument("--output", "-o", required=True, help="where to write the model")
@@ -209,14 +222,20 @@ def _guess_document_format(source: str) -> str:
 
 def _learner(args, progress: bool | None, **params):
     """The learner ``--learner`` names, with the options the command line gives; an option of other
-    learners only (``--margin``, ``--l2``) is refused by name."""
+    learners only (``--margin``, ``--l2``, ``--solver``, ...) is refused by name."""
     params.update(epochs=args.epochs, seed=args.seed, progress=progress)
-    for option, value in (("margin", getattr(args, "margin", 0.0) or None), ("l2", args.l2)):
+    for option in ("margin", "l2", "l1", "solver", "learning_rate", "momentum"):
+        value = getattr(args, option, None)
+        if option == "margin" and not value:
+            continue  # the default, 0: no margin, which every learner has
         if value is not None:
             if args.learner in LEARNERS and option not in inspect.signature(LEARNERS[args.learner]).parameters:
-                raise StructlinError(f"--{option} does not apply to learner {args.learner!r}")
+                raise StructlinError(f"--{option.replace('_', '-')} does not apply to learner {args.learner!r}")
             params[option] = value
-    return make_learner(args.learner, **params)
+    try:
+        return make_learner(args.learner, **params)
+    except ValueError as err:  # a hyper-parameter out of range: one line, as for every other bad input
+        raise StructlinError(str(err)) from None
 
 
 def _new_classifier(args, progress: bool | None = None) -> Classifier:
@@ -268,8 +287,9 @@ def _train_classifier(args) -> None:
 def _print_history(history) -> None:
     for record in history:
         dev_text = "" if record["dev_accuracy"] is None else f"  dev accuracy {100 * record['dev_accuracy']:.2f}%"
-        if "iteration" in record:  # a batch learner (maxent)
-            step = (f"iteration {record['iteration']:>3}  objective {record['objective']:.6g}  "
+        if "objective" in record:  # maxent: L-BFGS iterations or SGD epochs
+            kind = "iteration" if "iteration" in record else "epoch"
+            step = (f"{kind} {record[kind]:>3}  objective {record['objective']:.6g}  "
                     f"gradient norm {record['gradient_norm']:.3g}")
         else:
             step = f"epoch {record['epoch']:>3}  mistakes {record['train_mistakes']:>6}"

@@ -56,3 +56,8 @@ class ChecksumError(StructlinError):
 class UnknownOptionError(StructlinError, TypeError):
     """A reading option that the corpus's format does not take (a ``TypeError``, as for any bad
     keyword argument)."""
+
+
+class UnseenLabelWarning(UserWarning):
+    """Dev data with labels the training data never has: no model can predict them, so they count as
+    errors in every dev accuracy (the run goes on)."""

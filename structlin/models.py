@@ -9,6 +9,7 @@ NLTK ``TaggerI`` (``tag``, ``tag_sents``, ``evaluate``/``accuracy``) and follows
 from __future__ import annotations
 
 import gc
+import warnings
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 
@@ -20,7 +21,7 @@ from nltk.tag.api import TaggerI
 from . import __version__
 from .decoders import Decoder, Multiclass, Viterbi, decode_corpus, length_batches, make_decoder
 from .doctemplates import DocumentFeatureExtractor
-from .errors import CorpusFormatError, ModelFormatError, StructlinError
+from .errors import CorpusFormatError, ModelFormatError, StructlinError, UnseenLabelWarning
 from .evaluation import ClassificationReport, TaggingReport, evaluate_classification, evaluate_tagging
 from .hashing import FeatureHasher
 from .joint import JointFeatureMap, Scores
@@ -53,6 +54,21 @@ def _tagged(sentences, what: str) -> tuple[list[list[str]], list[list[str]]]:
         words.append(w)
         tags.append(t)
     return words, tags
+
+
+def _dev_label_ids(joint: JointFeatureMap, labels: list[str], what: str, caller_depth: int) -> np.ndarray:
+    """Label ids of dev ``labels``; a label never seen in training becomes −1, an error at every dev
+    evaluation, with an :class:`UnseenLabelWarning` naming such labels (attributed to the user's code,
+    ``caller_depth`` frames above this function)."""
+    ids = joint.encode_labels(labels, unknown=-1)
+    unseen = ids < 0
+    if unseen.any():
+        names = sorted({label for label, missing in zip(labels, unseen) if missing})
+        shown = ", ".join(map(repr, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        warnings.warn(f"dev data: {int(unseen.sum())} of {len(ids)} {what} have labels never seen in training "
+                      f"({shown}); they count as errors", UnseenLabelWarning,
+                      stacklevel=caller_depth + 1)
+    return ids
 
 
 @contextmanager
@@ -160,8 +176,9 @@ class Tagger(_LinearModel, TaggerI):
     ``features``: a feature-set name (``features/NAME.toml``), a TOML path or a :class:`FeatureSet`;
     ``learner``: a learner name or instance; ``decoder``: ``viterbi``, ``greedy`` (both use label
     transitions) or ``multiclass`` (each token on its own).  ``epochs``, ``seed``, ``batch_size``
-    and ``patience`` go to a learner given by name (for ``maxent``, ``epochs`` bounds the L-BFGS
-    iterations: see :class:`~structlin.learners.maxent.MaxEnt`).  ``bits`` and ``hash_seed`` set the feature hash.
+    and ``patience`` go to a learner given by name (``epochs=None``: the learner's default, 10 perceptron
+    epochs, at most 100 max-ent L-BFGS iterations or 10 SGD epochs: see
+    :class:`~structlin.learners.maxent.MaxEnt`).  ``bits`` and ``hash_seed`` set the feature hash.
 
     ``batch_size=4`` decodes four sentences with the same weights before applying their updates (in
     order, each counted at its own visit for averaging).  On EWT dev it reached the same accuracy as
@@ -175,8 +192,8 @@ class Tagger(_LinearModel, TaggerI):
 
     kind = "tagger"
 
-    def __init__(self, features="pos-rich", learner="averaged-perceptron", decoder="viterbi", *, epochs: int = 10,
-                 seed: int = 0, batch_size: int = 4, patience: int | None = None, bits: int = 22,
+    def __init__(self, features="pos-rich", learner="averaged-perceptron", decoder="viterbi", *,
+                 epochs: int | None = None, seed: int = 0, batch_size: int = 4, patience: int | None = None, bits: int = 22,
                  hash_seed: int = 0, progress: bool | None = None):
         self.feature_set = features if isinstance(features, FeatureSet) else FeatureSet.load(features)
         self.decoder: Decoder = make_decoder(decoder) if isinstance(decoder, str) else decoder
@@ -207,7 +224,7 @@ class Tagger(_LinearModel, TaggerI):
         if dev is not None:
             dev_words, dev_tags = _tagged(dev, "dev data")
             dev_data = (self.joint.index(self._extractor.extract(dev_words)),
-                        self.joint.encode_labels([t for s in dev_tags for t in s], unknown=-1))
+                        _dev_label_ids(self.joint, [t for s in dev_tags for t in s], "tokens", 3))
         self.learner.fit(self.joint, self.decoder, X, y, dev_data)
         self.weights_ = self.learner.weights_
         self.history_ = self.learner.history_
@@ -355,8 +372,8 @@ class Classifier(_LinearModel, ClassifierI):
 
     kind = "classifier"
 
-    def __init__(self, features="text-ngrams", learner="averaged-perceptron", *, epochs: int = 10, seed: int = 0,
-                 batch_size: int = 1, patience: int | None = None, bits: int = 22, hash_seed: int = 0,
+    def __init__(self, features="text-ngrams", learner="averaged-perceptron", *, epochs: int | None = None,
+                 seed: int = 0, batch_size: int = 1, patience: int | None = None, bits: int = 22, hash_seed: int = 0,
                  progress: bool | None = None):
         self.feature_set = features if isinstance(features, FeatureSet) else FeatureSet.load(features)
         self.decoder = Multiclass()
@@ -381,7 +398,7 @@ class Classifier(_LinearModel, ClassifierI):
             if dev is not None:
                 dev_documents, dev_labels = _labelled(*dev, "dev data")
                 dev_data = (self.joint.index(self._extractor.extract(dev_documents)),
-                            self.joint.encode_labels(dev_labels, unknown=-1))
+                            _dev_label_ids(self.joint, dev_labels, "documents", 2))
             self.learner.fit(self.joint, self.decoder, self.joint.index(X), self.joint.encode_labels(labels), dev_data)
             self.weights_, self.history_ = self.learner.weights_, self.learner.history_
         return self

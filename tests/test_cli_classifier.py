@@ -106,3 +106,23 @@ def test_learner_options_reach_the_learner_or_are_refused(tmp_path, capsys, fast
     assert code == 0 and Classifier.load(model).learner.l2 == 0.25
     code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--l2", "1", "--output", model)
     assert code == 1 and err.strip() == "structlin: error: --l2 does not apply to learner 'averaged-perceptron'"
+
+
+def test_maxent_solver_options_reach_the_learner(tmp_path, capsys, fasttext_files):
+    model = tmp_path / "m.model"
+    code, out, _ = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", "maxent", "--solver",
+                       "sgd", "--learning-rate", "0.5", "--momentum", "0.25", "--epochs", "3", "--output", model)
+    learner = Classifier.load(model).learner
+    assert code == 0 and (learner.solver, learner.learning_rate, learner.momentum, learner.epochs) == ("sgd", 0.5,
+                                                                                                        0.25, 3)
+    assert [line.split()[:2] for line in out.splitlines()[:3]] == [["epoch", "1"], ["epoch", "2"], ["epoch", "3"]]
+    code, _, _ = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", "maxent", "--l1", "0.01",
+                     "--output", model, "--quiet")
+    learner = Classifier.load(model).learner
+    assert code == 0 and (learner.solver, learner.l1, learner.epochs) == ("lbfgs", 0.01, 100)
+    for option, value in (("--solver", "sgd"), ("--l1", "0.1"), ("--learning-rate", "1"), ("--momentum", "0.5")):
+        code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, option, value, "--output", model)
+        assert code == 1 and err.strip() == f"structlin: error: {option} does not apply to learner 'averaged-perceptron'"
+    code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", "maxent", "--solver",
+                       "sgd", "--l1", "0.1", "--output", model)
+    assert code == 1 and err.strip() == "structlin: error: l1 needs the lbfgs solver (OWL-QN), not 'sgd'"
