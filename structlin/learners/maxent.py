@@ -162,34 +162,35 @@ class _Stopped(Exception):
 class MaxEnt:
     """Multinomial logistic regression / linear-chain CRF, trained in batch (L-BFGS) or online (SGD).
 
-    ``solver="lbfgs"`` (batch; OWL-QN when ``l1 > 0``): ``epochs`` (default 100) is the maximum number of
-    iterations (each evaluates the objective and gradient over the whole corpus once or, in a line search, a few
-    times).  The run also stops when the objective's relative decrease
+    ``solver="lbfgs"`` (batch; OWL-QN when ``l1 > 0``): ``epochs`` (default 100) is the maximum number
+    of iterations (each evaluates the objective and gradient over the whole corpus once or, in a line
+    search, a few times).  The run also stops when the objective's relative decrease
     ``(f_k − f_{k+1}) / max(|f_k|, |f_{k+1}|, 1)`` is at most ``tol``, when the largest (pseudo-)gradient
-    component is at most ``gtol``, and, with a dev set and
-    ``patience``, after ``patience`` dev evaluations without improvement.  ``memory`` is the number of
-    L-BFGS correction pairs (6, as in CRFsuite).  The solver is deterministic and uses the whole corpus
-    at every step, so ``seed`` and ``batch_size`` do not concern it.
+    component is at most ``gtol``, and, with a dev set and ``patience``, after ``patience`` dev
+    evaluations without improvement.  ``memory`` is the number of L-BFGS correction pairs (6, as in
+    CRFsuite).  The solver is deterministic and uses the whole corpus at every step, so ``seed`` and
+    ``batch_size`` do not concern it.
 
-    ``solver="sgd"`` (online): ``epochs`` (default 10) passes over the corpus in a seeded order of mini-batches of
-    ``batch_size`` instances of similar length, each step ``w ← w − η_k (ḡ_B + λ w)`` with ``ḡ_B`` the
-    batch's mean loss gradient, ``λ = l2/N`` (the prior shared out over the ``N`` instances, so that
-    SGD minimises the same ``f(w)/N``) and ``η_k = learning_rate / (1 + learning_rate·λ·k)`` (Bottou
-    2012).  Steps cost O(features of the batch) (:class:`~.sgd.SGDWeights`: lazy shrinkage, the exact
-    average); ``averaging`` returns the average of the iterates from the second epoch on (Polyak–Ruppert), ``momentum > 0``
-    adds heavy-ball momentum (then each step costs O(weights)).  The objective is evaluated on the
-    whole corpus after every epoch, for the history.
+    ``solver="sgd"`` (online): ``epochs`` (default 10) passes over the corpus in a seeded order of
+    mini-batches of ``batch_size`` instances of similar length, each step ``w ← w − η_k (ḡ_B + λ w)``
+    with ``ḡ_B`` the batch's mean loss gradient, ``λ = l2/N`` (the prior shared out over the ``N``
+    instances, so that SGD minimises the same ``f(w)/N``) and ``η_k = learning_rate / (1 +
+    learning_rate·λ·k)`` (Bottou 2012).  Steps cost O(features of the batch) (:class:`~.sgd.SGDWeights`:
+    lazy shrinkage, the exact average); ``averaging`` returns the average of the iterates from the
+    second epoch on (Polyak–Ruppert), ``momentum > 0`` adds heavy-ball momentum (then each step costs
+    O(weights)).  The objective is evaluated on the whole corpus after every epoch, for the history.
 
     ``l2`` is ``1/σ²`` on the *summed* log-likelihood, ``l1`` the L1 penalty's weight (batch solver
-    only).  With a dev set the weights are evaluated every
-    ``eval_every`` iterations or epochs and at the last one, and the best are kept; ``best_epoch_`` is
-    that iteration or epoch.  Without dev the last weights are kept.
+    only).  With a dev set the weights are evaluated every ``eval_every`` iterations or epochs and at
+    the last one, and the best are kept; ``best_epoch_`` is that iteration or epoch.  Without dev the
+    last weights are kept.
 
     After :meth:`fit`: ``weights_``, ``history_`` (per iteration or epoch: ``iteration`` (L-BFGS) or
-    ``epoch`` (SGD), ``objective``, ``gradient_norm`` (Euclidean; of the pseudo-gradient with ``l1``), ``evaluations`` (L-BFGS objective
-    evaluations of that iteration), ``dev_accuracy`` (None when not evaluated), ``seconds`` (the step
-    and its dev evaluation)), ``best_epoch_`` and ``stopped_`` (why the run ended).
-    ``callback(record, learner)`` is called after every iteration or epoch; a true return stops the run.
+    ``epoch`` (SGD), ``objective``, ``gradient_norm`` (Euclidean; of the pseudo-gradient with ``l1``),
+    ``evaluations`` (L-BFGS objective evaluations of that iteration), ``dev_accuracy`` (None when not
+    evaluated), ``seconds`` (the step and its dev evaluation)), ``best_epoch_`` and ``stopped_`` (why
+    the run ended).  ``callback(record, learner)`` is called after every iteration or epoch; a true
+    return stops the run.
     """
 
     name = "maxent"
@@ -197,8 +198,8 @@ class MaxEnt:
     probabilistic = True  # p(y|x) from the decoder's marginals
     solvers = ("lbfgs", "sgd")
 
-    def __init__(self, epochs: int | None = None, *, solver: str = "lbfgs", l2: float = 1.0, l1: float = 0.0, tol: float = 1e-6,
-                 gtol: float = 1e-5, memory: int = 6, learning_rate: float = 0.1, averaging: bool = True,
+    def __init__(self, epochs: int | None = None, *, solver: str = "lbfgs", l2: float = 1.0, l1: float = 0.0,
+                 tol: float = 1e-6, gtol: float = 1e-5, memory: int = 6, learning_rate: float = 0.1, averaging: bool = True,
                  momentum: float = 0.0, eval_every: int = 1, seed: int = 0, batch_size: int = 1,
                  patience: int | None = None, callback: Callable | None = None, progress: bool | None = None):
         if solver not in self.solvers:
