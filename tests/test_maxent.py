@@ -5,7 +5,6 @@ command line with ``learner="maxent"`` and their files, an accuracy floor on NLT
 from __future__ import annotations
 
 import itertools
-import json
 
 import numpy as np
 import pytest
@@ -22,6 +21,7 @@ from structlin.learners.owlqn import GTOL_REACHED, MAXITER_REACHED
 from structlin.matrix import FeatureMatrix
 
 from brute import dense_rows, phi
+from roundtrip import assert_classifier_round_trip, assert_tagger_round_trip
 
 
 def random_problem(seed: int, lengths, n_labels: int, n_rows: int, *, transitions: bool):
@@ -190,28 +190,14 @@ def test_make_learner_and_params():
 
 def test_classifier_fits_predicts_and_round_trips(tmp_path):
     clf = Classifier("text-unigram", "maxent", epochs=50, progress=False).fit(DOCS, LABELS, dev=(DOCS[:3], LABELS[:3]))
-    assert clf.predict(DOCS) == LABELS
-    assert clf.history_ is clf.learner.history_ and clf.history_[0]["dev_accuracy"] is not None
-    clf.save(tmp_path / "m.model")
-    loaded = Classifier.load(tmp_path / "m.model")
-    test = DOCS + ["good fun film", "bad plot", "new words only", ""]
-    np.testing.assert_array_equal(loaded.decision_function(test), clf.decision_function(test))
-    assert loaded.learner.name == "maxent" and loaded.learner.params() == clf.learner.params()
-    assert json.loads(json.dumps(loaded.history_)) == clf.history_
-    with pytest.raises(TypeError, match="'maxent' is not online"):
-        clf.partial_fit(DOCS, LABELS)
+    assert clf.history_ is clf.learner.history_
+    assert assert_classifier_round_trip(clf, DOCS, LABELS, tmp_path).learner.name == "maxent"
 
 
 @pytest.mark.parametrize("decoder", ["viterbi", "greedy", "multiclass"])
 def test_tagger_fits_predicts_and_round_trips(tmp_path, decoder):
     tagger = Tagger("pos-basic", "maxent", decoder, epochs=100, bits=16, progress=False).fit(TOY)
-    words = [[w for w, _ in s] for s in TOY]
-    assert tagger.predict(words) == [[t for _, t in s] for s in TOY]
-    tagger.save(tmp_path / "t.model")
-    loaded = Tagger.load(tmp_path / "t.model")
-    np.testing.assert_array_equal(loaded.weights_, tagger.weights_)
-    assert loaded.predict(words + [["the", "unseen", "dog"]]) == tagger.predict(words + [["the", "unseen", "dog"]])
-    assert loaded.learner.params() == tagger.learner.params()
+    assert_tagger_round_trip(tagger, TOY, tmp_path)
 
 
 @pytest.mark.corpus

@@ -38,8 +38,7 @@ from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
 from .common import dev_accuracy, quiet, require_finite
 from .owlqn import minimize_owlqn, pseudo_gradient
-from .perceptron import epoch_order
-from .sgd import SGDWeights
+from .sgd import SGDWeights, minibatches
 
 
 class MaxEntObjective:
@@ -282,19 +281,14 @@ class MaxEnt:
         rng = np.random.default_rng(self.seed)
         decay = self.l2 / max(X.n_instances, 1)  # λ per instance
         with run.bar(self.epochs * X.n_instances, "inst") as bar:
-            for epoch in range(self.epochs):
-                if epoch == 1:
-                    weights.restart_average()
-                order = epoch_order(X.lengths, self.batch_size, rng)
-                Xe, ye = X.take(order), y[X.positions(order)]
-                for start in range(0, Xe.n_instances, self.batch_size):
-                    stop = min(start + self.batch_size, Xe.n_instances)
-                    _, indices, gradient = objective.minibatch(Xe.slice(start, stop),
-                                                               ye[Xe.offsets[start] : Xe.offsets[stop]], weights.at)
+            for _ in range(self.epochs):
+                weights.start_epoch()
+                for batch, gold in minibatches(X, y, self.batch_size, rng):
+                    _, rows, gradient = objective.minibatch(batch, gold, weights.at)
                     rate = self.learning_rate / (1.0 + self.learning_rate * decay * weights.steps)
-                    weights.step(1.0 - rate * decay, indices, gradient * (-rate / (stop - start)))
-                    bar.update(stop - start)
-                w = weights.average() if self.averaging and epoch else weights.current()
+                    weights.step(1.0 - rate * decay, rows, gradient * (-rate / batch.n_instances))
+                    bar.update(batch.n_instances)
+                w = weights.hypothesis()
                 run.record(w, "epoch", *objective(w))
         self.stopped_ = f"{self.epochs} epochs"
         return w

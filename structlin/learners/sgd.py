@@ -19,7 +19,12 @@ With momentum ``μ > 0`` (Polyak's heavy ball, on the loss part of the step) the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
+
+from ..matrix import FeatureMatrix
+from .perceptron import epoch_order
 
 _RESCALE_BELOW, _RESCALE_ABOVE = 1e-6, 1e6
 
@@ -49,6 +54,7 @@ class SGDWeights:
         self._total = np.zeros(shape) if averaged else None  # Σ a_k v_k folded in at rescalings
         self.steps = 0  # every step, for the learning-rate schedule
         self._averaged_steps = 0
+        self.epochs = 0
 
     def at(self, rows: np.ndarray) -> np.ndarray:
         """The current weights of ``rows``, a ``(len(rows), width)`` array."""
@@ -96,6 +102,22 @@ class SGDWeights:
             self._running = 0.0
             self._averaged_steps = 0
 
+    def start_epoch(self) -> None:
+        """Count an epoch; at the second the average restarts (see :meth:`hypothesis`)."""
+        self.epochs += 1
+        if self.epochs == 2:
+            self.restart_average()
+
+    def hypothesis(self) -> np.ndarray:
+        """The weights to predict with: when averaged, the average of the iterates from the second
+        epoch on (Polyak–Ruppert; the current weights during the first); else the current weights."""
+        return self.average() if self.averaged and self.epochs > 1 else self.current()
+
+    def squared_norm(self) -> float:
+        """``‖w‖²``, without a copy of ``w``."""
+        flat = self._v.ravel()
+        return float(self._a**2 * (flat @ flat))
+
     def current(self) -> np.ndarray:
         """The flat weights now (a new array)."""
         return (self._a * self._v).ravel()
@@ -109,3 +131,14 @@ class SGDWeights:
         out -= self._u
         out /= self._averaged_steps
         return out.ravel()
+
+
+def minibatches(X: FeatureMatrix, y: np.ndarray, batch_size: int,
+                rng: np.random.Generator) -> Iterator[tuple[FeatureMatrix, np.ndarray]]:
+    """One epoch's mini-batches of ``X`` with their gold label ids, in :func:`~.perceptron.epoch_order`
+    (seeded by ``rng``; batches of instances of similar length)."""
+    order = epoch_order(X.lengths, batch_size, rng)
+    Xe, ye = X.take(order), y[X.positions(order)]
+    for start in range(0, Xe.n_instances, batch_size):
+        stop = min(start + batch_size, Xe.n_instances)
+        yield Xe.slice(start, stop), ye[Xe.offsets[start] : Xe.offsets[stop]]
