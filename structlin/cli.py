@@ -21,7 +21,7 @@ from .documents import read_fasttext, read_folders, read_svmlight, read_tsv
 from .decoders import DECODERS
 from .errors import StructlinError
 from .experiments import cross_validate
-from .learners import LEARNERS, MaxEnt, make_learner
+from .learners import LEARNERS, SVM, MaxEnt, make_learner
 from .modelfile import model_kind
 from .models import Classifier, Tagger
 from .readers import FILE_FORMATS, guess_format, read_file, read_text, write_conllu
@@ -79,13 +79,15 @@ EPOCHS_HELP = ("training epochs (default: the learner's: 10 perceptron epochs; m
                "iterations, or 10 SGD epochs)")
 
 
-def _add_maxent_options(parser) -> None:
-    parser.add_argument("--solver", choices=MaxEnt.solvers, help="maxent: batch L-BFGS (OWL-QN with --l1) or online "
-                        "SGD (default: lbfgs)")
+def _add_learner_options(parser) -> None:
+    parser.add_argument("--solver", choices=MaxEnt.solvers + SVM.solvers, help="maxent: batch L-BFGS (OWL-QN with "
+                        "--l1) or online SGD (default: lbfgs); svm: pegasos (default) or bcfw")
     parser.add_argument("--l2", type=float, help="maxent: the L2 prior's 1/σ² on the summed log-likelihood (default: 1)")
     parser.add_argument("--l1", type=float, help="maxent: the L1 penalty, exact zeros by OWL-QN (default: 0)")
     parser.add_argument("--learning-rate", type=float, help="maxent SGD: the initial learning rate η₀ (default: 0.1)")
     parser.add_argument("--momentum", type=float, help="maxent SGD: heavy-ball momentum in [0, 1) (default: 0)")
+    parser.add_argument("--C", type=float, help="svm: LIBLINEAR's C, i.e. λ = 1/(C·n) for n training instances "
+                        "(default: 1)")
 
 
 def _add_classifier_options(parser, *, default_features: str):
@@ -94,7 +96,7 @@ def _add_classifier_options(parser, *, default_features: str):
     parser.add_argument("--learner", default="averaged-perceptron", help=f"one of: {', '.join(LEARNERS)}")
     parser.add_argument("--epochs", type=int, help=EPOCHS_HELP)
     parser.add_argument("--margin", type=float, default=0.0, help="perceptron margin τ (default: 0, the plain perceptron)")
-    _add_maxent_options(parser)
+    _add_learner_options(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of shuffling, folds and --dev-fraction (default: 0)")
     parser.add_argument("--bits", type=int, default=22, help="feature hash size 2**bits (default: 22)")
 
@@ -121,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     tagger.add_argument("--batch-size", type=int, default=4, help="sentences decoded with the same weights "
                         "before their updates are applied (default: 4; 1 = the textbook online perceptron)")
     tagger.add_argument("--patience", type=int, help="stop after this many epochs without dev improvement")
-    _add_maxent_options(tagger)
+    _add_learner_options(tagger)
     tagger.add_argument("--seed", type=int, default=0, help="seed of the shuffling (default: 0)")
     tagger.add_argument("--bits", type=int, default=22, help="feature hash size 2**bits (default: 22)")
     tagger.add_argument("--output", "-o", required=True, help="where to write the model")
@@ -224,7 +226,7 @@ def _learner(args, progress: bool | None, **params):
     """The learner ``--learner`` names, with the options the command line gives; an option of other
     learners only (``--margin``, ``--l2``, ``--solver``, ...) is refused by name."""
     params.update(epochs=args.epochs, seed=args.seed, progress=progress)
-    for option in ("margin", "l2", "l1", "solver", "learning_rate", "momentum"):
+    for option in ("margin", "l2", "l1", "solver", "learning_rate", "momentum", "C"):
         value = getattr(args, option, None)
         if option == "margin" and not value:
             continue  # the default, 0: no margin, which every learner has

@@ -126,3 +126,16 @@ def test_maxent_solver_options_reach_the_learner(tmp_path, capsys, fasttext_file
     code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", "maxent", "--solver",
                        "sgd", "--l1", "0.1", "--output", model)
     assert code == 1 and err.strip() == "structlin: error: l1 needs the lbfgs solver (OWL-QN), not 'sgd'"
+
+
+def test_svm_options_reach_the_learner_or_give_one_line(tmp_path, capsys, fasttext_files):
+    model = tmp_path / "m.model"
+    code, out, _ = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", "svm", "--solver", "bcfw",
+                       "--C", "2", "--epochs", "3", "--output", model)
+    learner = Classifier.load(model).learner
+    assert code == 0 and (learner.solver, learner.C, learner.epochs) == ("bcfw", 2.0, 3)
+    for argv, message in ((("--learner", "svm", "--C", "0"), "C must be positive"),
+                          (("--learner", "svm", "--solver", "lbfgs"), "unknown solver 'lbfgs'; accepted: bcfw, pegasos"),
+                          (("--C", "1"), "--C does not apply to learner 'averaged-perceptron'")):
+        code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, *argv, "--output", model)
+        assert code == 1 and len(err.strip().splitlines()) == 1 and message in err

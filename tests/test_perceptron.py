@@ -284,13 +284,13 @@ def test_invalid_hyper_parameters_and_names():
         Perceptron(epochs=0)
     with pytest.raises(ValueError, match="batch_size"):
         AveragedPerceptron(batch_size=0)
-    assert set(LEARNERS) == {"perceptron", "averaged-perceptron", "maxent"}
+    assert set(LEARNERS) == {"perceptron", "averaged-perceptron", "maxent", "svm"}
     learner = make_learner("averaged-perceptron", epochs=4, seed=3)
     assert isinstance(learner, AveragedPerceptron)
     assert learner.params() == {"epochs": 4, "seed": 3, "shuffle": True, "batch_size": 1, "patience": None,
                                "margin": 0.0}
-    with pytest.raises(UnknownNameError, match="accepted: averaged-perceptron, maxent, perceptron"):
-        make_learner("svm")
+    with pytest.raises(UnknownNameError, match="accepted: averaged-perceptron, maxent, perceptron, svm"):
+        make_learner("winnow")
 
 
 def test_epoch_order_is_a_permutation_of_similar_length_batches():

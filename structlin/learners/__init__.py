@@ -5,12 +5,13 @@ from __future__ import annotations
 from ..errors import UnknownNameError
 from .maxent import MaxEnt
 from .perceptron import AveragedPerceptron, Perceptron
+from .svm import SVM
 
-LEARNERS = {cls.name: cls for cls in (Perceptron, AveragedPerceptron, MaxEnt)}
+LEARNERS = {cls.name: cls for cls in (Perceptron, AveragedPerceptron, MaxEnt, SVM)}
 
 
 def make_learner(name: str, **params):
-    """A learner by name (``perceptron``, ``averaged-perceptron``, ``maxent``) with its hyper-parameters;
+    """A learner by name (``perceptron``, ``averaged-perceptron``, ``maxent``, ``svm``) with its hyper-parameters;
     a parameter given as None takes the learner's default."""
     try:
         cls = LEARNERS[name]
@@ -19,4 +20,4 @@ def make_learner(name: str, **params):
     return cls(**{key: value for key, value in params.items() if value is not None})
 
 
-__all__ = ["LEARNERS", "AveragedPerceptron", "MaxEnt", "Perceptron", "make_learner"]
+__all__ = ["LEARNERS", "SVM", "AveragedPerceptron", "MaxEnt", "Perceptron", "make_learner"]
