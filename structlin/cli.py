@@ -289,10 +289,12 @@ def _train_classifier(args) -> None:
 def _print_history(history) -> None:
     for record in history:
         dev_text = "" if record["dev_accuracy"] is None else f"  dev accuracy {100 * record['dev_accuracy']:.2f}%"
-        if "objective" in record:  # maxent: L-BFGS iterations or SGD epochs
+        if "objective" in record:  # maxent (L-BFGS iterations or SGD epochs) or svm (epochs or BCFW passes)
             kind = "iteration" if "iteration" in record else "epoch"
             step = (f"{kind} {record[kind]:>3}  objective {record['objective']:.6g}  "
                     f"gradient norm {record['gradient_norm']:.3g}")
+            if record.get("duality_gap") is not None:
+                step += f"  duality gap {record['duality_gap']:.3g}"
         else:
             step = f"epoch {record['epoch']:>3}  mistakes {record['train_mistakes']:>6}"
         print(f"{step}{dev_text}  {record['seconds']:.1f}s")

@@ -134,6 +134,8 @@ def test_svm_options_reach_the_learner_or_give_one_line(tmp_path, capsys, fastte
                        "--C", "2", "--epochs", "3", "--output", model)
     learner = Classifier.load(model).learner
     assert code == 0 and (learner.solver, learner.C, learner.epochs) == ("bcfw", 2.0, 3)
+    assert [line.split()[:2] for line in out.splitlines()[:3]] == [["epoch", "1"], ["epoch", "2"], ["epoch", "3"]]
+    assert all("duality gap" in line for line in out.splitlines()[:3])
     for argv, message in ((("--learner", "svm", "--C", "0"), "C must be positive"),
                           (("--learner", "svm", "--solver", "lbfgs"), "unknown solver 'lbfgs'; accepted: bcfw, pegasos"),
                           (("--C", "1"), "--C does not apply to learner 'averaged-perceptron'")):
