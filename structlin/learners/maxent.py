@@ -25,18 +25,16 @@ The batch optimiser is :func:`~.owlqn.minimize_owlqn`: OWL-QN, which with ``l1 =
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse
-from tqdm import tqdm
 
 from ..decoders import Decoder, Viterbi, length_batches
 from ..errors import StructlinError, UnknownNameError
 from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
-from .common import dev_accuracy, quiet, require_finite
+from .common import StopTraining, TrainingRun, require_finite
 from .owlqn import minimize_owlqn, pseudo_gradient
 from .sgd import SGDWeights, minibatches
 
@@ -150,14 +148,6 @@ def chain_counts(lengths: np.ndarray, y: np.ndarray, n_labels: int) -> tuple[np.
     return first, last, counts
 
 
-class _Stopped(Exception):
-    """Raised by the iteration callback to end L-BFGS early; carries the current weights."""
-
-    def __init__(self, w: np.ndarray, reason: str):
-        super().__init__(reason)
-        self.w, self.reason = w, reason
-
-
 class MaxEnt:
     """Multinomial logistic regression / linear-chain CRF, trained in batch (L-BFGS) or online (SGD).
 
@@ -245,20 +235,20 @@ class MaxEnt:
         require_finite(X, "training")
         if dev is not None:
             require_finite(dev[0], "dev")
-        run = _Run(self, joint, decoder, dev)
+        run = TrainingRun(self, joint, decoder, dev)
         objective = self.objective(joint, decoder, X, y)
         try:
             if self.solver == "lbfgs":
                 w = self._lbfgs(objective, joint, run)
             else:
                 w = self._sgd(objective, X, y, run)
-        except _Stopped as stop:
+        except StopTraining as stop:
             w, self.stopped_ = stop.w, stop.reason
         self.weights_ = run.finish(w)
         self.history_, self.best_epoch_ = run.history, run.best_step
         return self
 
-    def _lbfgs(self, objective: MaxEntObjective, joint: JointFeatureMap, run: _Run) -> np.ndarray:
+    def _lbfgs(self, objective: MaxEntObjective, joint: JointFeatureMap, run: TrainingRun) -> np.ndarray:
         evaluations = 0
 
         def after_iteration(w: np.ndarray) -> None:
@@ -275,7 +265,7 @@ class MaxEnt:
         self.stopped_ = result.message
         return result.x
 
-    def _sgd(self, objective: MaxEntObjective, X: FeatureMatrix, y: np.ndarray, run: _Run) -> np.ndarray:
+    def _sgd(self, objective: MaxEntObjective, X: FeatureMatrix, y: np.ndarray, run: TrainingRun) -> np.ndarray:
         weights = SGDWeights(objective.joint.size, objective.joint.n_labels, momentum=self.momentum,
                              averaged=self.averaging)
         rng = np.random.default_rng(self.seed)
@@ -292,55 +282,3 @@ class MaxEnt:
                 run.record(w, "epoch", *objective(w))
         self.stopped_ = f"{self.epochs} epochs"
         return w
-
-
-class _Run:
-    """The bookkeeping of one training run shared by the solvers: history records, dev evaluation
-    and selection, patience, the callback and the progress bar."""
-
-    def __init__(self, learner: MaxEnt, joint: JointFeatureMap, decoder: Decoder, dev):
-        self.learner, self.joint, self.decoder, self.dev = learner, joint, decoder, dev
-        self.history: list[dict] = []
-        self.best_step: int | None = None
-        self.best_score, self.best_weights, self.waited = -1.0, None, 0
-        self.clock = time.perf_counter()  # the first step's seconds include the set-up
-        self._bar = None
-
-    def bar(self, total: int, unit: str) -> tqdm:
-        self._bar = tqdm(total=total, disable=quiet(self.learner.progress), unit=unit, leave=False)
-        return self._bar
-
-    def evaluate(self, record: dict, w: np.ndarray) -> None:
-        record["dev_accuracy"] = dev_accuracy(self.decoder, self.joint, w, self.dev)
-        if record["dev_accuracy"] > self.best_score:
-            self.best_score, self.best_weights, self.waited = record["dev_accuracy"], w.copy(), 0
-            self.best_step = record[self.step_name]
-        else:
-            self.waited += 1
-
-    def record(self, w: np.ndarray, step_name: str, value: float, gradient: np.ndarray, **extra) -> None:
-        """Append the history record of the step that reached ``w``; evaluate on dev when due; stop
-        (raise :class:`_Stopped`) when the callback or the patience says so."""
-        learner, self.step_name = self.learner, step_name
-        record = {step_name: len(self.history) + 1, "objective": value, "gradient_norm": float(np.linalg.norm(gradient)),
-                  **extra, "dev_accuracy": None, "seconds": 0.0}
-        if self.dev is not None and record[step_name] % learner.eval_every == 0:
-            self.evaluate(record, w)
-        now = time.perf_counter()
-        record["seconds"], self.clock = now - self.clock, now
-        self.history.append(record)
-        if step_name == "iteration":
-            self._bar.update()
-        self._bar.set_postfix(objective=f"{value:.6g}", dev=record["dev_accuracy"])
-        if learner.callback is not None and learner.callback(record, learner):
-            raise _Stopped(w, "stopped by the callback")
-        if learner.patience is not None and self.waited >= learner.patience:
-            raise _Stopped(w, f"no dev improvement in {learner.patience} evaluations")
-
-    def finish(self, w: np.ndarray) -> np.ndarray:
-        """The weights to keep: the best on dev (the last ones are always compared), or ``w``."""
-        if self.dev is not None and self.history and self.history[-1]["dev_accuracy"] is None:
-            self.evaluate(self.history[-1], w)
-        if self.best_weights is None:  # no dev set, or no step at all
-            self.best_weights, self.best_step = w, len(self.history)
-        return self.best_weights

@@ -48,8 +48,7 @@ from ..decoders import Decoder, Viterbi, length_batches
 from ..errors import UnknownNameError
 from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
-from .common import require_finite
-from .maxent import _Run, _Stopped
+from .common import StopTraining, TrainingRun, require_finite
 from .sgd import SGDWeights, minibatches
 
 
@@ -208,16 +207,16 @@ class SVM:
         require_finite(X, "training")
         if dev is not None:
             require_finite(dev[0], "dev")
-        run = _Run(self, joint, decoder, dev)
+        run = TrainingRun(self, joint, decoder, dev)
         try:
             w = self._pegasos(objective, run) if self.solver == "pegasos" else self._bcfw(objective, run)
-        except _Stopped as stop:
+        except StopTraining as stop:
             w, self.stopped_ = stop.w, stop.reason
         self.weights_ = run.finish(w)
         self.history_, self.best_epoch_ = run.history, run.best_step
         return self
 
-    def _record(self, run: _Run, objective: StructuredHinge, w: np.ndarray, **bcfw) -> dict:
+    def _record(self, run: TrainingRun, objective: StructuredHinge, w: np.ndarray, **bcfw) -> dict:
         """Append the epoch's history record (``P(w)`` over the corpus; the BCFW quantities or None)."""
         value, subgradient, errors = objective(w)
         extra = {"dual_objective": None, "duality_gap": None, "block_gap_sum": None}
@@ -227,7 +226,7 @@ class SVM:
         run.record(w, "epoch", value, subgradient, primal_objective=value, **extra, train_errors=errors)
         return run.history[-1]
 
-    def _pegasos(self, objective: StructuredHinge, run: _Run) -> np.ndarray:
+    def _pegasos(self, objective: StructuredHinge, run: TrainingRun) -> np.ndarray:
         X, y, L = objective.X, objective.y, objective.joint.n_labels
         weights = SGDWeights(objective.joint.size, L, averaged=self.averaging)
         rng = np.random.default_rng(self.seed)
@@ -271,7 +270,7 @@ class SVM:
         weights.step(shrink, touched, step)
         return squared_norm
 
-    def _bcfw(self, objective: StructuredHinge, run: _Run) -> np.ndarray:
+    def _bcfw(self, objective: StructuredHinge, run: TrainingRun) -> np.ndarray:
         joint, X, y, lam, n = objective.joint, objective.X, objective.y, objective.lam, objective.n
         blocks = BlockWeights(joint, X)
         w, total_loss, block_loss = np.zeros(joint.size), 0.0, np.zeros(n)
