@@ -12,6 +12,8 @@ scored on the same test set (20news-bydate test, 7,532 posts written later), in 
                        the same features, with ``--maxent-solver``, ``--maxent-epochs``, ``--maxent-l2``
                        (and for SGD ``--maxent-learning-rate``, ``--maxent-batch-size``), chosen on dev;
                        compared with ``logreg`` and ``logreg-sublinear`` (training time <= 1);
+* ``structlin-svm``   -- ``Classifier("text-ngrams", SVM(solver=--svm-solver, C=--svm-C, epochs=--svm-epochs))``:
+                       Crammer–Singer on the same features; compared with ``linearsvc-cs`` and ``sgd-avg``;
 * ``sgd-avg``       -- ``TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=False)`` +
                        ``SGDClassifier(loss="hinge", average=True, random_state=0)``: the reference
                        for the training-time ratio;
@@ -90,7 +92,7 @@ from structlin.catalog import load_documents
 from structlin.doctemplates import WORD_PATTERN
 from structlin.documents import STRIP_PARTS
 from structlin.evaluation import evaluate_classification
-from structlin.learners import MaxEnt, make_learner
+from structlin.learners import SVM, MaxEnt, make_learner
 
 from _bench import current_rss_mib, peak_rss_mib, percent, run_in_child, source_state, stopwatch, table
 
@@ -144,6 +146,12 @@ def structlin_maxent(args) -> Classifier:
     learner = MaxEnt(solver=args.maxent_solver, epochs=args.maxent_epochs, l2=args.maxent_l2,
                      learning_rate=args.maxent_learning_rate, batch_size=args.maxent_batch_size, seed=0,
                      progress=False if args.quiet else None)
+    return Classifier("text-ngrams", learner)
+
+
+def structlin_svm(args) -> Classifier:
+    learner = SVM(solver=args.svm_solver, epochs=args.svm_epochs, C=args.svm_C, seed=0,
+                  progress=False if args.quiet else None)
     return Classifier("text-ngrams", learner)
 
 
@@ -211,6 +219,7 @@ class System:
 SYSTEMS = {
     "structlin": System("structlin", structlin_model),
     "structlin-maxent": System("structlin", structlin_maxent),
+    "structlin-svm": System("structlin", structlin_svm),
     "sgd-avg": System("scikit-learn linear",
                       lambda args: tfidf(SGDClassifier(loss="hinge", average=True, random_state=0))),
     "linearsvc": System("scikit-learn linear", lambda args: tfidf(LinearSVC())),
@@ -288,13 +297,14 @@ def ratios(rows: list[dict]) -> tuple[list[str], dict]:
     def check(ok: bool) -> str:
         return "met" if ok else "NOT MET"
 
-    maxent = by.get("structlin-maxent")
-    for peer in ("logreg", "logreg-sublinear"):
-        if maxent is not None and peer in by:
-            ratio = maxent["train_s"] / by[peer]["train_s"]
-            out[f"maxent_train_time_vs_{peer}"] = ratio
-            lines.append(f"  structlin-maxent / {peer}: training time {ratio:.2f}x (bound <= 1: {check(ratio <= 1)}), "
-                         f"accuracy {100 * (maxent['accuracy'] - by[peer]['accuracy']):+.2f} points")
+    for system, peers in (("structlin-maxent", ("logreg", "logreg-sublinear")),
+                          ("structlin-svm", ("linearsvc-cs", "sgd-avg"))):
+        for peer in peers:
+            if system in by and peer in by:
+                ratio = by[system]["train_s"] / by[peer]["train_s"]
+                out[f"{system}_train_time_vs_{peer}"] = ratio
+                lines.append(f"  {system} / {peer}: training time {ratio:.2f}x (bound <= 1: {check(ratio <= 1)}), "
+                             f"accuracy {100 * (by[system]['accuracy'] - by[peer]['accuracy']):+.2f} points")
     s = by.get("structlin")
     if s is None:
         return lines, out
@@ -372,6 +382,10 @@ def parse_args(argv=None):
                         help=f"comma-separated subset of {','.join(SYSTEMS)} (default: all)")
     parser.add_argument("--epochs", type=int, default=10, help="structlin perceptron epochs (default: 10)")
     parser.add_argument("--margin", type=float, default=4.0, help="structlin perceptron margin (default: 4)")
+    parser.add_argument("--svm-solver", choices=SVM.solvers, default="bcfw", help="structlin-svm solver (default: bcfw)")
+    parser.add_argument("--svm-C", type=float, default=1.0, help="structlin-svm C, LIBLINEAR's (default: 1)")
+    parser.add_argument("--svm-epochs", type=int, default=10,
+                        help="structlin-svm BCFW passes or Pegasos epochs (default: 10)")
     parser.add_argument("--maxent-solver", choices=MaxEnt.solvers, default="lbfgs",
                         help="structlin-maxent solver (default: lbfgs)")
     parser.add_argument("--maxent-epochs", type=int, default=30,
