@@ -384,8 +384,8 @@ def parse_args(argv=None):
     parser.add_argument("--margin", type=float, default=4.0, help="structlin perceptron margin (default: 4)")
     parser.add_argument("--svm-solver", choices=SVM.solvers, default="bcfw", help="structlin-svm solver (default: bcfw)")
     parser.add_argument("--svm-C", type=float, default=1.0, help="structlin-svm C, LIBLINEAR's (default: 1)")
-    parser.add_argument("--svm-epochs", type=int, default=10,
-                        help="structlin-svm BCFW passes or Pegasos epochs (default: 10)")
+    parser.add_argument("--svm-epochs", type=int, default=2,
+                        help="structlin-svm BCFW passes or Pegasos epochs (default: 2, chosen on dev)")
     parser.add_argument("--maxent-solver", choices=MaxEnt.solvers, default="lbfgs",
                         help="structlin-maxent solver (default: lbfgs)")
     parser.add_argument("--maxent-epochs", type=int, default=30,
