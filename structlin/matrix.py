@@ -82,6 +82,27 @@ class FeatureMatrix:
         e0, e1 = indptr[0], indptr[-1]
         return FeatureMatrix(indptr - e0, self.indices[e0:e1], self.values[e0:e1], self.lengths[start:stop])
 
+    def entry_positions(self) -> np.ndarray:
+        """The position (row) of every stored entry."""
+        return np.repeat(np.arange(self.n_positions), np.diff(self.indptr))
+
+    def dot_rows(self, entry_rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """``X @ weights`` with every entry's column renumbered to ``entry_rows`` (one per entry), for a
+        ``(rows, k)`` array holding only the rows a small batch uses: one bincount, cheaper for a few
+        instances than building a scipy matrix (about 0.1 ms, more than the product itself)."""
+        k = weights.shape[1]
+        slots = (self.entry_positions() * k)[:, None] + np.arange(k)
+        products = self.values[:, None] * weights[entry_rows]
+        return np.bincount(slots.ravel(), products.ravel(), minlength=self.n_positions * k).reshape(-1, k)
+
+    def transpose_dot_rows(self, entry_rows: np.ndarray, n_rows: int, values: np.ndarray) -> np.ndarray:
+        """``Xᵀ @ values`` for a ``(positions, k)`` array, on the renumbered columns of :meth:`dot_rows`:
+        an ``(n_rows, k)`` array."""
+        k = values.shape[1]
+        slots = (np.asarray(entry_rows) * k)[:, None] + np.arange(k)
+        products = self.values[:, None] * values[self.entry_positions()]
+        return np.bincount(slots.ravel(), products.ravel(), minlength=n_rows * k).reshape(-1, k)
+
     def dot(self, weights: np.ndarray) -> np.ndarray:
         """``X @ weights`` for a dense ``(n_columns, k)`` matrix: one row of k scores per position."""
         matrix = scipy.sparse.csr_matrix((self.values, self.indices, self.indptr), shape=(self.n_positions, len(weights)))
@@ -93,7 +114,6 @@ class FeatureMatrix:
         keep = new >= 0
         if keep.all():
             return FeatureMatrix(self.indptr, new, self.values, self.lengths)
-        row_of_entry = np.repeat(np.arange(self.n_positions), np.diff(self.indptr))
-        counts = np.bincount(row_of_entry[keep], minlength=self.n_positions)
+        counts = np.bincount(self.entry_positions()[keep], minlength=self.n_positions)
         indptr = np.concatenate([[0], np.cumsum(counts)])
         return FeatureMatrix(indptr, new[keep], self.values[keep], self.lengths)

@@ -138,3 +138,17 @@ def test_map_columns_drop_everything():
     m = FeatureMatrix([0, 2, 3], [0, 1, 1], [1.0, 2.0, 3.0], [2])
     mapped = m.map_columns(np.array([-1, -1]))
     assert mapped.indptr.tolist() == [0, 0, 0] and len(mapped.indices) == 0
+
+
+def test_dot_rows_and_its_transpose_match_dense_products():
+    rng = np.random.default_rng(3)
+    X = FeatureMatrix([0, 2, 2, 5], [4, 9, 4, 1, 9], rng.normal(size=5), [2, 1])
+    rows, local = np.unique(X.indices, return_inverse=True)  # columns 1, 4, 9 become rows 0, 1, 2
+    dense = np.zeros((3, 10))
+    for p in range(3):
+        for e in range(X.indptr[p], X.indptr[p + 1]):
+            dense[p, X.indices[e]] += X.values[e]
+    W, R = rng.normal(size=(10, 4)), rng.normal(size=(3, 4))
+    np.testing.assert_allclose(X.dot_rows(local, W[rows]), dense @ W, rtol=1e-6)
+    np.testing.assert_allclose(X.transpose_dot_rows(local, len(rows), R), (dense.T @ R)[rows], rtol=1e-6)
+    np.testing.assert_array_equal(X.entry_positions(), [0, 0, 2, 2, 2])

@@ -115,13 +115,12 @@ class MaxEntObjective:
         ``w``, so that a caller keeping ``w`` in another form (:class:`~.sgd.SGDWeights`) needs no copy."""
         joint, L = self.joint, self.joint.n_labels
         rows, local = np.unique(batch.indices, return_inverse=True)
-        X = scipy.sparse.csr_matrix((batch.values.astype(np.float64), local.ravel(), batch.indptr),
-                                    shape=(batch.n_positions, len(rows)))
-        E = X @ weights(rows)
+        local = local.ravel()
+        E = batch.dot_rows(local, weights(rows))
         tail_rows = np.arange(joint.n_rows, joint.size // L)
         everything = [(np.arange(batch.n_positions), batch.lengths)]
         loss, residual, tail = self._data_term(E, y, batch.lengths, everything, weights(tail_rows).ravel())
-        gradient = X.T @ residual
+        gradient = batch.transpose_dot_rows(local, len(rows), residual)
         if tail is None:
             return loss, rows, gradient
         return loss, np.concatenate([rows, tail_rows]), np.vstack([gradient, tail.reshape(-1, L)])

@@ -66,7 +66,8 @@ class StructuredHinge:
         self.inference = Viterbi() if decoder.uses_transitions else decoder
         self.n = X.n_instances
         self.lam = 1.0 / (C * max(self.n, 1))
-        self.batches = length_batches(X.lengths)
+        # Taken once: every evaluation of P scores the whole corpus in these batches of similar length.
+        self.batches = [(X.take(chosen), self.y[X.positions(chosen)]) for chosen in length_batches(X.lengths)]
 
     def oracle(self, scores: Scores, gold: np.ndarray) -> np.ndarray:
         """``ŷ = argmax_y Δ(gold, y) + w·φ(x, y)`` for every instance of a batch."""
@@ -91,11 +92,10 @@ class StructuredHinge:
         return np.maximum(losses, 0.0)  # ŷ maximises, so H_t ≥ 0 but for rounding
 
     def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray, int]:
-        X, joint, n = self.X, self.joint, max(self.n, 1)
+        joint, n = self.joint, max(self.n, 1)
         subgradient = np.multiply(w, self.lam)
         total, errors = 0.0, 0
-        for chosen in self.batches:
-            batch, gold = X.take(chosen), self.y[X.positions(chosen)]
+        for batch, gold in self.batches:
             scores = joint.scores(w, batch)
             errors += int(np.count_nonzero(self.decoder.argmax(scores) != gold))
             predicted = self.oracle(scores, gold)
@@ -251,7 +251,8 @@ class SVM:
         rows, local = np.unique(batch.indices, return_inverse=True)
         touched = np.concatenate([rows, np.arange(joint.n_rows, joint.size // L)])  # and the tail, as rows of L
         current = weights.at(touched)
-        scores = batch_scores(joint, batch, local.ravel(), current[: len(rows)], current[len(rows) :].ravel())
+        scores = Scores(batch.dot_rows(local.ravel(), current[: len(rows)]), batch.lengths,
+                        *joint.tail_weights(current[len(rows) :].ravel()))
         predicted = objective.oracle(scores, gold)
         indices, values, owner = joint.delta(batch, gold, predicted)
         slot = np.searchsorted(touched, indices // L) * L + indices % L  # where in current.ravel()
@@ -282,7 +283,8 @@ class SVM:
                 gap_sum = 0.0
                 for done, i in enumerate(rng.permutation(n), 1):
                     batch, gold = X.slice(i, i + 1), y[offsets[i] : offsets[i + 1]]
-                    scores = batch_scores(joint, batch, batch.indices, emission, w[joint.transition_offset :])
+                    scores = Scores(batch.dot_rows(batch.indices, emission), batch.lengths,
+                                    *joint.tail_weights(w[joint.transition_offset :]))
                     predicted = objective.oracle(scores, gold)
                     indices, values, _ = joint.delta(batch, gold, predicted)
                     support, w_i = blocks.support(i), blocks.block(i)
@@ -311,19 +313,6 @@ class SVM:
         return w
 
 
-def batch_scores(joint: JointFeatureMap, batch: FeatureMatrix, entry_rows: np.ndarray, emission: np.ndarray,
-                 tail: np.ndarray) -> Scores:
-    """The scores of a small batch from the rows of ``emission`` that its entries index (``entry_rows``,
-    one per entry) and the ``tail`` weights: ``X @ W`` as one bincount, cheaper for a few instances than
-    building a scipy sparse matrix (about 0.1 ms, more than the whole product)."""
-    L = joint.n_labels
-    position = np.repeat(np.arange(batch.n_positions), np.diff(batch.indptr))
-    slots = (position * L)[:, None] + np.arange(L)
-    products = batch.values[:, None] * emission[entry_rows]
-    E = np.bincount(slots.ravel(), products.ravel(), minlength=batch.n_positions * L).reshape(-1, L)
-    return Scores(E, batch.lengths, *joint.tail_weights(tail))
-
-
 class BlockWeights:
     """The BCFW blocks ``w_i``, each stored densely on its support only: the emission rows of the
     features of instance ``i`` (all labels of each) and the transition block.  One flat array holds
@@ -332,7 +321,7 @@ class BlockWeights:
     def __init__(self, joint: JointFeatureMap, X: FeatureMatrix):
         self.n_labels, self.tail_offset = joint.n_labels, joint.transition_offset
         self.tail_size = joint.size - joint.transition_offset
-        instance_of_entry = np.repeat(np.repeat(np.arange(X.n_instances), X.lengths), np.diff(X.indptr))
+        instance_of_entry = np.repeat(np.arange(X.n_instances), X.lengths)[X.entry_positions()]
         stride = max(joint.n_rows, 1)
         keys = np.unique(instance_of_entry * stride + X.indices)  # (instance, row) pairs, sorted and distinct
         self.rows = keys % stride
