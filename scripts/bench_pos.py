@@ -160,43 +160,44 @@ class FeatureStrings:
 # --- systems: train(data, args) -> (model, extra row fields); tag(model, sentences) -> tags --------
 
 
-def train_structlin(data: Data, args) -> tuple[Tagger, dict]:
-    tagger = Tagger(features=data.features, learner="averaged-perceptron", decoder="viterbi", epochs=args.epochs,
-                    batch_size=args.batch_size, progress=False if args.quiet else None)
+def fit_structlin(data: Data, learner, **params) -> tuple[Tagger, dict]:
+    """Train a Viterbi tagger on pos-rich with ``learner``: the model and the row fields every structlin
+    system reports (``train_only_s``: the epochs or iterations, after feature extraction)."""
+    tagger = Tagger(features=data.features, learner=learner, decoder="viterbi", **params)
     row = {}
     with stopwatch(row, "train_s"):
         tagger.fit(data.train)
+    row["train_only_s"] = sum(record["seconds"] for record in tagger.history_)
+    return tagger, row
+
+
+def train_structlin(data: Data, args) -> tuple[Tagger, dict]:
+    tagger, row = fit_structlin(data, "averaged-perceptron", epochs=args.epochs, batch_size=args.batch_size,
+                                progress=False if args.quiet else None)
     note = (f"non-zero weights ({tagger.joint.n_rows} hashed feature rows x {len(tagger.classes_)} labels "
             f"+ transitions, 2**{tagger.hasher.bits} buckets)")
-    row["train_only_s"] = sum(record["seconds"] for record in tagger.history_)  # the epochs, after extraction
     return tagger, {**row, "model_size": int(np.count_nonzero(tagger.weights_)), "model_size_note": note}
+
+
+def all_weights(tagger: Tagger) -> dict:
+    """The model size of a learner whose weights are all non-zero (max-ent, SVM), and its passes."""
+    note = f"weights ({tagger.joint.n_rows} hashed feature rows x {len(tagger.classes_)} labels + transitions)"
+    return {"iterations": len(tagger.history_), "model_size": int(tagger.weights_.size), "model_size_note": note}
 
 
 def train_structlin_crf(data: Data, args) -> tuple[Tagger, dict]:
     learner = MaxEnt(epochs=args.crf_iterations, l2=2 * args.c2, progress=False if args.quiet else None)
-    tagger = Tagger(features=data.features, learner=learner, decoder="viterbi")
-    row = {}
-    with stopwatch(row, "train_s"):
-        tagger.fit(data.train)
-    note = f"weights ({tagger.joint.n_rows} hashed feature rows x {len(tagger.classes_)} labels + transitions)"
-    return tagger, {**row, "train_only_s": sum(record["seconds"] for record in tagger.history_),
-                    "iterations": len(tagger.history_), "evaluations": sum(r["evaluations"] for r in tagger.history_),
-                    "objective": tagger.history_[-1]["objective"], "model_size": int(tagger.weights_.size),
-                    "model_size_note": note}
+    tagger, row = fit_structlin(data, learner)
+    return tagger, {**row, **all_weights(tagger), "evaluations": sum(r["evaluations"] for r in tagger.history_),
+                    "objective": tagger.history_[-1]["objective"]}
 
 
 def train_structlin_svm(data: Data, args) -> tuple[Tagger, dict]:
     learner = SVM(solver="bcfw", C=args.svm_C, epochs=args.svm_epochs, progress=False if args.quiet else None)
-    tagger = Tagger(features=data.features, learner=learner, decoder="viterbi")
-    row = {}
-    with stopwatch(row, "train_s"):
-        tagger.fit(data.train)
+    tagger, row = fit_structlin(data, learner)
     last = tagger.history_[-1]
-    note = f"weights ({tagger.joint.n_rows} hashed feature rows x {len(tagger.classes_)} labels + transitions)"
-    return tagger, {**row, "train_only_s": sum(record["seconds"] for record in tagger.history_),
-                    "iterations": len(tagger.history_), "primal_objective": last["primal_objective"],
-                    "duality_gap": last["duality_gap"], "model_size": int(tagger.weights_.size),
-                    "model_size_note": note}
+    return tagger, {**row, **all_weights(tagger), "primal_objective": last["primal_objective"],
+                    "duality_gap": last["duality_gap"]}
 
 
 def tag_structlin(tagger: Tagger, sentences: list[list[str]]) -> list[list[str]]:

@@ -103,26 +103,17 @@ def test_optimum_matches_split_variable_reference(problem, seed, fraction):
     assert np.abs(pseudo_gradient(result.x, fun(result.x)[1], l1)).max() < 1e-5
 
 
+@pytest.mark.parametrize("start", ["zero", "dense"])
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("problem", PROBLEMS)
-def test_zeros_are_exact_and_match_the_reference(problem, seed):
+def test_zeros_are_exact_and_match_the_reference(problem, seed, start):
     fun, n = PROBLEMS[problem](seed)
     l1 = 0.3 * largest_gradient_at_zero(fun, n)
     expected_zero = np.abs(reference(fun, n, l1)) < 1e-8
-    x = minimize_owlqn(fun, np.zeros(n), l1=l1, **TIGHT).x
+    x0 = np.zeros(n) if start == "zero" else np.random.default_rng(seed).normal(size=n)
+    x = minimize_owlqn(fun, x0, l1=l1, **TIGHT).x
     assert expected_zero.sum() >= n // 3  # the test is about sparsity: many zeros
     assert expected_zero.sum() < n
-    np.testing.assert_array_equal(x == 0.0, expected_zero)
-
-
-@pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("problem", PROBLEMS)
-def test_zeros_are_exact_from_a_dense_start(problem, seed):
-    fun, n = PROBLEMS[problem](seed)
-    l1 = 0.3 * largest_gradient_at_zero(fun, n)
-    expected_zero = np.abs(reference(fun, n, l1)) < 1e-8
-    x0 = np.random.default_rng(seed).normal(size=n)
-    x = minimize_owlqn(fun, x0, l1=l1, **TIGHT).x
     np.testing.assert_array_equal(x == 0.0, expected_zero)
 
 
