@@ -22,6 +22,9 @@ from .decoders import DECODERS
 from .errors import StructlinError
 from .experiments import cross_validate
 from .learners import LEARNERS, SVM, MaxEnt, make_learner
+from .kernels import KERNELS
+from .learners.kernel_perceptron import HYPOTHESES, REMOVALS
+from .learners.svm import read_cost_matrix
 from .modelfile import model_kind
 from .models import Classifier, Tagger
 from .readers import FILE_FORMATS, guess_format, read_file, read_text, write_conllu
@@ -88,15 +91,44 @@ def _add_learner_options(parser) -> None:
     parser.add_argument("--momentum", type=float, help="maxent SGD: heavy-ball momentum in [0, 1) (default: 0)")
     parser.add_argument("--C", type=float, help="svm: LIBLINEAR's C, i.e. λ = 1/(C·n) for n training instances "
                         "(default: 1)")
+    parser.add_argument("--tol", type=float, help="stopping tolerance. maxent L-BFGS: relative objective change "
+                        "(default: 1e-6); svm bcfw: the duality gap P(w) − D(α), on the scale of P, a mean over "
+                        "instances (default: 1e-3)")
 
 
-def _add_classifier_options(parser, *, default_features: str):
-    parser.add_argument("--features", default=default_features, help=f"feature set name or TOML file (default: "
-                        f"{default_features}; bundled: {', '.join(available_feature_sets())})")
+def _add_kernel_options(parser) -> None:
+    parser.add_argument("--kernel", choices=KERNELS, help="kernel-perceptron: the kernel (default: poly)")
+    parser.add_argument("--degree", type=int, help="kernel-perceptron: the poly kernel's degree d (default: 3)")
+    parser.add_argument("--gamma", type=_gamma, help="kernel-perceptron: γ of the poly and rbf kernels, a number or "
+                        "'scale' = 1/(features·Var(X)) on the training data (default: scale)")
+    parser.add_argument("--coef0", type=float, help="kernel-perceptron: c₀ of the poly kernel (γx·x' + c₀)^d "
+                        "(default: 1)")
+    parser.add_argument("--budget", type=int, help="kernel-perceptron: at most this many support examples "
+                        "(default: no limit)")
+    parser.add_argument("--removal", choices=REMOVALS, help="kernel-perceptron: which support example a full "
+                        "budget drops (default: oldest)")
+    _add_hypothesis_option(parser, "the hypothesis to predict with, and to select the dev epoch by (default: averaged)")
+
+
+def _add_hypothesis_option(parser, what: str) -> None:
+    parser.add_argument("--hypothesis", choices=HYPOTHESES, help=f"kernel-perceptron: {what}")
+
+
+def _gamma(text: str):
+    return text if text == "scale" else float(text)
+
+
+def _add_classifier_options(parser):
+    parser.add_argument("--features", help=f"feature set name or TOML file (default: numeric for SVMlight input, "
+                        f"else text-ngrams; bundled: {', '.join(available_feature_sets())})")
     parser.add_argument("--learner", default="averaged-perceptron", help=f"one of: {', '.join(LEARNERS)}")
     parser.add_argument("--epochs", type=int, help=EPOCHS_HELP)
     parser.add_argument("--margin", type=float, default=0.0, help="perceptron margin τ (default: 0, the plain perceptron)")
     _add_learner_options(parser)
+    _add_kernel_options(parser)
+    parser.add_argument("--cost-matrix", help="svm: a file of misclassification costs, a header line of predicted "
+                        "labels, then 'true-label cost cost ...' per line (tab-separated, or comma for .csv); "
+                        "every pair of training labels, zero diagonal")
     parser.add_argument("--seed", type=int, default=0, help="seed of shuffling, folds and --dev-fraction (default: 0)")
     parser.add_argument("--bits", type=int, default=22, help="feature hash size 2**bits (default: 22)")
 
@@ -138,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--dev", help="dev file (or a split name of --corpus) for early stopping")
     dev.add_argument("--dev-fraction", type=float, help="hold out this fraction of the training data (seeded) as dev")
     _add_document_options(classifier)
-    _add_classifier_options(classifier, default_features="text-ngrams")
+    _add_classifier_options(classifier)
     classifier.add_argument("--output", "-o", required=True, help="where to write the model")
     classifier.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
 
@@ -152,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_options(evaluate, split="test", document_formats=True)
     _add_document_options(evaluate, formats=False)
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_hypothesis_option(evaluate, "the hypothesis of a kernel perceptron model to evaluate (default: the model's)")
 
     tag = commands.add_parser("tag", help="tag text with a model",
                               description="Tag tokenized text (one sentence per line, output word/TAG) or a "
@@ -166,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                "or every file of a folder (prints path<TAB>label).")
     _add_model_io(classify, "text file (one document per line) or folder (default: stdin)")
     classify.add_argument("--encoding", default="utf-8", help="text encoding of the input (default: utf-8)")
+    _add_hypothesis_option(classify, "the hypothesis of a kernel perceptron model to classify with (default: the model's)")
 
     validate = commands.add_parser("cross-validate", help="k-fold cross-validation of a classifier",
                                    description="Seeded k-fold cross-validation of a classifier on a corpus with no "
@@ -173,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source(validate, "named document corpus (all its documents)", "labelled file, folder tree or archive")
     validate.add_argument("--folds", type=int, default=10, help="number of folds (default: 10)")
     _add_document_options(validate)
-    _add_classifier_options(validate, default_features="text-ngrams")
+    _add_classifier_options(validate)
     validate.add_argument("--json", action="store_true", help="print one JSON object")
 
     corpus = commands.add_parser("corpus", help="corpus tools").add_subparsers(dest="action", required=True,
@@ -226,22 +260,29 @@ def _learner(args, progress: bool | None, **params):
     """The learner ``--learner`` names, with the options the command line gives; an option of other
     learners only (``--margin``, ``--l2``, ``--solver``, ...) is refused by name."""
     params.update(epochs=args.epochs, seed=args.seed, progress=progress)
-    for option in ("margin", "l2", "l1", "solver", "learning_rate", "momentum", "C"):
+    for option in ("margin", "l2", "l1", "solver", "learning_rate", "momentum", "C", "tol", "cost_matrix", "kernel",
+                   "degree", "gamma", "coef0", "budget", "removal", "hypothesis"):
         value = getattr(args, option, None)
         if option == "margin" and not value:
             continue  # the default, 0: no margin, which every learner has
         if value is not None:
             if args.learner in LEARNERS and option not in inspect.signature(LEARNERS[args.learner]).parameters:
                 raise StructlinError(f"--{option.replace('_', '-')} does not apply to learner {args.learner!r}")
-            params[option] = value
+            params[option] = read_cost_matrix(value) if option == "cost_matrix" else value
     try:
-        return make_learner(args.learner, **params)
+        learner = make_learner(args.learner, **params)
     except ValueError as err:  # a hyper-parameter out of range: one line, as for every other bad input
         raise StructlinError(str(err)) from None
+    if params.get("tol") is not None and getattr(learner, "solver", None) not in ("lbfgs", "bcfw"):
+        raise StructlinError(f"--tol applies to the lbfgs and bcfw solvers, not {learner.solver!r}")
+    return learner
 
 
 def _new_classifier(args, progress: bool | None = None) -> Classifier:
-    return Classifier(args.features, _learner(args, progress), bits=args.bits)
+    source = args.corpus or args.train
+    svmlight = not (args.corpus and not args.format) and (args.format or _guess_document_format(source)) == "svmlight"
+    features = args.features or ("numeric" if svmlight else "text-ngrams")
+    return Classifier(features, _learner(args, progress), bits=args.bits)
 
 
 def _cross_validate(args) -> None:
@@ -297,6 +338,8 @@ def _print_history(history) -> None:
                 step += f"  duality gap {record['duality_gap']:.3g}"
         else:
             step = f"epoch {record['epoch']:>3}  mistakes {record['train_mistakes']:>6}"
+            if "n_support" in record:  # the kernel perceptron
+                step += f"  support examples {record['n_support']:>6}"
         print(f"{step}{dev_text}  {record['seconds']:.1f}s")
 
 
@@ -331,7 +374,7 @@ def _train_tagger(args) -> None:
 
 def _evaluate(args) -> None:
     if model_kind(args.model) == "classifier":
-        classifier = Classifier.load(args.model)
+        classifier = _load_classifier(args)
         gold = _documents(args.corpus or args.test, args.split if args.corpus else None, args)
         report = classifier.report([d.text for d in gold], [d.label for d in gold])
         print(json.dumps(report.to_dict()) if args.json else report.format())
@@ -359,8 +402,19 @@ def _tag(args) -> None:
                 out.write(" ".join(f"{w}/{t}" for w, t in zip(sentence.words, sentence_tags)) + "\n")
 
 
-def _classify(args) -> None:
+def _load_classifier(args) -> Classifier:
+    """The model file's classifier; ``--hypothesis`` picks a kernel perceptron's hypothesis."""
     classifier = Classifier.load(args.model)
+    if args.hypothesis is not None:
+        if classifier.learner.name != "kernel-perceptron":
+            raise StructlinError(f"--hypothesis applies to kernel-perceptron models; {args.model} was trained by "
+                                 f"{classifier.learner.name!r}")
+        classifier.learner.hypothesis = args.hypothesis
+    return classifier
+
+
+def _classify(args) -> None:
+    classifier = _load_classifier(args)
     if args.input and Path(args.input).is_dir():
         files = sorted(p for p in Path(args.input).rglob("*") if p.is_file())
         documents = [p.read_bytes().decode(args.encoding) for p in files]

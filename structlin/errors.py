@@ -25,6 +25,10 @@ class CorpusFormatError(StructlinError, ValueError):
         super().__init__(f"{where}: {message}")
 
 
+class OptionValueError(StructlinError, ValueError):
+    """A setting that does not fit the data it is used with (e.g. a cost matrix over other labels)."""
+
+
 class ModelFormatError(StructlinError, ValueError):
     """A model file that cannot be loaded: truncated, tampered with, or of another format version."""
 

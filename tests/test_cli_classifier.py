@@ -141,3 +141,62 @@ def test_svm_options_reach_the_learner_or_give_one_line(tmp_path, capsys, fastte
                           (("--C", "1"), "--C does not apply to learner 'averaged-perceptron'")):
         code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, *argv, "--output", model)
         assert code == 1 and len(err.strip().splitlines()) == 1 and message in err
+
+
+def test_cost_matrix_file_reaches_the_svm_or_gives_one_line(tmp_path, capsys, fasttext_files):
+    model, costs = tmp_path / "m.model", tmp_path / "costs.tsv"
+    costs.write_text("# rows: true label, columns: predicted\ntrue\\pred\tpos\tneg\nneg\t3\t0\npos\t0\t1\n")
+    code, _, _ = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", "svm", "--cost-matrix",
+                     costs, "--output", model, "-q")
+    assert code == 0 and Classifier.load(model).learner.cost_matrix.tolist() == [[0, 3], [1, 0]]  # classes_ neg, pos
+    for name, content, message in (
+            ("small.tsv", "\tpos\npos\t0\n", "the cost matrix's labels differ from the training labels: missing neg"),
+            ("extra.csv", ",pos,neg,neu\npos,0,1,1\nneg,1,0,1\nneu,1,1,0\n", "training labels: unknown neu"),
+            ("text.tsv", "\tpos\tneg\npos\t0\tx\n", "text.tsv:2: expected numeric costs"),
+            ("short.tsv", "\tpos\tneg\npos\t0\n", "short.tsv:2: expected a label and 2 costs, got 2 fields"),
+            ("twice.tsv", "\tpos\tneg\npos\t0\t1\npos\t0\t1\n", "twice.tsv:3: true label 'pos' appears twice"),
+            ("diagonal.tsv", "\tpos\tneg\npos\t1\t1\nneg\t1\t0\n", "zero diagonal"),
+            ("empty.tsv", "# nothing\n", "empty.tsv: no cost matrix in the file")):
+        (tmp_path / name).write_text(content)
+        code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", "svm",
+                           "--cost-matrix", tmp_path / name, "--output", model)
+        assert code == 1 and len(err.strip().splitlines()) == 1 and message in err, err
+    code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--cost-matrix", costs, "--output", model)
+    assert code == 1 and "--cost-matrix does not apply to learner 'averaged-perceptron'" in err
+
+
+def test_tol_reaches_the_batch_solvers_and_is_refused_by_the_others(tmp_path, capsys, fasttext_files):
+    model = tmp_path / "m.model"
+    for learner, solver in (("svm", "bcfw"), ("maxent", "lbfgs")):
+        code, _, _ = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", learner, "--solver",
+                         solver, "--tol", "0.25", "--output", model, "-q")
+        assert code == 0 and Classifier.load(model).learner.tol == 0.25
+    for learner, solver in (("svm", "pegasos"), ("maxent", "sgd")):
+        code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", learner, "--solver",
+                           solver, "--tol", "0.25", "--output", model)
+        assert code == 1 and f"--tol applies to the lbfgs and bcfw solvers, not '{solver}'" in err
+
+
+def test_kernel_perceptron_on_svmlight_input_from_the_command_line(tmp_path, capsys):
+    # XOR in two numeric features: no linear model separates it, the degree-2 kernel does.
+    points = [(a, b) for a in (-2, -1, 1, 2) for b in (-2, -1, 1, 2)]
+    lines = "".join(f"{1 if a * b > 0 else 2} 1:{a} 2:{b}\n" for a, b in points)
+    (tmp_path / "xor.svm").write_text(lines)
+    model = tmp_path / "xor.model"
+    code, out, _ = run(capsys, "train", "classifier", "--train", tmp_path / "xor.svm", "--learner", "kernel-perceptron",
+                       "--kernel", "poly", "--degree", "2", "--gamma", "1", "--epochs", "20", "--output", model)
+    assert code == 0 and "support examples" in out.splitlines()[0]
+    loaded = Classifier.load(model)
+    assert loaded.feature_set.name == "numeric" and loaded.learner.kernel.params() == {
+        "kernel": "poly", "degree": 2, "gamma": 1.0, "coef0": 1.0}
+    for hypothesis in ("last", "averaged", "voted"):
+        code, out, _ = run(capsys, "evaluate", model, "--test", tmp_path / "xor.svm", "--hypothesis", hypothesis, "--json")
+        assert code == 0 and json.loads(out)["accuracy"] == 1.0
+    code, _, err = run(capsys, "train", "classifier", "--train", tmp_path / "xor.svm", "--learner", "kernel-perceptron",
+                       "--budget", "0", "--output", model)
+    assert code == 1 and err.strip() == "structlin: error: budget must be at least 1 support example, got 0"
+    code, _, err = run(capsys, "train", "classifier", "--train", tmp_path / "xor.svm", "--kernel", "rbf", "--output", model)
+    assert code == 1 and "--kernel does not apply to learner 'averaged-perceptron'" in err
+    run(capsys, "train", "classifier", "--train", tmp_path / "xor.svm", "--output", model, "-q")
+    code, _, err = run(capsys, "evaluate", model, "--test", tmp_path / "xor.svm", "--hypothesis", "voted")
+    assert code == 1 and "--hypothesis applies to kernel-perceptron models" in err

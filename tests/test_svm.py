@@ -19,7 +19,7 @@ from test_maxent import DOCS, LABELS, TOY, random_problem, separable_documents
 
 from structlin import Classifier, Tagger
 from structlin.decoders import Greedy, Multiclass, Viterbi
-from structlin.errors import UnknownNameError
+from structlin.errors import OptionValueError, UnknownNameError
 from structlin.joint import JointFeatureMap
 from structlin.learners import LEARNERS, SVM, AveragedPerceptron, make_learner
 from structlin.learners.perceptron import epoch_order
@@ -281,6 +281,20 @@ def test_a_cost_matrix_moves_the_boundary_away_from_the_costly_label():
     assert costly.history_[-1]["duality_gap"] <= 1e-3
     margin = [joint.scores(learner.weights_, X).emissions[0] @ [1, 0, -1] for learner in (plain, costly)]
     assert margin[1] > margin[0]
+
+
+def test_a_cost_matrix_by_label_name_is_the_matrix_in_label_order():
+    joint, X, y = hand_problem()
+    a, b, c = joint.labels
+    by_name = {a: {a: 0, b: 1, c: 10}, b: {a: 1, b: 0, c: 1}, c: {a: 1, b: 1, c: 0}}
+    named = SVM(solver="bcfw", epochs=20, cost_matrix=by_name, progress=False).fit(joint, Multiclass(), X, y)
+    matrix = SVM(solver="bcfw", epochs=20, cost_matrix=[[0, 1, 10], [1, 0, 1], [1, 1, 0]], progress=False)
+    matrix.fit(joint, Multiclass(), X, y)
+    np.testing.assert_array_equal(named.cost_matrix, matrix.cost_matrix)
+    np.testing.assert_array_equal(named.weights_, matrix.weights_)
+    del by_name[c][a]
+    with pytest.raises(OptionValueError, match=r"lacks 1 \(true, predicted\) pair\(s\), e.g. \('c', 'a'\)"):
+        SVM(cost_matrix=by_name).fit(joint, Multiclass(), X, y)
 
 
 # --- models with learner="svm" --------------------------------------------------------------------------

@@ -40,12 +40,13 @@ is computed exactly after every pass (one loss-augmented decoding of the corpus)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import numpy as np
 
 from ..decoders import Decoder, Viterbi, length_batches
-from ..errors import UnknownNameError
+from ..errors import CorpusFormatError, OptionValueError, UnknownNameError
 from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
 from .common import StopTraining, TrainingRun, require_finite
@@ -114,7 +115,10 @@ class SVM:
     docstring; LIBLINEAR's ``-s 4`` with the same ``C`` (its primal is ``n·C·P(w)``) has the same
     minimiser.  ``cost`` is Δ's cost per wrong position (per wrong document for a classifier);
     ``cost_matrix``, an ``L × L`` array over the joint map's labels (a classifier's ``classes_``) with
-    a zero diagonal, makes ``Δ(y, ŷ) = Σ_p cost_matrix[y_p, ŷ_p]`` instead (Multiclass decoder only).
+    a zero diagonal, makes ``Δ(y, ŷ) = Σ_p cost_matrix[y_p, ŷ_p]`` instead (Multiclass decoder only);
+    it may also be given by label name, ``{true: {predicted: cost}}`` over every pair of training
+    labels (:func:`read_cost_matrix` reads one from a file), and is then checked against the labels
+    when training starts.
 
     ``solver="pegasos"`` (default; ``epochs`` defaults to 10): stochastic subgradient steps over
     seeded mini-batches of ``batch_size`` instances of similar length, each costing O(features of the
@@ -166,11 +170,8 @@ class SVM:
         if not tol >= 0:
             raise ValueError(f"tol must be non-negative, got {tol}")
         if cost_matrix is not None:
-            cost_matrix = np.array(cost_matrix, dtype=np.float64)
-            if cost_matrix.ndim != 2 or cost_matrix.shape[0] != cost_matrix.shape[1]:
-                raise ValueError(f"cost_matrix must be a square labels × labels array, got shape {cost_matrix.shape}")
-            if not (np.isfinite(cost_matrix).all() and (cost_matrix >= 0).all() and not cost_matrix.diagonal().any()):
-                raise ValueError("cost_matrix must be finite and non-negative with a zero diagonal")
+            if not isinstance(cost_matrix, Mapping):  # by label name: checked against the labels in fit
+                cost_matrix = _checked_costs(np.array(cost_matrix, dtype=np.float64))
             if cost != 1.0:
                 raise ValueError("give cost or cost_matrix, not both")
         self.epochs, self.solver, self.C, self.cost, self.cost_matrix = epochs, solver, C, cost, cost_matrix
@@ -181,22 +182,25 @@ class SVM:
     def params(self) -> dict:
         """The hyper-parameters, as stored in a model file."""
         return {"epochs": self.epochs, "solver": self.solver, "C": self.C, "cost": self.cost,
-                "cost_matrix": None if self.cost_matrix is None else self.cost_matrix.tolist(),
+                "cost_matrix": (self.cost_matrix if self.cost_matrix is None or isinstance(self.cost_matrix, Mapping)
+                                else self.cost_matrix.tolist()),
                 "projection": self.projection, "averaging": self.averaging, "tol": self.tol,
                 "eval_every": self.eval_every, "seed": self.seed, "batch_size": self.batch_size,
                 "patience": self.patience}
 
     def objective(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray) -> StructuredHinge:
         """The primal this learner minimises on a corpus (with its ``C``, ``cost`` and ``cost_matrix``)."""
+        if isinstance(self.cost_matrix, Mapping):
+            self.cost_matrix = _costs_by_label(self.cost_matrix, joint.labels)
         if self.cost_matrix is not None:
             L = joint.n_labels
             if self.cost_matrix.shape != (L, L):
                 shape = "×".join(map(str, self.cost_matrix.shape))
-                raise ValueError(f"cost_matrix must be {L}×{L} (labels × labels, in the order {joint.labels}), "
-                                 f"got {shape}")
+                raise OptionValueError(f"cost_matrix must be {L}×{L} (labels × labels, in the order {joint.labels}), "
+                                       f"got {shape}")
             if decoder.uses_transitions:
-                raise ValueError(f"a cost_matrix needs the multiclass decoder, not {decoder.name!r} "
-                                 "(a chain's loss-augmented argmax takes the Hamming cost only)")
+                raise OptionValueError(f"a cost_matrix needs the multiclass decoder, not {decoder.name!r} "
+                                       "(a chain's loss-augmented argmax takes the Hamming cost only)")
         return StructuredHinge(joint, decoder, X, y, C=self.C, cost=self.cost, cost_matrix=self.cost_matrix)
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
@@ -339,3 +343,61 @@ class BlockWeights:
     def block(self, i: int) -> np.ndarray:
         """Block ``i``'s values on its :meth:`support` (a view: writing to it updates the block)."""
         return self.values[self.offsets[i] : self.offsets[i + 1]]
+
+
+def _checked_costs(costs: np.ndarray) -> np.ndarray:
+    """``costs`` if it is a square, finite, non-negative matrix with a zero diagonal."""
+    if costs.ndim != 2 or costs.shape[0] != costs.shape[1]:
+        raise OptionValueError(f"cost_matrix must be a square labels × labels array, got shape {costs.shape}")
+    if not (np.isfinite(costs).all() and (costs >= 0).all() and not costs.diagonal().any()):
+        raise OptionValueError("cost_matrix must be finite and non-negative with a zero diagonal")
+    return costs
+
+
+def _costs_by_label(costs: Mapping, labels: list[str]) -> np.ndarray:
+    """The matrix of ``costs[gold][predicted]`` in the order of ``labels``; every pair must be given."""
+    given = set(costs) | {p for row in costs.values() for p in row}
+    unknown, missing = sorted(given - set(labels)), sorted(set(labels) - set(costs))
+    if unknown or missing:
+        raise OptionValueError(f"the cost matrix's labels differ from the training labels: "
+                               f"{'unknown ' + ', '.join(unknown) if unknown else ''}"
+                               f"{'; ' if unknown and missing else ''}{'missing ' + ', '.join(missing) if missing else ''}")
+    absent = [(g, p) for g in labels for p in labels if p not in costs[g]]
+    if absent:
+        raise OptionValueError(f"the cost matrix lacks {len(absent)} (true, predicted) pair(s), e.g. {absent[0]}")
+    return _checked_costs(np.array([[float(costs[g][p]) for p in labels] for g in labels]))
+
+
+def read_cost_matrix(path) -> dict[str, dict[str, float]]:
+    """Read a cost matrix file: a header line of predicted labels (its first cell is ignored), then one
+    line per true label, ``label cost cost ...`` (tab-separated; comma-separated for ``*.csv``); ``#``
+    lines are comments.  Returns ``{true: {predicted: cost}}``; malformed lines raise
+    :class:`CorpusFormatError` with the file and line."""
+    path = Path(path)
+    delimiter = "," if path.suffix == ".csv" else "\t"
+    header, costs = None, {}
+    with open(path, encoding="utf-8") as lines:
+        try:
+            numbered = list(enumerate(lines, 1))
+        except UnicodeDecodeError as err:
+            raise CorpusFormatError(path, None, f"not UTF-8 text ({err.reason} at byte {err.start})") from None
+        for number, line in numbered:
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            cells = [cell.strip() for cell in line.rstrip("\r\n").split(delimiter)]
+            if header is None:
+                header = cells[1:]
+                if len(set(header)) != len(header) or not all(header):
+                    raise CorpusFormatError(path, number, "the header needs distinct, non-empty predicted labels")
+                continue
+            if len(cells) != len(header) + 1:
+                raise CorpusFormatError(path, number, f"expected a label and {len(header)} costs, got {len(cells)} fields")
+            if cells[0] in costs:
+                raise CorpusFormatError(path, number, f"true label {cells[0]!r} appears twice")
+            try:
+                costs[cells[0]] = dict(zip(header, map(float, cells[1:])))
+            except ValueError:
+                raise CorpusFormatError(path, number, "expected numeric costs") from None
+    if header is None:
+        raise CorpusFormatError(path, None, "no cost matrix in the file (expected a header line of labels)")
+    return costs
