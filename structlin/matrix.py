@@ -103,10 +103,13 @@ class FeatureMatrix:
         products = self.values[:, None] * values[self.entry_positions()]
         return np.bincount(slots.ravel(), products.ravel(), minlength=n_rows * k).reshape(-1, k)
 
+    def csr(self, n_columns: int) -> scipy.sparse.csr_matrix:
+        """The rows as a scipy CSR matrix of ``n_columns`` columns (sharing this matrix's arrays)."""
+        return scipy.sparse.csr_matrix((self.values, self.indices, self.indptr), shape=(self.n_positions, n_columns))
+
     def dot(self, weights: np.ndarray) -> np.ndarray:
         """``X @ weights`` for a dense ``(n_columns, k)`` matrix: one row of k scores per position."""
-        matrix = scipy.sparse.csr_matrix((self.values, self.indices, self.indptr), shape=(self.n_positions, len(weights)))
-        return matrix @ weights
+        return self.csr(len(weights)) @ weights
 
     def map_columns(self, mapping: np.ndarray) -> FeatureMatrix:
         """Renumber columns through ``mapping`` (column → new column, −1 = drop the entry)."""

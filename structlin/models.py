@@ -94,6 +94,11 @@ def _tokens(sentences) -> list[list[str]]:
     return [list(s.words) if isinstance(s, Sentence) else list(s) for s in sentences]
 
 
+def _is_dual(learner) -> bool:
+    """Whether the learner keeps its model in dual form (support rows and coefficients, no weights)."""
+    return getattr(learner, "dual", False)
+
+
 class _LinearModel:
     """What every model shares: a joint feature map, a decoder, a learner and its weights, and
     persistence as arrays + JSON (no pickle; rows of all-zero weights are dropped)."""
@@ -113,10 +118,16 @@ class _LinearModel:
         """Write the model to ``path`` (a zip of ``.npy`` arrays and ``metadata.json``)."""
         self._check_fitted()
         joint, w = self.joint, self.weights_
-        emission = joint.emission_weights(w)
-        kept = np.flatnonzero(np.any(emission != 0, axis=1))
-        arrays = {"columns": joint.columns[kept], "emission": emission[kept],
-                  "transition": w[joint.transition_offset :], **self._extra_arrays()}
+        if _is_dual(self.learner):  # support rows and coefficients instead of weights
+            try:
+                arrays = {"columns": joint.columns, **self.learner.model_arrays(), **self._extra_arrays()}
+            except ValueError as err:
+                raise StructlinError(f"{path}: {err}") from None
+        else:
+            emission = joint.emission_weights(w)
+            kept = np.flatnonzero(np.any(emission != 0, axis=1))
+            arrays = {"columns": joint.columns[kept], "emission": emission[kept],
+                      "transition": w[joint.transition_offset :], **self._extra_arrays()}
         metadata = {
             "kind": self.kind,
             "structlin_version": __version__,
@@ -148,10 +159,16 @@ class _LinearModel:
                                    make_learner(learner["name"], **params), meta)
             joint = JointFeatureMap(meta["labels"], arrays["columns"], transitions=meta["transitions"])
             L = joint.n_labels
-            if arrays["emission"].shape != (joint.n_rows, L) or len(arrays["transition"]) != joint.size - joint.n_rows * L:
-                raise ModelFormatError(f"{path}: weight arrays do not match {L} labels (file was modified)")
+            if _is_dual(model.learner):
+                model.learner.restore(arrays)
+                if model.learner.coef_.shape[1] != L or model.learner.n_columns_ != joint.n_rows:
+                    raise ModelFormatError(f"{path}: support arrays do not match {L} labels (file was modified)")
+                model.weights_ = None
+            else:
+                if arrays["emission"].shape != (joint.n_rows, L) or len(arrays["transition"]) != joint.size - joint.n_rows * L:
+                    raise ModelFormatError(f"{path}: weight arrays do not match {L} labels (file was modified)")
+                model.weights_ = np.concatenate([arrays["emission"].ravel(), arrays["transition"]])
             model.joint = joint
-            model.weights_ = np.concatenate([arrays["emission"].ravel(), arrays["transition"]])
             model.history_ = meta["history"]
             model._restore(meta, arrays)
         except (KeyError, TypeError, ValueError) as err:
@@ -373,8 +390,8 @@ class Classifier(_LinearModel, ClassifierI):
     kind = "classifier"
 
     def __init__(self, features="text-ngrams", learner="averaged-perceptron", *, epochs: int | None = None,
-                 seed: int = 0, batch_size: int = 1, patience: int | None = None, bits: int = 22, hash_seed: int = 0,
-                 progress: bool | None = None):
+                 seed: int = 0, batch_size: int | None = None, patience: int | None = None, bits: int = 22,
+                 hash_seed: int = 0, progress: bool | None = None):
         self.feature_set = features if isinstance(features, FeatureSet) else FeatureSet.load(features)
         self.decoder = Multiclass()
         self.learner = (make_learner(learner, epochs=epochs, seed=seed, batch_size=batch_size, patience=patience,
@@ -464,6 +481,8 @@ class Classifier(_LinearModel, ClassifierI):
         self._check_fitted()
         with _collector_paused():
             X = self.joint.index(self._extractor.extract(list(documents)))
+            if _is_dual(self.learner):
+                return self.learner.decision_function(X)
             return self.joint.scores(self.weights_, X).emissions
 
     def predict(self, documents) -> list[str]:

@@ -1,0 +1,353 @@
+"""The kernel perceptron: the multiclass perceptron kept in dual form, as counts α.
+
+Every perceptron update adds ``φ(x_t, y_t) − φ(x_t, ŷ)``, so the weights are
+``w = Σ_t Σ_y α_{t,y} [φ(x_t, y_t) − φ(x_t, y)]`` with ``α_{t,y}`` the number of times label ``y``
+was wrongly predicted for example ``t``.  With the joint kernel ``K((x,y),(x',y')) = k(x,x')·[y = y']``
+the score of label ``y`` for an input ``x`` is ``Σ_s k(x_s, x) c_{s,y}``: one kernel row against the
+support examples ``s`` (those with a mistake) times the ``(supports, labels)`` matrix of signed
+coefficients ``c_{s,y} = [y = y_s] Σ_y' α_{s,y'} − α_{s,y}``.
+
+Training keeps the scores ``F = K c`` of every training example up to date: a mistake on example
+``t`` adds the kernel column ``k(X, x_t)`` to one label's scores and subtracts it from another's,
+so a visit costs one row lookup and a mistake one sparse product over the training rows.  The
+columns of support examples are cached (up to ``cache_mb``) for their next mistakes and removals.
+
+One run gives three hypotheses, chosen by ``hypothesis`` at prediction time:
+
+* ``last``: the coefficients after the last visit;
+* ``averaged``: the mean of the hypotheses after every visit, ``c̄ = c − u/T`` with ``u`` the sum of
+  every update times the number of visits before it (exact, as in the primal averaged perceptron);
+* ``voted`` (Freund & Schapire 1999): every intermediate hypothesis ``k`` votes for its label with
+  its survival count ``s_k`` (the visits it was current for), computed from the log of mistakes.
+
+With a ``budget`` the support set never exceeds that many examples: before a new support example
+is added, the oldest (``removal="oldest"``, the Forgetron's idea) or a random one is removed
+together with its coefficients.  The averaged and voted hypotheses are then those of the run,
+restricted to the support examples kept.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+
+import numpy as np
+import scipy.sparse
+from tqdm import tqdm
+
+from ..decoders import Decoder, Multiclass
+from ..joint import JointFeatureMap, Scores
+from ..kernels import Kernel
+from ..matrix import FeatureMatrix
+from .common import quiet, require_finite
+from .perceptron import epoch_order
+
+HYPOTHESES = ("averaged", "last", "voted")
+REMOVALS = ("oldest", "random")
+_BLOCK = 1 << 22  # kernel values computed per block of prediction rows
+
+
+class KernelPerceptron:
+    """Multiclass kernel perceptron with α counts, seeded shuffling, early stopping on dev, an
+    optional support budget, and the last, averaged and voted hypotheses of one run.
+
+    After :meth:`fit`: ``support_`` (training indices of the support examples, in order of creation),
+    ``n_support_``, ``alpha_`` (``(n_support_, labels)`` integer counts of wrong predictions),
+    ``coef_`` (the signed coefficients of ``hypothesis``), ``history_`` (per epoch: ``epoch``,
+    ``train_mistakes``, ``n_support``, ``dev_accuracy``, ``seconds``), ``best_epoch_``,
+    ``removed_`` (support examples removed by the budget) and ``weights_ = None``: the model is dual.
+    """
+
+    name = "kernel-perceptron"
+    online = False
+    probabilistic = False
+    dual = True
+
+    def __init__(self, epochs: int = 10, *, kernel: str | Callable = "poly", degree: int = 3,
+                 gamma: float | str = "scale", coef0: float = 1.0, hypothesis: str = "averaged",
+                 budget: int | None = None, removal: str = "oldest", seed: int = 0, shuffle: bool = True,
+                 patience: int | None = None, cache_mb: float = 512.0, callback: Callable | None = None,
+                 progress: bool | None = None):
+        if epochs < 1:
+            raise ValueError(f"epochs must be at least 1, got {epochs}")
+        if hypothesis not in HYPOTHESES:
+            raise ValueError(f"hypothesis must be one of {', '.join(HYPOTHESES)}, got {hypothesis!r}")
+        if removal not in REMOVALS:
+            raise ValueError(f"removal must be one of {', '.join(REMOVALS)}, got {removal!r}")
+        if budget is not None and budget < 1:
+            raise ValueError(f"budget must be at least 1 support example, got {budget}")
+        if not cache_mb >= 0:
+            raise ValueError(f"cache_mb must be non-negative, got {cache_mb}")
+        self.kernel = Kernel(kernel, degree=degree, gamma=gamma, coef0=coef0)
+        self.epochs, self.hypothesis, self.budget, self.removal = epochs, hypothesis, budget, removal
+        self.seed, self.shuffle, self.patience, self.cache_mb = seed, shuffle, patience, cache_mb
+        self.callback, self.progress = callback, progress
+        self.weights_ = None
+
+    def params(self) -> dict:
+        """The hyper-parameters, as stored in a model file (``gamma`` as resolved in training)."""
+        return {"epochs": self.epochs, **self.kernel.params(), "hypothesis": self.hypothesis, "budget": self.budget,
+                "removal": self.removal, "seed": self.seed, "shuffle": self.shuffle, "patience": self.patience,
+                "cache_mb": self.cache_mb}
+
+    # --- training -------------------------------------------------------------------------------
+
+    def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
+            dev: tuple[FeatureMatrix, np.ndarray] | None = None) -> KernelPerceptron:
+        """Train on the indexed corpus ``X`` (one position per instance) with gold label ids ``y``;
+        with ``dev = (X_dev, y_dev)`` the epoch whose ``hypothesis`` scores best on dev is kept and
+        training stops after ``patience`` epochs without improvement."""
+        if not isinstance(decoder, Multiclass) or (X.lengths != 1).any():
+            raise ValueError("the kernel perceptron classifies single instances: it needs the multiclass decoder "
+                             "and one position per instance")
+        require_finite(X, "training")
+        self.n_columns_ = joint.n_rows
+        rows = X.csr(joint.n_rows).astype(np.float64)
+        self.kernel = self.kernel.resolved(rows)
+        run = _DualRun(self, rows, np.asarray(y), joint.n_labels)
+        best, best_score, self.best_epoch_, self.history_ = None, -1.0, None, []
+        with tqdm(total=self.epochs * X.n_instances, disable=quiet(self.progress), unit="inst", leave=False) as bar:
+            for epoch in range(1, self.epochs + 1):
+                began = time.perf_counter()
+                mistakes = run.epoch(bar)
+                self._model = model = run.model()  # the callback and the dev evaluation see this epoch's model
+                record = {"epoch": epoch, "train_mistakes": mistakes, "n_support": len(model.support),
+                          "dev_accuracy": None, "seconds": 0.0}
+                if dev is not None:
+                    X_dev, y_dev = dev
+                    predicted = decoder.argmax(Scores(self.decision_function(X_dev), X_dev.lengths))
+                    record["dev_accuracy"] = float((predicted == y_dev).mean()) if len(y_dev) else 0.0
+                    if record["dev_accuracy"] > best_score:
+                        best, best_score, self.best_epoch_ = model, record["dev_accuracy"], epoch
+                record["seconds"] = time.perf_counter() - began
+                self.history_.append(record)
+                bar.set_postfix(epoch=epoch, mistakes=mistakes, support=record["n_support"], dev=record["dev_accuracy"])
+                if self.callback is not None and self.callback(record, self):
+                    break
+                if dev is not None and self.patience is not None and epoch - self.best_epoch_ >= self.patience:
+                    break
+        if best is None:
+            best, self.best_epoch_ = model, len(self.history_)
+        self._model = best
+        self.removed_ = run.removed
+        return self
+
+    # --- the trained model ----------------------------------------------------------------------
+
+    @property
+    def support_(self) -> np.ndarray:
+        return self._model.support
+
+    @property
+    def n_support_(self) -> int:
+        return len(self._model.support)
+
+    @property
+    def alpha_(self) -> np.ndarray:
+        return self._model.alpha
+
+    @property
+    def mistakes_(self) -> np.ndarray:
+        """The run's mistakes on the support examples kept, in order: rows ``(training example, gold
+        label id, predicted label id)``; hypothesis ``k`` of the voted perceptron follows mistake ``k``."""
+        m = self._model
+        return np.column_stack([m.support[m.mistake_support], m.mistake_gold, m.mistake_predicted])
+
+    @property
+    def survival_(self) -> np.ndarray:
+        """Visits each hypothesis was current for: entry 0 before the first mistake, entry ``k`` after
+        mistake ``k``; they sum to the number of visits."""
+        return self._model.survival
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """The ``(n_support_, labels)`` coefficients of ``hypothesis`` (``last`` for ``voted``, which
+        has one per intermediate hypothesis)."""
+        return self._model.averaged if self.hypothesis == "averaged" else self._model.last
+
+    def decision_function(self, X: FeatureMatrix) -> np.ndarray:
+        """``(instances, labels)`` scores of ``hypothesis``: ``K(X, S) c`` for the last and averaged
+        hypotheses, the summed survival counts of the votes for ``voted``."""
+        model = self._model
+        rows = X.csr(self.n_columns_).astype(np.float64)
+        support = model.support_rows
+        out = np.zeros((rows.shape[0], model.last.shape[1]))
+        if not len(model.support):
+            return out
+        per_row = len(model.support) + (2 * len(model.survival) * model.last.shape[1] if self.hypothesis == "voted" else 0)
+        step = max(1, _BLOCK // per_row)
+        for start in range(0, rows.shape[0], step):
+            K = self.kernel(rows[start : start + step], support)
+            if self.hypothesis == "voted":
+                out[start : start + step] = model.votes(K)
+            else:
+                out[start : start + step] = K @ (model.averaged if self.hypothesis == "averaged" else model.last)
+        return out
+
+    def model_arrays(self) -> dict:
+        """The arrays a model file keeps (support rows, counts, coefficients, the mistake log)."""
+        if callable(self.kernel.kernel):
+            raise ValueError(f"a model with the user kernel {self.kernel.name!r} cannot be saved: a file keeps "
+                             "kernel names and parameters, never code")
+        m = self._model
+        S = m.support_rows
+        return {"support": m.support, "support_indptr": S.indptr.astype(np.int64), "support_indices": S.indices,
+                "support_values": S.data, "alpha": m.alpha, "coef_last": m.last, "coef_averaged": m.averaged,
+                "mistake_support": m.mistake_support, "mistake_gold": m.mistake_gold,
+                "mistake_predicted": m.mistake_predicted, "survival": m.survival,
+                "n_columns": np.array([self.n_columns_])}
+
+    def restore(self, arrays: dict) -> None:
+        """Set the trained model from :meth:`model_arrays`' arrays (shapes checked by the caller's
+        ``ValueError`` handling)."""
+        self.n_columns_ = int(arrays["n_columns"][0])
+        n = len(arrays["support"])
+        rows = scipy.sparse.csr_matrix((arrays["support_values"], arrays["support_indices"], arrays["support_indptr"]),
+                                       shape=(n, self.n_columns_))
+        model = _DualModel(arrays["support"], rows, arrays["alpha"], arrays["coef_last"], arrays["coef_averaged"],
+                           arrays["mistake_support"], arrays["mistake_gold"], arrays["mistake_predicted"],
+                           arrays["survival"])
+        if not (model.alpha.shape == model.last.shape == model.averaged.shape and model.last.shape[0] == n
+                and len(model.survival) == len(model.mistake_support) + 1):
+            raise ValueError("the support arrays of the model file do not agree in shape")
+        self._model = model
+        self.weights_ = None
+
+
+class _DualModel:
+    """What prediction needs: the support rows, the last and averaged coefficients, the α counts,
+    and the mistake log with the survival counts of the voted perceptron."""
+
+    def __init__(self, support, support_rows, alpha, last, averaged, mistake_support, mistake_gold,
+                 mistake_predicted, survival):
+        self.support, self.support_rows, self.alpha = np.asarray(support), support_rows, np.asarray(alpha)
+        self.last, self.averaged = np.asarray(last, dtype=np.float64), np.asarray(averaged, dtype=np.float64)
+        self.mistake_support, self.mistake_gold = np.asarray(mistake_support), np.asarray(mistake_gold)
+        self.mistake_predicted, self.survival = np.asarray(mistake_predicted), np.asarray(survival)
+
+    def votes(self, K: np.ndarray) -> np.ndarray:
+        """Summed survival counts of the labels every intermediate hypothesis predicts, for the
+        kernel rows ``K`` (``(rows, supports)``): hypothesis ``k`` has the scores of the first ``k``
+        mistakes, a cumulative sum; hypothesis 0 (no mistake yet) scores every label 0."""
+        m, M, L = K.shape[0], len(self.mistake_support), self.last.shape[1]
+        steps = np.zeros((m, M + 1, L))
+        column = K[:, self.mistake_support]
+        k = np.arange(1, M + 1)
+        steps[:, k, self.mistake_gold] = column
+        steps[:, k, self.mistake_predicted] = -column
+        winners = np.cumsum(steps, axis=1).argmax(axis=2)
+        slots = (np.arange(m)[:, None] * L + winners).ravel()
+        weights = np.broadcast_to(self.survival, winners.shape).ravel()
+        return np.bincount(slots, weights, minlength=m * L).reshape(m, L)
+
+
+class _DualRun:
+    """The state of a training run: coefficients per support id (a new id each time an example
+    becomes a support example), the averaging sums, the α counts, the scores ``F`` of every training
+    example, the kernel column cache and the mistake log."""
+
+    def __init__(self, learner: KernelPerceptron, rows: scipy.sparse.csr_matrix, y: np.ndarray, n_labels: int):
+        self.learner, self.rows, self.y, self.L = learner, rows, y, n_labels
+        n = rows.shape[0]
+        self.F = np.zeros((n, n_labels))
+        self.coef = np.zeros((0, n_labels))
+        self.sums = np.zeros((0, n_labels))
+        self.counts = np.zeros((0, n_labels), dtype=np.int64)
+        self.example_of: list[int] = []  # support id → training example
+        self.alive: OrderedDict[int, int] = OrderedDict()  # training example → support id, oldest first
+        self.log: list[tuple[int, int, int, int]] = []  # (support id, gold, predicted, visit)
+        self.cache: OrderedDict[int, np.ndarray] = OrderedDict()
+        self.cache_limit = int(learner.cache_mb * 2**20 // max(1, 8 * n))
+        self.visits = self.removed = 0
+        self.rng = np.random.default_rng(learner.seed)
+
+    def epoch(self, bar: tqdm) -> int:
+        """One pass over the training examples; the number of mistakes."""
+        n = self.rows.shape[0]
+        order = epoch_order(np.ones(n, dtype=np.int64), 1, self.rng) if self.learner.shuffle else np.arange(n)
+        F, y, mistakes = self.F, self.y, 0
+        for position, t in enumerate(order.tolist()):
+            self.visits += 1
+            predicted = int(F[t].argmax())
+            if predicted != y[t]:
+                self._update(t, int(y[t]), predicted)
+                mistakes += 1
+            if position % 256 == 255:
+                bar.update(256)
+        bar.update(n % 256)
+        return mistakes
+
+    def _update(self, t: int, gold: int, predicted: int) -> None:
+        """The perceptron update on example ``t``: ``α_{t,ŷ} += 1``."""
+        sid = self.alive.get(t)
+        if sid is None:
+            budget = self.learner.budget
+            if budget is not None and len(self.alive) >= budget:
+                self._remove()
+            sid = self._new_support(t)
+        column = self._column(sid)
+        self.F[:, gold] += column
+        self.F[:, predicted] -= column
+        before = self.visits - 1  # visits before this one: the update is absent from that many averaged hypotheses
+        self.coef[sid, gold] += 1
+        self.coef[sid, predicted] -= 1
+        self.sums[sid, gold] += before
+        self.sums[sid, predicted] -= before
+        self.counts[sid, predicted] += 1
+        self.log.append((sid, gold, predicted, self.visits))
+
+    def _new_support(self, t: int) -> int:
+        sid = len(self.example_of)
+        self.example_of.append(t)
+        self.alive[t] = sid
+        if sid == len(self.coef):
+            grow = max(16, len(self.coef))
+            self.coef = np.vstack([self.coef, np.zeros((grow, self.L))])
+            self.sums = np.vstack([self.sums, np.zeros((grow, self.L))])
+            self.counts = np.vstack([self.counts, np.zeros((grow, self.L), dtype=np.int64)])
+        return sid
+
+    def _remove(self) -> None:
+        """Remove one support example (the oldest or a random one) and its share of the scores."""
+        if self.learner.removal == "oldest":
+            t = next(iter(self.alive))
+        else:
+            t = list(self.alive)[int(self.rng.integers(len(self.alive)))]
+        sid = self.alive[t]
+        self.F -= np.outer(self._column(sid), self.coef[sid])
+        del self.alive[t]
+        self.cache.pop(sid, None)
+        self.coef[sid] = self.sums[sid] = 0
+        self.counts[sid] = 0
+        self.removed += 1
+
+    def _column(self, sid: int) -> np.ndarray:
+        """``k(X, x_t)`` for support id ``sid``: its kernel values against every training example."""
+        column = self.cache.get(sid)
+        if column is not None:
+            self.cache.move_to_end(sid)
+            return column
+        t = self.example_of[sid]
+        column = self.learner.kernel(self.rows, self.rows[t]).ravel()
+        if self.cache_limit:
+            if len(self.cache) >= self.cache_limit:
+                self.cache.popitem(last=False)
+            self.cache[sid] = column
+        return column
+
+    def model(self) -> _DualModel:
+        """The trained model as of now: the live support examples in order of creation, their
+        coefficients, and the mistakes on them with the survival counts of the hypotheses."""
+        ids = np.array(sorted(self.alive.values()), dtype=np.int64)
+        position = np.full(len(self.example_of), -1, dtype=np.int64)
+        position[ids] = np.arange(len(ids))
+        log = np.array(self.log, dtype=np.int64).reshape(-1, 4)
+        log = log[position[log[:, 0]] >= 0]
+        visits = log[:, 3]
+        # Hypothesis k (after the k-th kept mistake) is current from its visit up to the next one.
+        survival = np.diff(np.concatenate([[1], visits, [self.visits + 1]]))
+        support = np.array(self.example_of, dtype=np.int64)[ids]
+        T = max(self.visits, 1)
+        return _DualModel(support, self.rows[support], self.counts[ids].copy(), self.coef[ids].copy(),
+                          self.coef[ids] - self.sums[ids] / T, position[log[:, 0]], log[:, 1], log[:, 2], survival)
