@@ -283,7 +283,8 @@ def _read_nltk(entry: CorpusEntry, chosen: Split, path: Path, column: str | None
         # "universal" maps the POS column (the one iob_sents() maps): the catalog's default column
         index = spec.columns.index(entry.column if column == "universal" else column)
         rows = reader.iob_sents(fileids, tagset="universal" if column == "universal" else None)
-        return [Sentence([t[0] for t in r], [t[index] for t in r], columns=[list(t) for t in r]) for r in rows]
+        return [Sentence([t[0] for t in r], [t[index] for t in r], columns=[list(t) for t in r],
+                         column_names=tuple(spec.columns)) for r in rows]
 
 
 def _nltk_reader(spec: NltkReaderSpec, path: Path):

@@ -24,6 +24,8 @@ code points of all documents at once, not by the regular expression.  The counts
 feature set's ``values``: ``binary`` (1), ``count`` (c), ``log`` (log(1 + c)), ``tfidf``
 (c · idf, ``idf = log((1 + n) / (1 + df)) + 1`` from the training documents) or ``log-tfidf``
 (log(1 + c) · idf, "sublinear tf"); signs from the hash are kept.  ``normalize = "l2"`` scales every document vector to unit length.
+A ``[random_fourier]`` table then replaces each vector by its random Fourier features
+(:mod:`structlin.fourier`), whose dot products approximate an RBF kernel.
 """
 
 from __future__ import annotations
@@ -273,7 +275,8 @@ class DocumentFeatureExtractor:
         self._idf_table = None
 
     def transform(self, counts: FeatureMatrix) -> FeatureMatrix:
-        """Counts → values (binary / count / log / tf-idf), then optional L2 normalisation."""
+        """Counts → values (binary / count / log / tf-idf), then optional L2 normalisation, then
+        optional random Fourier features."""
         c = counts.values.astype(np.float64)
         kind = self.feature_set.values
         if kind == "binary":
@@ -290,7 +293,9 @@ class DocumentFeatureExtractor:
             row_norm = np.zeros(counts.n_positions)
             row_norm[np.diff(counts.indptr) > 0] = norms
             v = v / np.repeat(np.where(row_norm > 0, row_norm, 1.0), np.diff(counts.indptr))
-        return FeatureMatrix(counts.indptr, counts.indices, v.astype(np.float32), counts.lengths)
+        values = FeatureMatrix(counts.indptr, counts.indices, v.astype(np.float32), counts.lengths)
+        rff = self.feature_set.random_fourier
+        return values if rff is None else rff.transform(values)
 
     def _idf_of(self, buckets: np.ndarray) -> np.ndarray:
         """The fitted idf of each bucket (a dense table over all ``2**bits`` buckets, built once)."""

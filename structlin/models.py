@@ -32,28 +32,41 @@ from .readers import Sentence
 from .templates import FeatureSet, TokenFeatureExtractor
 
 
-def _tagged(sentences, what: str) -> tuple[list[list[str]], list[list[str]]]:
-    """Words and tags of tagged sentences given as :class:`Sentence` objects or ``[(word, tag), ...]``."""
-    words, tags = [], []
+def _tagged(sentences, what: str, fields: tuple[str, ...] = ("word",)) -> tuple[list[list], list[list[str]]]:
+    """Tokens and tags of tagged sentences given as :class:`Sentence` objects or ``[(word, tag), ...]``.
+
+    A feature set reading more input columns than the word (``fields``, e.g. ``("word", "pos")`` for
+    chunking) takes every token as the tuple of those columns: from a :class:`Sentence`'s named
+    columns, or given as ``[(word, pos, tag), ...]``.
+    """
+    width, tokens, tags = len(fields), [], []
+    expected = "a word string" if width == 1 else f"{', '.join(fields)} strings"
     for k, sentence in enumerate(sentences):
         if isinstance(sentence, Sentence):
             if sentence.tags is None:
                 raise CorpusFormatError(sentence.path or what, sentence.line, f"sentence {k + 1} has no tags")
-            w, t = list(sentence.words), list(sentence.tags)
+            w, t = (list(sentence.words) if width == 1 else sentence.fields(fields)), list(sentence.tags)
         else:
-            pairs = list(sentence) if isinstance(sentence, Iterable) else None
-            if pairs is None or not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in pairs):
-                raise CorpusFormatError(what, None, f"sentence {k + 1}: expected (word, tag) pairs")
-            w, t = [p[0] for p in pairs], [p[1] for p in pairs]
+            rows = list(sentence) if isinstance(sentence, Iterable) else None
+            if rows is None or not all(isinstance(p, (tuple, list)) and len(p) == width + 1 for p in rows):
+                raise CorpusFormatError(what, None, f"sentence {k + 1}: expected ({', '.join(fields)}, tag) "
+                                                    f"{'pairs' if width == 1 else 'tuples'}")
+            w, t = [p[0] if width == 1 else tuple(p[:-1]) for p in rows], [p[-1] for p in rows]
         if len(w) != len(t):
             raise CorpusFormatError(what, None, f"sentence {k + 1}: {len(w)} words but {len(t)} tags")
-        for i, (word, tag) in enumerate(zip(w, t)):
-            if not isinstance(word, str) or not isinstance(tag, str) or not tag:
-                raise CorpusFormatError(what, None, f"sentence {k + 1}, token {i + 1}: expected a word string and "
-                                                    f"a non-empty tag string, got ({word!r}, {tag!r})")
-        words.append(w)
+        for i, (token, tag) in enumerate(zip(w, t)):
+            strings = (token,) if width == 1 else token
+            if not all(isinstance(f, str) for f in strings) or not isinstance(tag, str) or not tag:
+                raise CorpusFormatError(what, None, f"sentence {k + 1}, token {i + 1}: expected {expected} and a "
+                                                    f"non-empty tag string, got ({token!r}, {tag!r})")
+        tokens.append(w)
         tags.append(t)
-    return words, tags
+    return tokens, tags
+
+
+def _words(tokens: list[list]) -> list[list[str]]:
+    """The word of every token (the first field of a tuple token)."""
+    return [[t if isinstance(t, str) else t[0] for t in sentence] for sentence in tokens]
 
 
 def _dev_label_ids(joint: JointFeatureMap, labels: list[str], what: str, caller_depth: int) -> np.ndarray:
@@ -88,10 +101,13 @@ def _collector_paused():
             gc.enable()
 
 
-def _tokens(sentences) -> list[list[str]]:
-    """Token lists of untagged input: :class:`Sentence` objects or sequences of strings (checked by
-    the feature extractor)."""
-    return [list(s.words) if isinstance(s, Sentence) else list(s) for s in sentences]
+def _tokens(sentences, fields: tuple[str, ...] = ("word",)) -> list[list]:
+    """Token lists of untagged input: :class:`Sentence` objects or sequences of tokens (checked by
+    the feature extractor): strings, or tuples of the feature set's ``fields`` when it reads more
+    columns than the word."""
+    if len(fields) == 1:
+        return [list(s.words) if isinstance(s, Sentence) else list(s) for s in sentences]
+    return [s.fields(fields) if isinstance(s, Sentence) else list(s) for s in sentences]
 
 
 def _is_dual(learner) -> bool:
@@ -229,7 +245,7 @@ class Tagger(_LinearModel, TaggerI):
             return self._fit(train, dev)
 
     def _fit(self, train, dev) -> Tagger:
-        words, tags = _tagged(train, "training data")
+        words, tags = _tagged(train, "training data", self.feature_set.fields)
         if not any(words):
             raise StructlinError("training data holds no tokens")
         flat_tags = [t for sentence in tags for t in sentence]
@@ -239,13 +255,13 @@ class Tagger(_LinearModel, TaggerI):
         y = self.joint.encode_labels(flat_tags)
         dev_data = None
         if dev is not None:
-            dev_words, dev_tags = _tagged(dev, "dev data")
+            dev_words, dev_tags = _tagged(dev, "dev data", self.feature_set.fields)
             dev_data = (self.joint.index(self._extractor.extract(dev_words)),
                         _dev_label_ids(self.joint, [t for s in dev_tags for t in s], "tokens", 3))
         self.learner.fit(self.joint, self.decoder, X, y, dev_data)
         self.weights_ = self.learner.weights_
         self.history_ = self.learner.history_
-        self.known_words_ = set(w for sentence in words for w in sentence)
+        self.known_words_ = {w for sentence in _words(words) for w in sentence}
         return self
 
     # --- prediction -----------------------------------------------------------------------------
@@ -253,7 +269,7 @@ class Tagger(_LinearModel, TaggerI):
     def predict(self, sentences) -> list[list[str]]:
         """The tag sequence of every sentence (a list of token strings, or a :class:`Sentence`)."""
         with _collector_paused():
-            return self._predict(_tokens(sentences))
+            return self._predict(_tokens(sentences, self.feature_set.fields))
 
     def _predict(self, words: list[list[str]]) -> list[list[str]]:
         self._check_fitted()
@@ -268,10 +284,12 @@ class Tagger(_LinearModel, TaggerI):
         return self.tag_sents([tokens])[0]
 
     def tag_sents(self, sentences: Iterable[Sequence[str]]) -> list[list[tuple[str, str]]]:
-        """NLTK ``TaggerI.tag_sents``: tag many sentences in one batch."""
+        """NLTK ``TaggerI.tag_sents``: tag many sentences in one batch (``(word, pos, tag)`` triples when
+        the feature set reads a POS column too, as NLTK's chunkers give)."""
         with _collector_paused():
-            words = _tokens(sentences)
-            return [list(zip(w, t)) for w, t in zip(words, self._predict(words))]
+            tokens = _tokens(sentences, self.feature_set.fields)
+            return [[(*w, t) if isinstance(w, tuple) else (w, t) for w, t in zip(words, tags)]
+                    for words, tags in zip(tokens, self._predict(tokens))]
 
     # --- probabilities (maxent) ------------------------------------------------------------------
 
@@ -289,7 +307,7 @@ class Tagger(_LinearModel, TaggerI):
         columns in ``classes_`` order, rows summing to 1.  Sentences are batched by length as in decoding."""
         inference = self._distribution()
         with _collector_paused():
-            words = _tokens(sentences)
+            words = _tokens(sentences, self.feature_set.fields)
             X = self.joint.index(self._extractor.extract(words))
         nodes = np.zeros((X.n_positions, self.joint.n_labels))
         for chosen in length_batches(X.lengths):
@@ -309,7 +327,7 @@ class Tagger(_LinearModel, TaggerI):
         ``w·φ(x, y)`` sums the emission scores of the tags, the transitions between consecutive tags and the
         start (first tag) and end (last tag) scores.  An empty sentence has the empty sequence, log p = 0."""
         inference = self._distribution()
-        words, tags = _tokens([tokens])[0], list(tags)
+        words, tags = _tokens([tokens], self.feature_set.fields)[0], list(tags)
         if len(words) != len(tags):
             raise StructlinError(f"{len(words)} tokens but {len(tags)} tags")
         unknown = next((t for t in tags if t not in self.joint.label_index), None)
@@ -330,8 +348,8 @@ class Tagger(_LinearModel, TaggerI):
 
     def report(self, gold, *, top_confusions: int = 10) -> TaggingReport:
         """Token, sentence and known/unknown-word accuracy, per-tag P/R/F1 and confusions on ``gold``."""
-        words, tags = _tagged(gold, "gold data")
-        return evaluate_tagging(tags, self.predict(words), words=words, known_words=self.known_words_,
+        tokens, tags = _tagged(gold, "gold data", self.feature_set.fields)
+        return evaluate_tagging(tags, self._predict(tokens), words=_words(tokens), known_words=self.known_words_,
                                 top_confusions=top_confusions)
 
     def accuracy(self, gold) -> float:

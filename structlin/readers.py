@@ -31,9 +31,10 @@ NumberedLines = Iterator[tuple[int, str]]
 class Sentence:
     """One sentence: its tokens, their gold tags (``None`` for untagged text) and where it came from.
 
-    ``columns`` keeps every column of a CoNLL column file (one list per token) so that other columns
-    (e.g. a POS column for chunking) stay available as features; ``conllu_lines`` keeps the raw lines
-    of a CoNLL-U sentence block so that a tagged copy can be written with only one column replaced.
+    ``columns`` keeps every column of a CoNLL column file (one list per token, the fields named by
+    ``column_names``) so that other columns (e.g. a POS column for chunking) stay available as
+    features; ``conllu_lines`` keeps the raw lines of a CoNLL-U sentence block so that a tagged copy
+    can be written with only one column replaced.
     """
 
     words: list[str]
@@ -45,6 +46,20 @@ class Sentence:
     columns: list[list[str]] | None = None
     conllu_lines: list[str] | None = None
     conllu_word_lines: list[int] | None = None
+    column_names: tuple[str, ...] | None = None
+
+    def fields(self, names: Sequence[str]) -> list[tuple[str, ...]]:
+        """Every token as the tuple of its ``names`` columns (``word`` is the token itself); a column
+        the sentence lacks raises :class:`CorpusFormatError` naming the file and line."""
+        available = self.column_names or ()
+        missing = [n for n in names if n != "word" and n not in available]
+        if missing:
+            have = ", ".join(available) if available else "the words only"
+            raise CorpusFormatError(self.path or "input", self.line, f"the feature set reads column(s) "
+                                    f"{', '.join(missing)}, but this sentence has {have}")
+        index = [None if n == "word" else available.index(n) for n in names]
+        return [tuple(word if k is None else row[k] for k in index) for word, row in
+                zip(self.words, self.columns or [()] * len(self.words))]
 
 
 # --- Reading lines ---------------------------------------------------------------------------------
@@ -308,7 +323,7 @@ def _read_columns(
             yield Sentence(
                 words=[row[word_index] for row in rows],
                 tags=None if tag_index is None else [row[tag_index] for row in rows],
-                path=name, line=block[0][0], columns=rows,
+                path=name, line=block[0][0], columns=rows, column_names=columns,
             )
 
 

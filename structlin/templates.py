@@ -20,6 +20,9 @@ Feature sets are TOML files (``features/*.toml``)::
     lengths = [1, 2, 3]
     offsets = [-1, 0, 1]
 
+A document feature set may end with a ``[random_fourier]`` table (``dimensions``, ``gamma``, ``seed``):
+its feature vectors are then replaced by random Fourier features (:mod:`structlin.fourier`).
+
 Users add templates with :func:`register_template` and name them in their own TOML files.
 """
 
@@ -37,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import StructlinError, UnknownNameError
+from .fourier import RandomFourierFeatures
 from .hashing import FeatureHasher
 from .matrix import FeatureMatrix, ranges
 
@@ -194,24 +198,28 @@ _REGISTRY["ngram"] = Template("ngram", _ngram, "context")
 
 @dataclass(frozen=True)
 class TemplateSpec:
-    """One ``[[template]]`` entry of a feature set: a template, its parameters and offsets."""
+    """One ``[[template]]`` entry of a feature set: a template, its parameters and offsets, and the
+    input ``column`` a token template reads (``word``, the token itself, or e.g. ``pos``)."""
 
     name: str
     params: tuple = ()
     offsets: tuple = (0,)
+    column: str = "word"
 
     @property
     def key(self) -> str:
         """The prefix of this entry's feature strings, unique within a feature set."""
-        if not self.params:
-            return self.name
-        args = ",".join(f"{k}={list(v) if isinstance(v, tuple) else v}" for k, v in self.params)
-        return f"{self.name}({args})"
+        call = self.name
+        if self.params:
+            call += "(" + ",".join(f"{k}={list(v) if isinstance(v, tuple) else v}" for k, v in self.params) + ")"
+        return call if self.column == "word" else f"{self.column}:{call}"
 
     def to_dict(self) -> dict:
         out = {"name": self.name, **{k: list(v) if isinstance(v, tuple) else v for k, v in self.params}}
         if self.offsets != (0,):
             out["offsets"] = list(self.offsets)
+        if self.column != "word":
+            out["column"] = self.column
         return out
 
 
@@ -221,7 +229,9 @@ def _freeze(value):
 
 @dataclass(frozen=True)
 class FeatureSet:
-    """A named list of template entries, loaded from TOML and stored in model files."""
+    """A named list of template entries, loaded from TOML and stored in model files.  Documents'
+    feature vectors are weighted by ``values``, scaled by ``normalize`` and then mapped by
+    ``random_fourier``, if given."""
 
     name: str
     templates: tuple[TemplateSpec, ...]
@@ -229,6 +239,13 @@ class FeatureSet:
     imports: tuple[str, ...] = field(default=())
     values: str = "count"
     normalize: str = "none"
+    random_fourier: RandomFourierFeatures | None = None
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The input columns a token must give: ``word`` first, then every other column a template
+        reads, in the order the feature set first names them (a chunker's ``("word", "pos")``)."""
+        return tuple(dict.fromkeys(["word", *(s.column for s in self.templates)]))
 
     @classmethod
     def from_dict(cls, data: Mapping, source: str = "<feature set>") -> FeatureSet:
@@ -248,8 +265,12 @@ class FeatureSet:
                 raise StructlinError(f"{source}: context template {name!r} (#{k}) takes no offsets")
             if any(type(o) is not int or abs(o) > 2 for o in offsets):
                 raise StructlinError(f"{source}: offsets of {name!r} (#{k}) must be integers in -2..2")
+            column = entry.pop("column", "word")
+            if not (isinstance(column, str) and column) or (column != "word" and tpl.kind == "document"):
+                raise StructlinError(f"{source}: column of {name!r} (#{k}) must name an input column of the tokens "
+                                     "(word, pos, ...); document templates read the document")
             _check_params(tpl, entry, f"{source}: template {name!r} (#{k})")
-            specs.append(TemplateSpec(name, tuple(sorted((p, _freeze(v)) for p, v in entry.items())), offsets))
+            specs.append(TemplateSpec(name, tuple(sorted((p, _freeze(v)) for p, v in entry.items())), offsets, column))
         applied = [(s.key, o) for s in specs for o in s.offsets]
         if len(set(applied)) != len(applied):
             raise StructlinError(f"{source}: a template with the same parameters appears twice at one offset")
@@ -259,7 +280,7 @@ class FeatureSet:
         if normalize not in ("none", "l2"):
             raise StructlinError(f"{source}: normalize = {normalize!r}; accepted: none, l2")
         return cls(str(data.get("name", source)), tuple(specs), str(data.get("description", "")),
-                   tuple(data.get("imports", ())), values, normalize)
+                   tuple(data.get("imports", ())), values, normalize, _random_fourier(data, source))
 
     @classmethod
     def load(cls, name_or_path: str | Path) -> FeatureSet:
@@ -292,7 +313,30 @@ class FeatureSet:
                "normalize": self.normalize, "template": [s.to_dict() for s in self.templates]}
         if self.imports:
             out["imports"] = list(self.imports)
+        if self.random_fourier is not None:
+            out["random_fourier"] = self.random_fourier.to_dict()
         return out
+
+
+def _random_fourier(data: Mapping, source: str) -> RandomFourierFeatures | None:
+    """The ``[random_fourier]`` table of a feature set, checked, or ``None`` when there is none."""
+    table = data.get("random_fourier")
+    if table is None:
+        return None
+    if not isinstance(table, Mapping):
+        raise StructlinError(f"{source}: random_fourier must be a table (dimensions, gamma, seed)")
+    keys = inspect.signature(RandomFourierFeatures).parameters
+    unknown = set(table) - set(keys)
+    if unknown:
+        raise StructlinError(f"{source}: [random_fourier]: unknown key(s) {', '.join(sorted(unknown))}; "
+                             f"accepted: {', '.join(keys)}")
+    missing = [k for k, p in keys.items() if p.default is inspect.Parameter.empty and k not in table]
+    if missing:
+        raise StructlinError(f"{source}: [random_fourier]: missing {', '.join(missing)}")
+    try:
+        return RandomFourierFeatures(**table)
+    except ValueError as err:
+        raise StructlinError(f"{source}: [random_fourier]: {err}") from None
 
 
 def _check_params(tpl: Template, params: dict, where: str) -> None:
@@ -367,8 +411,9 @@ class TokenFeatureExtractor:
     """Extracts a feature set's hashed features for tokenized sentences.
 
     ``extract(sentences)`` returns one :class:`~structlin.matrix.FeatureMatrix` (a row per token).
-    Word types are numbered as they are first seen; for every offset a table holds each type's
-    hashed features at that offset (types 0 and 1 are the boundary markers ``<S>``/``</S>``).
+    A token is a word string, or, when the feature set reads more input columns than the word (its
+    ``fields``, e.g. ``("word", "pos")`` for chunking), the tuple of those columns; every column has
+    its own :class:`_ColumnFeatures` for the templates that read it.
     """
 
     def __init__(self, feature_set: FeatureSet, hasher: FeatureHasher):
@@ -378,11 +423,49 @@ class TokenFeatureExtractor:
         if documents:
             raise StructlinError(f"feature set {feature_set.name!r} holds document templates ({', '.join(documents)}); "
                                  "it is for classifiers, not taggers")
-        token_specs = [s for s in feature_set.templates if not template(s.name).context]
+        if feature_set.random_fourier is not None:
+            raise StructlinError(f"feature set {feature_set.name!r} has random_fourier features; they are for "
+                                 "classifiers, not taggers")
+        self.fields = feature_set.fields
+        self._columns = [(j, _ColumnFeatures([s for s in feature_set.templates if s.column == field], hasher))
+                         for j, field in enumerate(self.fields)
+                         if any(s.column == field for s in feature_set.templates)]
+
+    def extract(self, sentences) -> FeatureMatrix:
+        """Features of every token of every sentence (each a list of tokens)."""
+        sentences = [list(tokens) for tokens in sentences]
+        lengths = np.array([len(tokens) for tokens in sentences], dtype=np.int64)
+        if len(self.fields) == 1:
+            strings = [sentences]
+        else:
+            width = len(self.fields)
+            for k, tokens in enumerate(sentences):
+                bad = next((i for i, t in enumerate(tokens) if not (isinstance(t, (tuple, list)) and len(t) == width)), None)
+                if bad is not None:
+                    raise StructlinError(f"sentence {k + 1}, token {bad + 1}: expected a ({', '.join(self.fields)}) "
+                                         f"tuple, got {tokens[bad]!r}")
+            strings = [[[t[j] for t in tokens] for tokens in sentences] for j in range(width)]
+        n = int(lengths.sum())
+        blocks = [b for j, column in self._columns for b in column.blocks(strings[j], lengths)]
+        indptr, indices, values = _interleave(blocks, n)
+        return FeatureMatrix(indptr, indices, values, lengths)
+
+
+class _ColumnFeatures:
+    """The features of the templates reading one input column, for every token.
+
+    Types (distinct strings of the column) are numbered as they are first seen; for every offset a
+    table holds each type's hashed features at that offset (types 0 and 1 are the boundary markers
+    ``<S>``/``</S>``).
+    """
+
+    def __init__(self, specs: list[TemplateSpec], hasher: FeatureHasher):
+        self.hasher = hasher
+        token_specs = [s for s in specs if not template(s.name).context]
         self._token = [(s, template(s.name).function, dict(s.params)) for s in token_specs]
-        self._context = [(s.key, template(s.name).function, dict(s.params)) for s in feature_set.templates
+        self._context = [(s.key, template(s.name).function, dict(s.params)) for s in specs
                          if template(s.name).context and s.name != "ngram"]
-        self._ngrams = [(hasher.string(s.key), dict(s.params)) for s in feature_set.templates if s.name == "ngram"]
+        self._ngrams = [(hasher.string(s.key), dict(s.params)) for s in specs if s.name == "ngram"]
         self._ngrams = [(code, params.get("of", "lower"), tuple(params.get("span", (-1, 0)))) for code, params in self._ngrams]
         for _, of, span in self._ngrams:
             if template(of).context or not span or any(type(o) is not int or abs(o) > 2 for o in span):
@@ -455,10 +538,8 @@ class TokenFeatureExtractor:
             raise StructlinError(f"ngram of {of!r}: the template gave {len(values)} values for {word!r} (expected one)")
         return self.hasher.string(values[0][0])
 
-    def extract(self, sentences) -> FeatureMatrix:
-        """Features of every token of every sentence (each a list of word strings)."""
-        sentences = [list(words) for words in sentences]
-        lengths = np.array([len(words) for words in sentences], dtype=np.int64)
+    def blocks(self, sentences: list[list[str]], lengths: np.ndarray) -> list[_Block]:
+        """The feature blocks of every token of ``sentences`` (lists of this column's strings)."""
         type_ids = self._type_ids
         new = list(dict.fromkeys(w for words in sentences for w in words if w not in type_ids))
         if not all(isinstance(w, str) for w in new):
@@ -490,8 +571,7 @@ class TokenFeatureExtractor:
             blocks.append(_Block(np.ones(n, dtype=np.int64), *self.hasher.buckets(codes)))
         for key, fn, params in self._context:
             blocks.append(self._context_block(key, fn, params, sentences, n))
-        indptr, indices, values = _interleave(blocks, n)
-        return FeatureMatrix(indptr, indices, values, lengths)
+        return blocks
 
     def _context_block(self, key, fn, params, sentences, n_positions) -> _Block:
         def per_position():

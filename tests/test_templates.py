@@ -110,13 +110,17 @@ def test_every_bundled_set_loads_and_round_trips(name):
     if any(template(s.name).kind == "document" for s in fs.templates):  # a classifier's feature set
         from structlin.doctemplates import DocumentFeatureExtractor
 
-        document = ("join", "board", "as", "director") if name == "ppattach" else "The cat sat."
+        documents = {"ppattach": ("join", "board", "as", "director"), "numeric": {1: 0.5, 7: 3.0},
+                     "numeric-rff": {1: 0.5, 7: 3.0}}
+        document = documents.get(name, "The cat sat.")
         matrix = DocumentFeatureExtractor(fs, FeatureHasher(18)).extract([document])
         assert matrix.n_positions == 1 and matrix.indptr[-1] > 0
         with pytest.raises(StructlinError, match="for classifiers, not taggers"):
             TokenFeatureExtractor(fs, FeatureHasher(18))
         return
-    matrix = TokenFeatureExtractor(fs, FeatureHasher(18)).extract([["The", "cat", "sat", "."]])
+    sentence = [("The", "DT"), ("cat", "NN"), ("sat", "VBD"), (".", ".")] if fs.fields == ("word", "pos") else \
+        ["The", "cat", "sat", "."]
+    matrix = TokenFeatureExtractor(fs, FeatureHasher(18)).extract([sentence])
     assert matrix.n_positions == 4 and np.all(np.diff(matrix.indptr) > 0)
 
 
@@ -392,7 +396,7 @@ def test_ngram_value_codes_are_exact():
     hasher = FeatureHasher(22, 5)
     extractor = TokenFeatureExtractor(fs, hasher)
     extractor.extract([["a", "b", "The"]])
-    codes = extractor._value_codes["lower"]
+    codes = extractor._columns[0][1]._value_codes["lower"]  # the word column's
     assert codes.dtype == np.uint64
     assert codes.tolist() == [H(w, 5) for w in (BEFORE, AFTER, "a", "b", "the")]
 
