@@ -12,6 +12,7 @@ import json
 import sys
 import time
 from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,13 @@ from .learners.svm import read_cost_matrix
 from .modelfile import model_kind
 from .models import Classifier, Tagger
 from .readers import FILE_FORMATS, guess_format, read_file, read_text, write_conllu
+from .significance import (
+    accuracy,
+    accuracy_statistics,
+    approximate_randomization,
+    mcnemar,
+    paired_bootstrap,
+)
 from .stats import corpus_stats, format_stats
 from .templates import available_feature_sets
 
@@ -62,6 +70,15 @@ def _add_document_options(parser, *, formats: bool = True):
     parser.add_argument("--granularity", choices=("coarse", "fine"),
                         help="labels of the qc corpus: COARSE (6) or COARSE:fine (50) (default: coarse)")
     parser.add_argument("--encoding", help="text encoding of document files (default: the corpus's, else utf-8)")
+
+
+def _add_test_data(parser) -> None:
+    """The test data of ``evaluate`` and ``compare``: ``--corpus NAME`` or ``--test FILE``, and how to read it."""
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--corpus", help="named corpus")
+    target.add_argument("--test", help="tagged file (for a classifier: labelled documents)")
+    _add_data_options(parser, split="test", document_formats=True)
+    _add_document_options(parser, formats=False)
 
 
 def _add_model_io(parser, input_help: str) -> None:
@@ -178,13 +195,22 @@ def build_parser() -> argparse.ArgumentParser:
                                    description="Evaluate a tagger: token, sentence, known/unknown-word accuracy, "
                                                "per-tag P/R/F1, confusions.")
     evaluate.add_argument("model")
-    target = evaluate.add_mutually_exclusive_group(required=True)
-    target.add_argument("--corpus", help="named corpus")
-    target.add_argument("--test", help="tagged file")
-    _add_data_options(evaluate, split="test", document_formats=True)
-    _add_document_options(evaluate, formats=False)
+    _add_test_data(evaluate)
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
     _add_hypothesis_option(evaluate, "the hypothesis of a kernel perceptron model to evaluate (default: the model's)")
+
+    compare = commands.add_parser("compare", help="test whether two models' accuracies differ significantly",
+                                  description="Score two taggers or two classifiers on the same test data and test "
+                                              "the difference: McNemar's test on tokens (documents), the paired "
+                                              "bootstrap and approximate randomization over sentences (documents). "
+                                              "P-values are two-sided.")
+    compare.add_argument("model_a", metavar="MODEL_A", help="model file of system a (the baseline)")
+    compare.add_argument("model_b", metavar="MODEL_B", help="model file of system b; the difference is b − a")
+    _add_test_data(compare)
+    compare.add_argument("--seed", type=int, default=0, help="seed of the resampling tests (default: 0)")
+    compare.add_argument("--samples", type=int, default=10_000, help="samples of the bootstrap and shuffles of "
+                         "approximate randomization (default: 10000)")
+    compare.add_argument("--json", action="store_true", help="print one JSON object")
 
     tag = commands.add_parser("tag", help="tag text with a model",
                               description="Tag tokenized text (one sentence per line, output word/TAG) or a "
@@ -375,15 +401,94 @@ def _train_tagger(args) -> None:
 def _evaluate(args) -> None:
     if model_kind(args.model) == "classifier":
         classifier = _load_classifier(args)
-        gold = _documents(args.corpus or args.test, args.split if args.corpus else None, args)
+        gold = _documents(*_test_data(args), args)
         report = classifier.report([d.text for d in gold], [d.label for d in gold])
         print(json.dumps(report.to_dict()) if args.json else report.format())
         return
     tagger = Tagger.load(args.model)
     args.column = args.column or tagger.column
-    gold = _sentences(args.corpus or args.test, args.split if args.corpus else None, args)
+    gold = _sentences(*_test_data(args), args)
     report = tagger.report(gold)
     print(json.dumps(report.to_dict()) if args.json else report.format())
+
+
+def _test_data(args) -> tuple[str, str | None]:
+    """The test corpus name and split, or the test file (no split)."""
+    return (args.corpus, args.split) if args.corpus else (args.test, None)
+
+
+def _compare(args) -> None:
+    paths = (args.model_a, args.model_b)
+    kind, other = (model_kind(path) for path in paths)
+    if kind != other:
+        raise StructlinError(f"cannot compare {paths[0]}, a {kind}, with {paths[1]}, a {other}")
+    if args.samples < 1:
+        raise StructlinError(f"--samples must be at least 1, got {args.samples}")
+    gold, predictions, lengths = (_tagger_outputs if kind == "tagger" else _classifier_outputs)(paths, args)
+    unit, item = ("sentence", "token") if kind == "tagger" else ("document", "document")
+    if not lengths:
+        raise StructlinError(f"{_test_data(args)[0]}: no {unit}s to compare on")
+    correct = [np.asarray(predicted) == np.asarray(gold) for predicted in predictions]
+    stats = [accuracy_statistics(flags, lengths) for flags in correct]
+    scores = [float(accuracy(s.sum(axis=0))) for s in stats]
+    mcnemar_test = mcnemar(*correct)
+    resampling = {"samples": args.samples, "seed": args.seed}
+    result = {
+        "a": {"model": paths[0], "accuracy": scores[0]},
+        "b": {"model": paths[1], "accuracy": scores[1]},
+        "difference": scores[1] - scores[0],
+        "unit": unit,
+        "units": len(lengths),
+        "tests": {
+            "mcnemar": {"p_value": mcnemar_test.p_value, "method": mcnemar_test.method,
+                        "discordant": mcnemar_test.discordant, "only_a": mcnemar_test.only_a,
+                        "only_b": mcnemar_test.only_b, "item": item, "items": len(gold)},
+            "bootstrap": {"p_value": paired_bootstrap(*stats, **resampling), **resampling},
+            "randomization": {"p_value": approximate_randomization(*stats, **resampling), **resampling},
+        },
+    }
+    print(json.dumps(result) if args.json else _format_comparison(result))
+
+
+def _tagger_outputs(paths, args) -> tuple[list[str], list[list[str]], list[int]]:
+    """Gold tags and both taggers' tags, every token in order, and the length of every sentence."""
+    taggers = [Tagger.load(path) for path in paths]
+    if not args.column and taggers[0].column != taggers[1].column:
+        raise StructlinError(f"{paths[0]} tags {taggers[0].column}, {paths[1]} tags {taggers[1].column}: "
+                             f"choose the gold column with --column")
+    args.column = args.column or taggers[0].column
+    sentences = _sentences(*_test_data(args), args)
+    return (list(chain.from_iterable(s.tags for s in sentences)),
+            [list(chain.from_iterable(tagger.predict(sentences))) for tagger in taggers],
+            [len(s.words) for s in sentences])
+
+
+def _classifier_outputs(paths, args) -> tuple[list[str], list[list[str]], list[int]]:
+    """Gold labels and both classifiers' labels of every document, each document a unit of length 1."""
+    classifiers = [Classifier.load(path) for path in paths]
+    documents = _documents(*_test_data(args), args)
+    texts = [d.text for d in documents]
+    return [d.label for d in documents], [c.predict(texts) for c in classifiers], [1] * len(documents)
+
+
+def _format_comparison(result: dict) -> str:
+    """The text report of ``compare``: both scores, their difference and the p-value of every test."""
+    tests, unit, units = result["tests"], result["unit"], result["units"]
+    mcnemar_test, bootstrap, randomization = tests["mcnemar"], tests["bootstrap"], tests["randomization"]
+    item = mcnemar_test["item"]
+    items = f" ({mcnemar_test['items']:,} {item}s)" if item != unit else ""
+    return "\n".join([
+        f"a: {result['a']['model']}  accuracy {100 * result['a']['accuracy']:.2f}%",
+        f"b: {result['b']['model']}  accuracy {100 * result['b']['accuracy']:.2f}%",
+        f"difference b − a: {100 * result['difference']:+.2f} points on {units:,} {unit}s{items}",
+        (f"McNemar's test ({mcnemar_test['method']}): p = {mcnemar_test['p_value']:.4g} "
+         f"({mcnemar_test['discordant']:,} discordant {item}s: {mcnemar_test['only_a']:,} right in a only, "
+         f"{mcnemar_test['only_b']:,} in b only)"),
+        (f"paired bootstrap: p = {bootstrap['p_value']:.4g} ({bootstrap['samples']:,} samples of {unit}s, "
+         f"seed {bootstrap['seed']})"),
+        (f"approximate randomization: p = {randomization['p_value']:.4g} ({randomization['samples']:,} shuffles "
+         f"of {unit}s, seed {randomization['seed']})"),
+    ])
 
 
 def _tag(args) -> None:
@@ -451,8 +556,8 @@ def main(argv=None) -> int:
     if args.command == "train":
         action = _train_tagger if args.model == "tagger" else _train_classifier
     else:
-        action = {"evaluate": _evaluate, "tag": _tag, "classify": _classify, "cross-validate": _cross_validate,
-                  "corpus": _stats}[args.command]
+        action = {"evaluate": _evaluate, "compare": _compare, "tag": _tag, "classify": _classify,
+                  "cross-validate": _cross_validate, "corpus": _stats}[args.command]
     try:
         action(args)
     except StructlinError as err:
