@@ -36,7 +36,7 @@ from .significance import (
     mcnemar,
     paired_bootstrap,
 )
-from .stats import corpus_stats, format_stats
+from .stats import corpus_stats, document_stats, format_stats
 from .templates import available_feature_sets
 
 
@@ -238,9 +238,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     corpus = commands.add_parser("corpus", help="corpus tools").add_subparsers(dest="action", required=True,
                                                                               parser_class=_Parser)
-    stats = corpus.add_parser("stats", help="sentences, tokens, tags and ambiguity of a corpus")
+    stats = corpus.add_parser("stats", help="size, labels, ambiguity and OOV rate of a corpus",
+                              description="Sentences (documents), tokens, word types, the tag (label) distribution, "
+                                          "tag ambiguity, and the out-of-vocabulary rate against another split.")
     stats.add_argument("corpus", help="named corpus or file path")
-    _add_data_options(stats, split="train")
+    _add_data_options(stats, split="train", document_formats=True)
+    _add_document_options(stats, formats=False)
+    stats.add_argument("--against", help="a split name of the corpus, or a file, whose vocabulary the OOV rate is "
+                       "measured against (default: train, for another split of a named corpus)")
     stats.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
@@ -546,7 +551,18 @@ def _output(path: str | None):
 
 
 def _stats(args) -> None:
-    stats = corpus_stats(_sentences(args.corpus, args.split, args))
+    catalog = Catalog.load()
+    named = is_corpus_name(catalog, args.corpus) and not args.format
+    entry = catalog[args.corpus] if named else None
+    documents = entry.kind == "documents" if entry else args.format in DOCUMENT_FORMATS
+    read = _documents if documents else _sentences
+    split = args.split if entry and args.split in entry.splits else None  # a file, or a one-split corpus
+    against = args.against or ("train" if entry and split != "train" and "train" in entry.splits else None)
+    reference = None
+    if against is not None:
+        reference = read(args.corpus, against, args) if entry and against in entry.splits else read(against, None, args)
+    data = read(args.corpus, split, args)
+    stats = (document_stats if documents else corpus_stats)(data, reference)
     print(json.dumps(stats) if args.json else format_stats(args.corpus, stats))
 
 
