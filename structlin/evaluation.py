@@ -15,7 +15,9 @@
 
   with 0 for an empty denominator (P of a tag never predicted, R of a tag never in gold, F1 when
   P + R = 0);
-* the most frequent confusions (gold tag, predicted tag, count) with gold != predicted.
+* the most frequent confusions (gold tag, predicted tag, count) with gold != predicted;
+* chunk (span) precision, recall and F1, overall and per chunk type, when every gold tag is ``O`` or
+  ``[BIESLU]-TYPE`` (chunking, named entities): see :mod:`structlin.spans` (conlleval's rules).
 
 Tags are mapped to integer ids and counted with :func:`numpy.bincount` over a tag x tag confusion
 matrix, so a corpus of some 10^5 tokens is evaluated in milliseconds.
@@ -28,6 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .spans import SpanReport, evaluate_spans, is_bio_style
+
 __all__ = ["ClassificationReport", "TaggingReport", "evaluate_classification", "evaluate_tagging"]
 
 
@@ -36,7 +40,8 @@ class TaggingReport:
     """The result of :func:`evaluate_tagging`.
 
     Fractions are in [0, 1]; ``None`` marks a score that is undefined (no tokens, no sentences, no
-    known or no unknown tokens, or no word forms / vocabulary given).
+    known or no unknown tokens, or no word forms / vocabulary given).  ``spans`` holds the chunk
+    scores of BIO-style gold tags, and is ``None`` for other tag sets.
     """
 
     accuracy: float | None
@@ -48,10 +53,15 @@ class TaggingReport:
     n_unknown: int | None
     per_tag: dict[str, dict[str, float | int]] = field(default_factory=dict)
     confusions: list[tuple[str, str, int]] = field(default_factory=list)
+    spans: SpanReport | None = None
 
     def to_dict(self) -> dict:
-        """A JSON-serialisable dict of every field; confusions become ``{"gold", "predicted", "count"}``."""
-        return {
+        """A JSON-serialisable dict of every field; confusions become ``{"gold", "predicted", "count"}``.
+
+        With chunk scores it also has ``span_precision``, ``span_recall``, ``span_f1`` and ``per_type``
+        (``{type: {"precision", "recall", "f1", "gold", "predicted", "correct"}}``).
+        """
+        data = {
             "accuracy": self.accuracy,
             "sentence_accuracy": self.sentence_accuracy,
             "known_accuracy": self.known_accuracy,
@@ -65,9 +75,15 @@ class TaggingReport:
                 for gold, predicted, count in self.confusions
             ],
         }
+        if self.spans is not None:
+            overall = self.spans.overall
+            data.update(span_precision=overall.precision, span_recall=overall.recall, span_f1=overall.f1,
+                        per_type={type_: scores.to_dict() for type_, scores in self.spans.per_type.items()})
+        return data
 
     def format(self) -> str:
-        """A plain-text report: summary, per-tag table (P/R/F1 in %) and top confusions."""
+        """A plain-text report: summary, chunk scores as conlleval prints them, per-tag table (P/R/F1 in %)
+        and top confusions."""
         n_known = None if self.n_unknown is None else self.n_tokens - self.n_unknown
         summary = [
             ("Tokens", str(self.n_tokens)),
@@ -86,6 +102,9 @@ class TaggingReport:
             lines.append("No tokens: accuracy is undefined.")
             return "\n".join(lines) + "\n"
 
+        if self.spans is not None:
+            lines += ["", f"Chunks ({self.spans.scheme}):"]
+            lines += ["  " + line for line in self.spans.format().splitlines()]
         lines += ["", "Per tag (precision, recall and F1 in %):"]
         rows = [
             (tag, f"{100 * s['precision']:.2f}", f"{100 * s['recall']:.2f}", f"{100 * s['f1']:.2f}",
@@ -115,7 +134,8 @@ def evaluate_tagging(
 
     ``words`` (token strings, same shape as ``gold``) and ``known_words`` (the word forms seen in
     training) enable known/unknown-word accuracy; without both those scores are ``None``.
-    ``top_confusions`` caps the confusion list (``None`` keeps all).
+    ``top_confusions`` caps the confusion list (``None`` keeps all).  When every gold tag is ``O`` or
+    ``[BIESLU]-TYPE`` the report also scores chunks (:func:`structlin.spans.evaluate_spans`).
 
     Empty sentences are allowed: they count as sentences, and as correct ones.
 
@@ -186,6 +206,7 @@ def evaluate_tagging(
         n_unknown=n_unknown,
         per_tag=per_tag,
         confusions=confusions,
+        spans=evaluate_spans(gold, predicted) if is_bio_style(gold_flat) else None,
     )
 
 

@@ -209,3 +209,28 @@ def test_classification_report_by_hand():
     assert "Macro-F1:  38.89%" in report.format()
     with pytest.raises(ValueError, match="2 instances but predicted has 1"):
         evaluate_classification(["a", "b"], ["a"])
+
+
+def test_bio_tags_add_chunk_scores():
+    gold = [["B-NP", "I-NP", "O", "B-VP"], ["I-PP", "B-NP"]]
+    pred = [["B-NP", "I-NP", "O", "B-NP"], ["B-PP", "B-NP"]]
+    report = evaluate_tagging(gold, pred)
+    # Gold chunks NP, VP | PP (starting with I-), NP; predicted NP, NP | PP, NP: 3 of 4 correct.
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["span_precision"] == data["span_recall"] == data["span_f1"] == 0.75
+    assert data["per_type"] == {
+        "NP": {"precision": 2 / 3, "recall": 1.0, "f1": 0.8, "gold": 2, "predicted": 3, "correct": 2},
+        "PP": {"precision": 1.0, "recall": 1.0, "f1": 1.0, "gold": 1, "predicted": 1, "correct": 1},
+        "VP": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "gold": 1, "predicted": 0, "correct": 0},
+    }
+    text = report.format()
+    assert "Chunks (conlleval):\n  processed 6 tokens with 4 phrases; found: 4 phrases; correct: 3.\n" in text
+    assert "  accuracy:  66.67%; precision:  75.00%; recall:  75.00%; FB1:  75.00\n" in text
+    assert "                 NP: precision:  66.67%; recall: 100.00%; FB1:  80.00  3\n" in text
+
+
+def test_non_bio_tags_have_no_chunk_scores(report):
+    assert report.spans is None
+    assert "span_f1" not in report.to_dict() and "Chunks" not in report.format()
+    # One tag outside the BIO pattern in gold is enough: "B-NP" next to "NN" is not chunking.
+    assert evaluate_tagging([["B-NP", "NN"]], [["B-NP", "NN"]]).spans is None
