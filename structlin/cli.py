@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import shlex
 import sys
 import time
 from contextlib import contextmanager
@@ -17,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .catalog import Catalog, is_corpus_name, load_documents, load_split
-from .documents import read_fasttext, read_folders, read_svmlight, read_tsv
+from .analysis import analyze
+from .catalog import Catalog, is_corpus_name
 from .decoders import DECODERS
 from .errors import StructlinError
-from .experiments import cross_validate
-from .learners import LEARNERS, SVM, MaxEnt, make_learner
+from .experiments import cross_validate, load_config, run_experiment, write_report
+from .learners import LEARNERS, SVM, MaxEnt, PassiveAggressive, make_learner
 from .kernels import KERNELS
 from .learners.kernel_perceptron import HYPOTHESES, REMOVALS
 from .learners.svm import read_cost_matrix
@@ -36,6 +37,14 @@ from .significance import (
     mcnemar,
     paired_bootstrap,
 )
+from .sources import (
+    DOCUMENT_FORMATS,
+    ReadOptions,
+    guess_document_format,
+    hold_out,
+    read_documents,
+    read_sentences,
+)
 from .stats import corpus_stats, document_stats, format_stats
 from .templates import available_feature_sets
 
@@ -45,9 +54,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-DOCUMENT_FORMATS = ("folders", "tar", "tsv", "fasttext", "svmlight")
 
 
 def _add_data_options(parser, *, split: str | None, document_formats: bool = False):
@@ -104,10 +110,19 @@ def _add_learner_options(parser) -> None:
                         "--l1) or online SGD (default: lbfgs); svm: pegasos (default) or bcfw")
     parser.add_argument("--l2", type=float, help="maxent: the L2 prior's 1/σ² on the summed log-likelihood (default: 1)")
     parser.add_argument("--l1", type=float, help="maxent: the L1 penalty, exact zeros by OWL-QN (default: 0)")
-    parser.add_argument("--learning-rate", type=float, help="maxent SGD: the initial learning rate η₀ (default: 0.1)")
+    parser.add_argument("--learning-rate", type=float, help="maxent SGD: the initial learning rate η₀ (default: 0.1); "
+                        "winnow: η of the multiplicative update w± ← w± e^(±ηΔ)/Z (default: 0.1)")
+    parser.add_argument("--alpha", type=float, help="naive-bayes, bernoulli-nb: additive smoothing of P(f|y), "
+                        "1 = Laplace, other α > 0 = Lidstone (default: 1)")
     parser.add_argument("--momentum", type=float, help="maxent SGD: heavy-ball momentum in [0, 1) (default: 0)")
-    parser.add_argument("--C", type=float, help="svm: LIBLINEAR's C, i.e. λ = 1/(C·n) for n training instances "
-                        "(default: 1)")
+    parser.add_argument("--C", type=float, help="svm: LIBLINEAR's C, i.e. λ = 1/(C·n) for n training instances; "
+                        "passive-aggressive, mira: the largest step (pa-i) or the slack weight (pa-ii) (default: 1)")
+    parser.add_argument("--variant", choices=PassiveAggressive.variants, help="passive-aggressive: the step "
+                        "τ = ℓ/‖Δφ‖² (pa), min(C, ℓ/‖Δφ‖²) (pa-i, default) or ℓ/(‖Δφ‖² + 1/(2C)) (pa-ii)")
+    parser.add_argument("--selection", choices=PassiveAggressive.selections, help="passive-aggressive: update "
+                        "against the cost-augmented argmax (max-loss, default) or the prediction")
+    parser.add_argument("--cost", type=float, help="passive-aggressive, mira, svm: the cost of a wrong token "
+                        "(a wrong document) in the margin (default: 1)")
     parser.add_argument("--tol", type=float, help="stopping tolerance. maxent L-BFGS: relative objective change "
                         "(default: 1e-6); svm bcfw: the duality gap P(w) − D(α), on the scale of P, a mean over "
                         "instances (default: 1e-3)")
@@ -124,11 +139,12 @@ def _add_kernel_options(parser) -> None:
                         "(default: no limit)")
     parser.add_argument("--removal", choices=REMOVALS, help="kernel-perceptron: which support example a full "
                         "budget drops (default: oldest)")
-    _add_hypothesis_option(parser, "the hypothesis to predict with, and to select the dev epoch by (default: averaged)")
+    _add_hypothesis_option(parser, "the hypothesis to predict with, and to select the dev epoch by (default: "
+                           "averaged for kernel-perceptron, voted for voted-perceptron)")
 
 
 def _add_hypothesis_option(parser, what: str) -> None:
-    parser.add_argument("--hypothesis", choices=HYPOTHESES, help=f"kernel-perceptron: {what}")
+    parser.add_argument("--hypothesis", choices=HYPOTHESES, help=f"kernel-perceptron, voted-perceptron: {what}")
 
 
 def _gamma(text: str):
@@ -157,8 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "are downloaded into a cache.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    train = commands.add_parser("train", help="train a model").add_subparsers(dest="model", required=True,
-                                                                               parser_class=_Parser)
+    learners = "\n".join(f"  {name:<20} {cls.summary}" for name, cls in LEARNERS.items())
+    train = commands.add_parser("train", help="train a model", formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=f"learners (--learner):\n{learners}").add_subparsers(
+        dest="model", required=True, parser_class=_Parser)
     tagger = train.add_parser("tagger", help="train a sequence tagger", description="Train a tagger and save it. "
                               "Example: structlin train tagger --corpus ud-english-ewt --output ewt.model")
     _add_source(tagger, "named corpus (its train split; dev defaults to its dev split)", "training file")
@@ -247,51 +265,70 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--against", help="a split name of the corpus, or a file, whose vocabulary the OOV rate is "
                        "measured against (default: train, for another split of a named corpus)")
     stats.add_argument("--json", action="store_true", help="print one JSON object")
+
+    experiment = commands.add_parser("experiment", help="run a grid of systems and write a report",
+                                     description="Train every system of an experiment file (corpus × feature set × "
+                                                 "learner × decoder × hyper-parameters; optionally a template ablation "
+                                                 "or a learning curve), choose each one's epoch on dev, score it on "
+                                                 "test once, and write results.json, results.csv, report.md and plots. "
+                                                 "The file's schema: README.md, or structlin.experiments.config.")
+    experiment.add_argument("config", metavar="CONFIG.toml", help="the experiment file")
+    experiment.add_argument("--output", "-o", help="report folder (default: experiments/<name>/)")
+    experiment.add_argument("--quiet", "-q", action="store_true", help="no line per system")
+
+    analysis = commands.add_parser("analyze", help="the perceptron's mistake bound and the online-to-batch bound "
+                                   "on a corpus", description="Theory instruments on a training corpus (see "
+                                   "structlin.analysis): the radius R = max ‖φ(x,y) − φ(x,y')‖, the margin γ̂ certified "
+                                   "by a structured SVM with a large C (BCFW), the perceptron's mistake bound R²/γ̂² "
+                                   "beside the mistakes a perceptron makes until it converges or --epochs run out, and "
+                                   "the online-to-batch bound of its first epoch (Cesa-Bianchi et al. 2004).")
+    _add_source(analysis, "named corpus", "training file (documents: give --format)")
+    _add_data_options(analysis, split="train", document_formats=True)
+    _add_document_options(analysis, formats=False)
+    analysis.add_argument("--features", help="feature set name or TOML file (default: pos-rich for sentences; "
+                          "numeric for SVMlight documents, else text-ngrams)")
+    analysis.add_argument("--decoder", choices=("viterbi", "multiclass"), help="sentences: viterbi (default) or "
+                          "multiclass (every token on its own); documents take multiclass")
+    analysis.add_argument("--C", type=float, default=1000.0, help="the SVM's C, λ = 1/(C·n): large approximates "
+                          "the hard-margin SVM (default: 1000)")
+    analysis.add_argument("--passes", type=int, default=100, help="at most this many BCFW passes of the SVM; it "
+                          "stops earlier at a duality gap of 1%% of its objective (default: 100)")
+    analysis.add_argument("--epochs", type=int, default=10, help="at most this many perceptron epochs (default: 10)")
+    analysis.add_argument("--delta", type=float, default=0.05, help="δ: the online-to-batch bound holds with "
+                          "probability at least 1 − δ (default: 0.05)")
+    analysis.add_argument("--delta-trick", type=float, metavar="Δ", help="first give every training position a "
+                          "feature of its own with value Δ, which makes any data separable")
+    analysis.add_argument("--seed", type=int, default=0, help="seed of the perceptron's and the SVM's orders "
+                          "(default: 0)")
+    analysis.add_argument("--bits", type=int, default=22, help="feature hash size 2**bits (default: 22)")
+    analysis.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
+
+
+def _read_options(args) -> ReadOptions:
+    """The data options of the command (each command has some of them)."""
+    columns, strip = getattr(args, "columns", None), getattr(args, "strip", None)
+    return ReadOptions(args.format, getattr(args, "column", None), tuple(columns.split(",")) if columns else None,
+                       tuple(strip.split(",")) if strip else (), getattr(args, "granularity", None),
+                       getattr(args, "encoding", None))
 
 
 def _sentences(corpus: str, split: str | None, args) -> list:
     """A named corpus split or a file, read with the command's data options."""
-    if is_corpus_name(Catalog.load(), corpus) and not args.format:
-        return load_split(corpus, split, column=args.column)
-    columns = args.columns.split(",") if args.columns else None
-    return list(read_file(corpus, format=args.format or ("columns" if columns else None),
-                          column=args.column or "upos", columns=columns))
+    return read_sentences(corpus, split, _read_options(args))
 
 
 def _documents(source: str, split: str | None, args) -> list:
     """Labelled documents: a named corpus split, or a file / folder / archive in ``--format``."""
-    strip = args.strip.split(",") if args.strip else ()
-    if is_corpus_name(Catalog.load(), source) and not args.format:
-        options = {"strip": strip} if strip else {}
-        if args.granularity:
-            options["granularity"] = args.granularity
-        return load_documents(source, split, **options)
-    fmt = args.format or _guess_document_format(source)
-    encoding = args.encoding or "utf-8"
-    if fmt in ("folders", "tar"):
-        return list(read_folders(source, encoding=encoding, strip=strip))
-    if fmt == "tsv":
-        return list(read_tsv(source, delimiter="," if source.endswith(".csv") else "\t", encoding=encoding))
-    if fmt == "svmlight":
-        return list(read_svmlight(source))
-    return list(read_fasttext(source, encoding=encoding))
-
-
-def _guess_document_format(source: str) -> str:
-    name = source.removesuffix(".gz")
-    if Path(source).is_dir() or name.endswith((".tar", ".tgz", ".zip")) or source.endswith(".tar.gz"):
-        return "folders"
-    if name.endswith((".tsv", ".csv")):
-        return "tsv"
-    return "svmlight" if name.endswith((".svm", ".svmlight")) else "fasttext"
+    return read_documents(source, split, _read_options(args))
 
 
 def _learner(args, progress: bool | None, **params):
     """The learner ``--learner`` names, with the options the command line gives; an option of other
     learners only (``--margin``, ``--l2``, ``--solver``, ...) is refused by name."""
     params.update(epochs=args.epochs, seed=args.seed, progress=progress)
-    for option in ("margin", "l2", "l1", "solver", "learning_rate", "momentum", "C", "tol", "cost_matrix", "kernel",
+    for option in ("margin", "l2", "l1", "solver", "learning_rate", "alpha", "momentum", "C", "variant", "selection", "cost",
+                   "tol", "cost_matrix", "kernel",
                    "degree", "gamma", "coef0", "budget", "removal", "hypothesis"):
         value = getattr(args, option, None)
         if option == "margin" and not value:
@@ -309,11 +346,15 @@ def _learner(args, progress: bool | None, **params):
     return learner
 
 
-def _new_classifier(args, progress: bool | None = None) -> Classifier:
+def _document_features(args) -> str:
+    """``--features``, by default numeric for SVMlight input and text-ngrams otherwise."""
     source = args.corpus or args.train
-    svmlight = not (args.corpus and not args.format) and (args.format or _guess_document_format(source)) == "svmlight"
-    features = args.features or ("numeric" if svmlight else "text-ngrams")
-    return Classifier(features, _learner(args, progress), bits=args.bits)
+    svmlight = not (args.corpus and not args.format) and (args.format or guess_document_format(source)) == "svmlight"
+    return args.features or ("numeric" if svmlight else "text-ngrams")
+
+
+def _new_classifier(args, progress: bool | None = None) -> Classifier:
+    return Classifier(_document_features(args), _learner(args, progress), bits=args.bits)
 
 
 def _cross_validate(args) -> None:
@@ -344,9 +385,7 @@ def _train_classifier(args) -> None:
     if args.dev_fraction is not None:
         if not 0 < args.dev_fraction < 1:
             raise StructlinError(f"--dev-fraction must be between 0 and 1, got {args.dev_fraction}")
-        order = np.random.default_rng(args.seed).permutation(len(train))
-        cut = len(train) - max(1, round(args.dev_fraction * len(train)))
-        train, dev = [train[k] for k in order[:cut]], [train[k] for k in order[cut:]]
+        train, dev = hold_out(train, args.dev_fraction, args.seed)
     began = time.perf_counter()
     classifier.fit([d.text for d in train], [d.label for d in train],
                    None if dev is None else ([d.text for d in dev], [d.label for d in dev]))
@@ -513,12 +552,12 @@ def _tag(args) -> None:
 
 
 def _load_classifier(args) -> Classifier:
-    """The model file's classifier; ``--hypothesis`` picks a kernel perceptron's hypothesis."""
+    """The model file's classifier; ``--hypothesis`` picks a kernel or voted perceptron's hypothesis."""
     classifier = Classifier.load(args.model)
     if args.hypothesis is not None:
-        if classifier.learner.name != "kernel-perceptron":
-            raise StructlinError(f"--hypothesis applies to kernel-perceptron models; {args.model} was trained by "
-                                 f"{classifier.learner.name!r}")
+        if not hasattr(classifier.learner, "hypothesis"):
+            raise StructlinError(f"--hypothesis applies to kernel-perceptron and voted-perceptron models; "
+                                 f"{args.model} was trained by {classifier.learner.name!r}")
         classifier.learner.hypothesis = args.hypothesis
     return classifier
 
@@ -550,11 +589,16 @@ def _output(path: str | None):
         yield out
 
 
-def _stats(args) -> None:
+def _data_kind(source: str, args):
+    """The catalog entry of ``source`` (None for a path, or with ``--format``) and whether it holds documents
+    (a path does with a document ``--format``)."""
     catalog = Catalog.load()
-    named = is_corpus_name(catalog, args.corpus) and not args.format
-    entry = catalog[args.corpus] if named else None
-    documents = entry.kind == "documents" if entry else args.format in DOCUMENT_FORMATS
+    entry = catalog[source] if is_corpus_name(catalog, source) and not args.format else None
+    return entry, entry.kind == "documents" if entry else args.format in DOCUMENT_FORMATS
+
+
+def _stats(args) -> None:
+    entry, documents = _data_kind(args.corpus, args)
     read = _documents if documents else _sentences
     split = args.split if entry and args.split in entry.splits else None  # a file, or a one-split corpus
     against = args.against or ("train" if entry and split != "train" and "train" in entry.splits else None)
@@ -566,6 +610,46 @@ def _stats(args) -> None:
     print(json.dumps(stats) if args.json else format_stats(args.corpus, stats))
 
 
+def _analyze(args) -> None:
+    source = args.corpus or args.train
+    entry, documents = _data_kind(source, args)
+    split = args.split if entry and args.split in entry.splits else None
+    if documents:
+        if args.decoder == "viterbi":
+            raise StructlinError("documents take the multiclass decoder, not viterbi")
+        features = _document_features(args)
+        data = _documents(source, split, args)
+        model = Classifier(features, bits=args.bits)
+        X, y = model.training_data([d.text for d in data], [d.label for d in data])
+    else:
+        features = args.features or "pos-rich"
+        model = Tagger(features, decoder=args.decoder or "viterbi", bits=args.bits)
+        X, y = model.training_data(_sentences(source, split, args))
+    try:
+        result = analyze(model.joint, model.decoder, X, y, C=args.C, passes=args.passes, epochs=args.epochs,
+                         seed=args.seed, delta=args.delta, delta_trick=args.delta_trick)
+    except ValueError as err:  # an option out of range: one line, as for every other bad input
+        raise StructlinError(str(err)) from None
+    described = {"corpus": source, "split": split, "features": features, "decoder": model.decoder.name}
+    if args.json:
+        print(json.dumps({**described, **result.to_dict()}))
+    else:
+        print(f"{source}{f' ({split})' if split else ''}, features {features}, decoder {model.decoder.name}")
+        print(result.format())
+
+
+def _experiment(args) -> None:
+    config = load_config(args.config)
+    folder = Path(args.output or Path("experiments") / config.name)
+    command = shlex.join(["structlin", "experiment", args.config, *(["--output", args.output] if args.output else []),
+                          *(["--quiet"] if args.quiet else [])])
+    result = run_experiment(config, command=command, log=(lambda line: None) if args.quiet else print,
+                            models=folder / "models" if config.keep_models else None)
+    written = write_report(result, folder)
+    if not args.quiet:
+        print(f"report: {written[2]} ({len(written)} files in {folder})")
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -573,7 +657,8 @@ def main(argv=None) -> int:
         action = _train_tagger if args.model == "tagger" else _train_classifier
     else:
         action = {"evaluate": _evaluate, "compare": _compare, "tag": _tag, "classify": _classify,
-                  "cross-validate": _cross_validate, "corpus": _stats}[args.command]
+                  "cross-validate": _cross_validate, "corpus": _stats, "experiment": _experiment,
+                  "analyze": _analyze}[args.command]
     try:
         action(args)
     except StructlinError as err:

@@ -57,6 +57,11 @@ class Decoder(ABC):
         the edge marginals summed over the batch (the expected transition counts) instead of per edge."""
         raise TypeError(f"the {self.name} decoder defines no distribution over outputs; use viterbi")
 
+    def max_marginals(self, scores: Scores) -> np.ndarray:
+        """``μ[p, k] = max_{y: y_p = k} w·φ(x, y)``: the best score of an output of the instance of
+        position ``p`` that gives ``p`` the label ``k`` (exact; ``max_k μ[p, k]`` is the best score)."""
+        raise TypeError(f"the {self.name} decoder computes no exact max-marginals; use viterbi")
+
 
 class Multiclass(Decoder):
     """Each position on its own (a document, or a token tagged without transitions)."""
@@ -76,6 +81,15 @@ class Multiclass(Decoder):
         if nonempty.any():
             per_instance[nonempty] = np.add.reduceat(row_log_z, starts[nonempty])
         return Marginals(per_instance, np.exp(E - row_log_z[:, None]))
+
+    def max_marginals(self, scores: Scores) -> np.ndarray:
+        """Positions are independent: ``μ[p, k] = E[p, k] + Σ_{q ≠ p} max E[q]`` over the positions ``q``
+        of ``p``'s instance."""
+        E = scores.emissions
+        best = E.max(axis=1, initial=-np.inf)
+        instance = np.repeat(np.arange(len(scores.lengths)), scores.lengths)
+        total = np.bincount(instance, best, minlength=len(scores.lengths))
+        return E + (total[instance] - best)[:, None]
 
 
 class _Padded:
@@ -141,6 +155,23 @@ class Viterbi(Decoder):
             current = back[t, rows, current]
         path[0] = current
         return pad.unpad(path)
+
+    def max_marginals(self, scores: Scores) -> np.ndarray:
+        """Max-product forward–backward: ``μ_t = a_t + b_t`` with
+
+            a_0 = E_0,   a_t[k] = max_j (a_{t−1}[j] + T[j, k]) + E_t[k]
+            b_{n−1} = 0,   b_t[k] = max_j (T[k, j] + E_{t+1}[j] + b_{t+1}[j])
+        """
+        pad = _Padded(scores)
+        E, T = pad.E, scores.transitions
+        forward, backward = E.copy(), np.zeros_like(E)
+        for t in range(1, len(E)):
+            forward[t] += (forward[t - 1][:, :, None] + T).max(axis=1)
+        has_next = np.arange(len(E))[:, None] < (pad.lengths - 1)[None, :]
+        for t in range(len(E) - 2, -1, -1):
+            step = (T + (E[t + 1] + backward[t + 1])[:, None, :]).max(axis=2)
+            backward[t] = np.where(has_next[t][:, None], step, 0.0)
+        return pad.unpad(forward + backward)
 
     def marginals(self, scores: Scores, *, summed_edges: bool = False) -> Marginals:
         """Forward–backward in scaled probability space, each recursion step a matrix product.

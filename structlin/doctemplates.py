@@ -14,7 +14,9 @@ document templates, and may also list token templates, which then see the whole 
   ``field_conjunctions(sizes)`` — conjunctions of every size in ``sizes`` (4 = a whole PP tuple); each
   optionally on lowercased, digit-normalised or Porter-stemmed values;
 * ``featureset`` — an NLTK-style feature dict (numbers as values, other values as ``name=value``);
-  SVMlight's ``{index: value}`` features pass through as given.
+  SVMlight's ``{index: value}`` features pass through as given;
+* the token template ``bias`` — one constant feature in every document of any kind (text, tuple or
+  feature dict): a per-label constant, e.g. naive Bayes's ``log P(y)``.
 
 Word and character n-grams are hashed without building their strings: the code of an n-gram mixes
 ``H(key@n)`` with the codes of its tokens (or characters) in turn (:meth:`FeatureHasher.mix`), for
@@ -257,9 +259,17 @@ class DocumentFeatureExtractor:
         return np.concatenate(rows), np.concatenate(out)
 
     def _python_template(self, documents, spec, tpl, params):
-        results = (tpl.function(_text(d) if tpl.kind == "token" else d, **params) for d in documents)
+        # A token template sees a text as one word; ``bias`` reads nothing, so it fits every kind of document.
+        word = _text if tpl.kind == "token" and spec.name != "bias" else (lambda d: d)
+        results = (tpl.function(word(d), **params) for d in documents)
         counts, codes, weights = hash_results(self.hasher, spec.key, results)
         return np.repeat(np.arange(len(documents)), counts), codes, weights
+
+    def bias_bucket(self) -> int | None:
+        """The hashed bucket of the feature set's ``bias`` feature, which every document has, or None
+        without a ``bias`` template."""
+        key = next((spec.key for spec, _, _ in self._specs if spec.name == "bias"), None)
+        return None if key is None else self.hasher(key, "")[0]
 
     # --- values ---------------------------------------------------------------------------------
 

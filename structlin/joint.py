@@ -47,6 +47,26 @@ class Scores:
     def n_labels(self) -> int:
         return self.emissions.shape[1]
 
+    def score(self, labels: np.ndarray) -> np.ndarray:
+        """``w·φ(x, y)`` of every instance for the labels ``y`` of all positions (concatenated): the
+        emission scores of the labels, plus the transitions between consecutive labels and the start and
+        end scores of the first and last label."""
+        labels = np.asarray(labels, dtype=np.int64)
+        n_instances = len(self.lengths)
+        instance = np.repeat(np.arange(n_instances), self.lengths)
+        total = np.zeros(n_instances)
+        total += np.bincount(instance, self.emissions[np.arange(len(labels)), labels], minlength=n_instances)
+        if self.transitions is not None:
+            first = np.cumsum(self.lengths) - self.lengths
+            follows = np.ones(len(labels), dtype=bool)
+            follows[first[self.lengths > 0]] = False  # a position with a predecessor in its instance
+            p = np.flatnonzero(follows)
+            total += np.bincount(instance[p], self.transitions[labels[p - 1], labels[p]], minlength=n_instances)
+            nonempty = np.flatnonzero(self.lengths > 0)
+            last = first[nonempty] + self.lengths[nonempty] - 1
+            total[nonempty] += self.start[labels[first[nonempty]]] + self.end[labels[last]]
+        return total
+
 
 class JointFeatureMap:
     """Maps hashed position features and labels to indices of one flat weight vector."""

@@ -110,9 +110,10 @@ def _tokens(sentences, fields: tuple[str, ...] = ("word",)) -> list[list]:
     return [s.fields(fields) if isinstance(s, Sentence) else list(s) for s in sentences]
 
 
-def _is_dual(learner) -> bool:
-    """Whether the learner keeps its model in dual form (support rows and coefficients, no weights)."""
-    return getattr(learner, "dual", False)
+def _scores_itself(learner) -> bool:
+    """Whether the learner scores inputs itself, from a model it saves itself (the kernel perceptron's
+    support rows and coefficients, the voted perceptron's updates), rather than by its weights alone."""
+    return getattr(learner, "scores_itself", False)
 
 
 class _LinearModel:
@@ -134,7 +135,7 @@ class _LinearModel:
         """Write the model to ``path`` (a zip of ``.npy`` arrays and ``metadata.json``)."""
         self._check_fitted()
         joint, w = self.joint, self.weights_
-        if _is_dual(self.learner):  # support rows and coefficients instead of weights
+        if _scores_itself(self.learner):  # the learner's own arrays instead of weights
             try:
                 arrays = {"columns": joint.columns, **self.learner.model_arrays(), **self._extra_arrays()}
             except ValueError as err:
@@ -175,11 +176,9 @@ class _LinearModel:
                                    make_learner(learner["name"], **params), meta)
             joint = JointFeatureMap(meta["labels"], arrays["columns"], transitions=meta["transitions"])
             L = joint.n_labels
-            if _is_dual(model.learner):
-                model.learner.restore(arrays)
-                if model.learner.coef_.shape[1] != L or model.learner.n_columns_ != joint.n_rows:
-                    raise ModelFormatError(f"{path}: support arrays do not match {L} labels (file was modified)")
-                model.weights_ = None
+            if _scores_itself(model.learner):
+                model.learner.restore(arrays, joint)  # checks them against the joint map
+                model.weights_ = model.learner.weights_
             else:
                 if arrays["emission"].shape != (joint.n_rows, L) or len(arrays["transition"]) != joint.size - joint.n_rows * L:
                     raise ModelFormatError(f"{path}: weight arrays do not match {L} labels (file was modified)")
@@ -244,15 +243,23 @@ class Tagger(_LinearModel, TaggerI):
         with _collector_paused():
             return self._fit(train, dev)
 
-    def _fit(self, train, dev) -> Tagger:
-        words, tags = _tagged(train, "training data", self.feature_set.fields)
+    def training_data(self, train) -> tuple[FeatureMatrix, np.ndarray]:
+        """What a learner trains on for tagged sentences ``train``: the indexed feature matrix and the gold
+        label id of every token.  Sets :attr:`joint`, the map of their tags and features."""
+        with _collector_paused():
+            return self._index_training(*_tagged(train, "training data", self.feature_set.fields))
+
+    def _index_training(self, words: list[list], tags: list[list[str]]) -> tuple[FeatureMatrix, np.ndarray]:
         if not any(words):
             raise StructlinError("training data holds no tokens")
         flat_tags = [t for sentence in tags for t in sentence]
         X = self._extractor.extract(words)
         self.joint = JointFeatureMap.from_training(sorted(set(flat_tags)), X, transitions=self.decoder.uses_transitions)
-        X = self.joint.index(X)
-        y = self.joint.encode_labels(flat_tags)
+        return self.joint.index(X), self.joint.encode_labels(flat_tags)
+
+    def _fit(self, train, dev) -> Tagger:
+        words, tags = _tagged(train, "training data", self.feature_set.fields)
+        X, y = self._index_training(words, tags)
         dev_data = None
         if dev is not None:
             dev_words, dev_tags = _tagged(dev, "dev data", self.feature_set.fields)
@@ -335,10 +342,7 @@ class Tagger(_LinearModel, TaggerI):
             raise StructlinError(f"unknown tag {unknown!r}; the model's tags are {self.classes_}")
         y = self.joint.encode_labels(tags)
         scores = self.joint.scores(self.weights_, self.joint.index(self._extractor.extract([words])))
-        score = scores.emissions[np.arange(len(y)), y].sum()
-        if scores.transitions is not None and len(y):
-            score += scores.transitions[y[:-1], y[1:]].sum() + scores.start[y[0]] + scores.end[y[-1]]
-        return float(score - inference.marginals(scores, summed_edges=True).log_partition[0])
+        return float(scores.score(y)[0] - inference.marginals(scores, summed_edges=True).log_partition[0])
 
     def sequence_probability(self, tokens, tags) -> float:
         """``p(y|x) = exp(w·φ(x, y) − log Z(x))``: see :meth:`sequence_log_probability`."""
@@ -400,9 +404,9 @@ class Classifier(_LinearModel, ClassifierI):
     (``text-ngrams``, ``ppattach``, ``names`` ...).  An NLTK ``ClassifierI`` (``classify``,
     ``classify_many``, ``labels``) with scikit-learn's verbs (``fit``, ``partial_fit``, ``predict``,
     ``decision_function``, ``predict_proba``, ``classes_``, ``random_state``; ``prob_classify`` with
-    the probabilistic ``maxent`` learner).  An empty document has no features, so
-    every label scores 0 unless the feature set has a ``bias`` template; ties go to the first label
-    of ``classes_``.
+    the probabilistic learners ``maxent``, ``naive-bayes`` and ``bernoulli-nb``).  An empty document has no
+    features, so every label scores 0 unless the feature set has a ``bias`` template; ties go to the first
+    label of ``classes_``.
     """
 
     kind = "classifier"
@@ -425,18 +429,34 @@ class Classifier(_LinearModel, ClassifierI):
     def fit(self, documents, labels, dev=None) -> Classifier:
         """Train on documents and labels; ``dev = (documents, labels)`` keeps the best dev epoch."""
         with _collector_paused():
-            documents, labels = _labelled(documents, labels, "training data")
-            classes = _label_set(labels, "training data")
-            X = self._training_features(documents, fit_idf=True)
-            self.joint = JointFeatureMap.from_training(classes, X, transitions=False)
+            X, y = self.training_data(documents, labels)
             dev_data = None
             if dev is not None:
                 dev_documents, dev_labels = _labelled(*dev, "dev data")
                 dev_data = (self.joint.index(self._extractor.extract(dev_documents)),
                             _dev_label_ids(self.joint, dev_labels, "documents", 2))
-            self.learner.fit(self.joint, self.decoder, self.joint.index(X), self.joint.encode_labels(labels), dev_data)
+            self.learner.fit(self.joint, self.decoder, X, y, dev_data, **self._bias_option())
             self.weights_, self.history_ = self.learner.weights_, self.learner.history_
         return self
+
+    def training_data(self, documents, labels) -> tuple[FeatureMatrix, np.ndarray]:
+        """What a learner trains on: the indexed feature matrix of the documents and their gold label ids.
+        Sets :attr:`joint` (the map of their labels and features) and tf-idf's idf."""
+        with _collector_paused():
+            documents, labels = _labelled(documents, labels, "training data")
+            classes = _label_set(labels, "training data")
+            X = self._training_features(documents, fit_idf=True)
+            self.joint = JointFeatureMap.from_training(classes, X, transitions=False)
+            return self.joint.index(X), self.joint.encode_labels(labels)
+
+    def _bias_option(self) -> dict:
+        """``bias_row``, the weight row of the feature set's bias feature (None without one), for a learner
+        that keeps a per-label constant there (``needs_bias``: naive Bayes's log P(y)); nothing for others."""
+        if not getattr(self.learner, "needs_bias", False):
+            return {}
+        bucket = self._extractor.bias_bucket()
+        rows = np.flatnonzero(self.joint.columns == bucket) if bucket is not None else []
+        return {"bias_row": int(rows[0]) if len(rows) else None}
 
     def partial_fit(self, documents, labels, classes=None) -> Classifier:
         """One epoch of the online learner over a batch, going on from the current model (scikit-learn's
@@ -499,7 +519,7 @@ class Classifier(_LinearModel, ClassifierI):
         self._check_fitted()
         with _collector_paused():
             X = self.joint.index(self._extractor.extract(list(documents)))
-            if _is_dual(self.learner):
+            if _scores_itself(self.learner):
                 return self.learner.decision_function(X)
             return self.joint.scores(self.weights_, X).emissions
 
@@ -510,7 +530,8 @@ class Classifier(_LinearModel, ClassifierI):
     def predict_proba(self, documents) -> np.ndarray:
         """``p(y|x) = exp(w·φ(x, y)) / Z(x)`` for every document (rows) and label (columns, in
         ``classes_`` order): the softmax of :meth:`decision_function`, for a probabilistic learner
-        (``maxent``); other learners' scores are no probabilities and raise."""
+        (``maxent``; for naive Bayes the scores are ``log P(y, x)`` and this is Bayes' rule); other
+        learners' scores are no probabilities and raise."""
         if not getattr(self.learner, "probabilistic", False):
             raise StructlinError(f"learner {self.learner.name!r} gives no probabilities; train with learner='maxent'")
         scores = self.decision_function(documents)

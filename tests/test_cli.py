@@ -285,3 +285,16 @@ def test_console_script_exit_codes(tmp_path):
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr.splitlines() == [f"structlin: error: {bad}:1: expected 10 tab-separated columns, found 4"]
+
+
+def test_train_help_and_readme_list_every_learner_with_its_summary(capsys):
+    from structlin.learners import LEARNERS
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--help"])
+    out = capsys.readouterr().out
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert exit_info.value.code == 0
+    for name, cls in LEARNERS.items():
+        assert cls.summary and f"{name:<20} {cls.summary}" in out
+        assert f"`{name}`" in readme

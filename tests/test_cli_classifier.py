@@ -199,4 +199,4 @@ def test_kernel_perceptron_on_svmlight_input_from_the_command_line(tmp_path, cap
     assert code == 1 and "--kernel does not apply to learner 'averaged-perceptron'" in err
     run(capsys, "train", "classifier", "--train", tmp_path / "xor.svm", "--output", model, "-q")
     code, _, err = run(capsys, "evaluate", model, "--test", tmp_path / "xor.svm", "--hypothesis", "voted")
-    assert code == 1 and "--hypothesis applies to kernel-perceptron models" in err
+    assert code == 1 and "--hypothesis applies to kernel-perceptron and voted-perceptron models" in err

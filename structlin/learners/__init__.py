@@ -8,10 +8,13 @@ import inspect
 from ..errors import UnknownNameError
 from .kernel_perceptron import KernelPerceptron
 from .maxent import MaxEnt
-from .perceptron import AveragedPerceptron, Perceptron
+from .naive_bayes import BernoulliNaiveBayes, NaiveBayes
+from .perceptron import MIRA, AveragedPerceptron, PassiveAggressive, Perceptron, VotedPerceptron
 from .svm import SVM
+from .winnow import Winnow
 
-LEARNERS = {cls.name: cls for cls in (Perceptron, AveragedPerceptron, MaxEnt, SVM, KernelPerceptron)}
+LEARNERS = {cls.name: cls for cls in (Perceptron, AveragedPerceptron, VotedPerceptron, PassiveAggressive, MIRA, MaxEnt, SVM,
+                                         KernelPerceptron, NaiveBayes, BernoulliNaiveBayes, Winnow)}
 
 
 def make_learner(name: str, **params):
@@ -29,4 +32,5 @@ def make_learner(name: str, **params):
     return cls(**params)
 
 
-__all__ = ["LEARNERS", "SVM", "AveragedPerceptron", "KernelPerceptron", "MaxEnt", "Perceptron", "make_learner"]
+__all__ = ["LEARNERS", "MIRA", "SVM", "AveragedPerceptron", "BernoulliNaiveBayes", "KernelPerceptron", "MaxEnt",
+           "NaiveBayes", "PassiveAggressive", "Perceptron", "VotedPerceptron", "Winnow", "make_learner"]

@@ -60,9 +60,10 @@ class KernelPerceptron:
     """
 
     name = "kernel-perceptron"
+    summary = "the perceptron in dual form (α counts), linear/poly/rbf kernels (classifiers)"
     online = False
     probabilistic = False
-    dual = True
+    scores_itself = True
 
     def __init__(self, epochs: int = 10, *, kernel: str | Callable = "poly", degree: int = 3,
                  gamma: float | str = "scale", coef0: float = 1.0, hypothesis: str = "averaged",
@@ -198,9 +199,9 @@ class KernelPerceptron:
                 "mistake_predicted": m.mistake_predicted, "survival": m.survival,
                 "n_columns": np.array([self.n_columns_])}
 
-    def restore(self, arrays: dict) -> None:
-        """Set the trained model from :meth:`model_arrays`' arrays (shapes checked by the caller's
-        ``ValueError`` handling)."""
+    def restore(self, arrays: dict, joint: JointFeatureMap) -> None:
+        """Set the trained model from :meth:`model_arrays`' arrays; arrays that do not fit each other or
+        ``joint`` raise ``ValueError``."""
         self.n_columns_ = int(arrays["n_columns"][0])
         n = len(arrays["support"])
         rows = scipy.sparse.csr_matrix((arrays["support_values"], arrays["support_indices"], arrays["support_indptr"]),
@@ -208,9 +209,9 @@ class KernelPerceptron:
         model = _DualModel(arrays["support"], rows, arrays["alpha"], arrays["coef_last"], arrays["coef_averaged"],
                            arrays["mistake_support"], arrays["mistake_gold"], arrays["mistake_predicted"],
                            arrays["survival"])
-        if not (model.alpha.shape == model.last.shape == model.averaged.shape and model.last.shape[0] == n
-                and len(model.survival) == len(model.mistake_support) + 1):
-            raise ValueError("the support arrays of the model file do not agree in shape")
+        if not (model.alpha.shape == model.last.shape == model.averaged.shape == (n, joint.n_labels)
+                and len(model.survival) == len(model.mistake_support) + 1 and self.n_columns_ == joint.n_rows):
+            raise ValueError(f"the support arrays do not fit each other or the {joint.n_labels} labels")
         self._model = model
         self.weights_ = None
 

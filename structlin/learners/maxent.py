@@ -182,6 +182,7 @@ class MaxEnt:
     """
 
     name = "maxent"
+    summary = "max-ent: logistic regression / linear-chain CRF by L-BFGS, OWL-QN (L1) or SGD"
     online = False
     probabilistic = True  # p(y|x) from the decoder's marginals
     solvers = ("lbfgs", "sgd")

@@ -22,9 +22,10 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+import scipy.sparse
 from tqdm import tqdm
 
-from ..decoders import Decoder
+from ..decoders import Decoder, Multiclass
 from ..joint import JointFeatureMap
 from ..matrix import FeatureMatrix
 from .common import dev_accuracy, quiet
@@ -43,6 +44,7 @@ class Perceptron:
     """
 
     name = "perceptron"
+    summary = "the structured perceptron (Collins 2002): w += φ(x,y) − φ(x,ŷ) on every mistake"
     averaged = False
     online = True
     probabilistic = False
@@ -97,18 +99,18 @@ class Perceptron:
         (not the kept one): :meth:`partial_fit` goes on from there.
         """
         self.start(joint)
-        best_score, best_weights = -1.0, None
+        best_score, best = -1.0, None
         bar = tqdm(total=self.epochs * X.n_instances, disable=quiet(self.progress), unit="inst", leave=False)
         for _ in range(self.epochs):
             began = time.perf_counter()
             record = self._epoch(decoder, X, y, bar)
             epoch = record["epoch"]
-            if dev is not None:  # without dev the last epoch's weights are kept, computed once at the end
-                current = self._hypothesis()
-                record["dev_accuracy"] = dev_accuracy(decoder, joint, current, dev)
+            if dev is not None:  # without dev the last epoch's model is kept, computed once at the end
+                current = self._snapshot()
+                record["dev_accuracy"] = self._dev_accuracy(decoder, current, dev)
                 record["seconds"] = time.perf_counter() - began  # the epoch and its dev evaluation
                 if record["dev_accuracy"] > best_score:
-                    best_score, best_weights, self.best_epoch_ = record["dev_accuracy"], current, epoch
+                    best_score, best, self.best_epoch_ = record["dev_accuracy"], current, epoch
                 del current
             self.history_.append(record)
             bar.set_postfix(epoch=epoch, mistakes=record["train_mistakes"], dev=record["dev_accuracy"])
@@ -117,9 +119,20 @@ class Perceptron:
                 break
         bar.close()
         if dev is None:
-            best_weights, self.best_epoch_ = self._hypothesis(), len(self.history_)
-        self.weights_ = best_weights
+            best, self.best_epoch_ = self._snapshot(), len(self.history_)
+        self._keep(best)
         return self
+
+    def _snapshot(self):
+        """The model as of now, as :meth:`_keep` takes it: the hypothesis' weights."""
+        return self._hypothesis()
+
+    def _dev_accuracy(self, decoder: Decoder, snapshot, dev: tuple[FeatureMatrix, np.ndarray]) -> float:
+        return dev_accuracy(decoder, self._joint, snapshot, dev)
+
+    def _keep(self, snapshot) -> None:
+        """Make ``snapshot`` (of the epoch chosen) the trained model."""
+        self.weights_ = snapshot
 
     def partial_fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray) -> Perceptron:
         """One epoch over ``X`` (scikit-learn's ``partial_fit``), going on from the run of earlier
@@ -157,11 +170,11 @@ class Perceptron:
             batch = Xe.slice(start, stop)
             gold = ye[offsets[start] : offsets[stop]]
             scores = joint.scores(w, batch)
-            predicted = (decoder.loss_augmented_argmax(scores, gold, self.margin) if self.margin
-                         else decoder.argmax(scores))
+            predicted = self._select(decoder, scores, gold)
             wrong = predicted != gold
             if wrong.any():
                 indices, values, owner = joint.delta(batch, gold, predicted)
+                values = self._step(w, batch, wrong, indices, values, owner)
                 np.add.at(w, indices, values)
                 if u is not None:
                     np.add.at(u, indices, values * (self._visits + owner))
@@ -173,6 +186,16 @@ class Perceptron:
                 shown = stop
         return {"epoch": len(self.history_) + 1, "train_mistakes": mistakes, "train_token_errors": token_errors,
                 "dev_accuracy": None, "seconds": time.perf_counter() - began}
+
+    def _select(self, decoder: Decoder, scores, gold: np.ndarray) -> np.ndarray:
+        """The output ``ŷ`` the update is made against: the argmax, or with a margin τ the loss-augmented
+        argmax."""
+        return decoder.loss_augmented_argmax(scores, gold, self.margin) if self.margin else decoder.argmax(scores)
+
+    def _step(self, w: np.ndarray, batch: FeatureMatrix, wrong: np.ndarray, indices: np.ndarray, values: np.ndarray,
+              owner: np.ndarray) -> np.ndarray:
+        """The update's entries ``φ(x, y) − φ(x, ŷ)`` scaled by the instance's step size: 1 here."""
+        return values
 
     def _hypothesis(self) -> np.ndarray:
         """The weights to predict with: ``w`` itself, or the average ``w − u/visits`` (one new array;
@@ -188,6 +211,7 @@ class AveragedPerceptron(Perceptron):
     """The perceptron returning the exact average of the weights over every example visit."""
 
     name = "averaged-perceptron"
+    summary = "the perceptron returning the exact average of its weights over every visit (default)"
     averaged = True
 
 
@@ -205,3 +229,226 @@ def epoch_order(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) 
     chunks = [chunk[np.argsort(lengths[chunk], kind="stable")] for chunk in np.split(order, range(window, len(order), window))]
     batches = [b for chunk in chunks for b in np.split(chunk, range(batch_size, len(chunk), batch_size))]
     return np.concatenate([batches[k] for k in rng.permutation(len(batches))])
+
+
+class PassiveAggressive(Perceptron):
+    """Passive-aggressive learning (Crammer, Dekel, Keshet, Shalev-Shwartz & Singer 2006) on any decoder.
+
+    On each instance the update is the smallest change of ``w`` that gives the gold output a margin of
+    its cost over ``ŷ``: with ``Δφ = φ(x, y) − φ(x, ŷ)``, the cost ``ρ = cost · Hamming(y, ŷ)`` (0/1 for a
+    document) and the loss ``ℓ = max(0, ρ − w·Δφ)``, ``w ← w + τ Δφ`` with
+
+        PA:     τ = ℓ / ‖Δφ‖²
+        PA-I:   τ = min(C, ℓ / ‖Δφ‖²)
+        PA-II:  τ = ℓ / (‖Δφ‖² + 1/(2C))
+
+    ``selection="max-loss"`` (default) updates against the cost-augmented argmax ``ŷ = argmax_y
+    w·φ(x, y) + ρ(y)`` (the paper's max-loss multiclass update with margin rescaling);
+    ``"prediction"`` against the plain argmax (prediction-based).  With a mini-batch every instance's
+    τ is taken at the same ``w``.  ``averaging`` returns the averaged weights (exact, as for the
+    averaged perceptron).
+    """
+
+    name = "passive-aggressive"
+    summary = "PA / PA-I / PA-II: the smallest step that gives the gold output a margin of its cost"
+    variants = ("pa", "pa-i", "pa-ii")
+    selections = ("max-loss", "prediction")
+
+    def __init__(self, epochs: int = 10, *, variant: str = "pa-i", C: float = 1.0, cost: float = 1.0,
+                 selection: str = "max-loss", averaging: bool = True, seed: int = 0, shuffle: bool = True,
+                 batch_size: int = 1, patience: int | None = None, callback: Callable | None = None,
+                 progress: bool | None = None):
+        super().__init__(epochs, seed=seed, shuffle=shuffle, batch_size=batch_size, patience=patience,
+                         callback=callback, progress=progress)
+        if variant not in self.variants:
+            raise ValueError(f"variant must be one of {', '.join(self.variants)}, got {variant!r}")
+        if selection not in self.selections:
+            raise ValueError(f"selection must be one of {', '.join(self.selections)}, got {selection!r}")
+        if not 0 < C < np.inf:
+            raise ValueError(f"C must be positive and finite, got {C}")
+        if not 0 < cost < np.inf:
+            raise ValueError(f"cost must be positive and finite, got {cost}")
+        self.variant, self.C, self.cost, self.selection, self.averaged = variant, C, cost, selection, averaging
+
+    def params(self) -> dict:
+        return {"epochs": self.epochs, "variant": self.variant, "C": self.C, "cost": self.cost,
+                "selection": self.selection, "averaging": self.averaged, "seed": self.seed, "shuffle": self.shuffle,
+                "batch_size": self.batch_size, "patience": self.patience}
+
+    def _select(self, decoder: Decoder, scores, gold: np.ndarray) -> np.ndarray:
+        if self.selection == "prediction":
+            return decoder.argmax(scores)
+        return decoder.loss_augmented_argmax(scores, gold, self.cost)
+
+    def _step(self, w, batch, wrong, indices, values, owner):
+        """``τ Δφ`` for every instance of the batch (the formulas of the class docstring)."""
+        n = batch.n_instances
+        margin = np.bincount(owner, w[indices] * values, minlength=n)  # w·Δφ
+        # ‖Δφ‖²: entries of one instance at the same weight are summed before squaring.
+        keys, slot = np.unique(owner * len(w) + indices, return_inverse=True)
+        merged = np.bincount(slot, values, minlength=len(keys))
+        squared_norm = np.bincount(keys // len(w), merged**2, minlength=n)
+        instance = np.repeat(np.arange(n), batch.lengths)
+        cost = self.cost * np.bincount(instance, wrong, minlength=n)
+        loss = np.maximum(0.0, cost - margin)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.variant == "pa-ii":
+                tau = loss / (squared_norm + 1 / (2 * self.C))
+            else:
+                tau = np.where(squared_norm > 0, loss / squared_norm, 0.0)
+                if self.variant == "pa-i":
+                    tau = np.minimum(self.C, tau)
+        return values * tau[owner]
+
+
+class MIRA(PassiveAggressive):
+    """1-best MIRA (Crammer & Singer 2003; McDonald, Crammer & Pereira 2005): the passive-aggressive
+    PA-I step ``τ = min(C, (ρ(y, ŷ) − w·Δφ)/‖Δφ‖²)`` against the model's own prediction ``ŷ =
+    argmax_y w·φ(x, y)``, with the Hamming cost ``ρ`` for sequences, averaged."""
+
+    name = "mira"
+    summary = "1-best MIRA: a PA-I step against the prediction, with the Hamming cost"
+
+    def __init__(self, epochs: int = 10, *, C: float = 1.0, cost: float = 1.0, averaging: bool = True, seed: int = 0,
+                 shuffle: bool = True, batch_size: int = 1, patience: int | None = None,
+                 callback: Callable | None = None, progress: bool | None = None):
+        super().__init__(epochs, variant="pa-i", C=C, cost=cost, selection="prediction", averaging=averaging,
+                         seed=seed, shuffle=shuffle, batch_size=batch_size, patience=patience, callback=callback,
+                         progress=progress)
+
+    def params(self) -> dict:
+        params = super().params()
+        del params["variant"], params["selection"]
+        return params
+
+
+class VotedPerceptron(Perceptron):
+    """The voted perceptron (Freund & Schapire 1999) in the primal, with the averaged and last hypotheses
+    of the same run.
+
+    Every update ``δ_k`` (the ``k``-th batch with a mistake) makes a new hypothesis ``w_k = Σ_{j≤k} δ_j``,
+    current for ``c_k`` visits (its survival count: from the visit that ends its batch to the one
+    before the next update; ``w_0 = 0`` until the first).  The voted prediction is
+
+        ŷ = argmax_y Σ_k c_k [y = argmax_y' w_k·φ(x, y')],
+
+    computed from the stored updates (sparse entries, not full vectors): the scores of every ``w_k``
+    are cumulative sums of the updates' scores, in blocks.  ``hypothesis`` picks ``voted``,
+    ``averaged`` (``(1/T) Σ_k c_k w_k``, the exact average) or ``last`` at prediction time (and for
+    the dev selection).  Voting needs the multiclass decoder (a chain would need one Viterbi decoding
+    per hypothesis); for a tagger only ``averaged`` and ``last`` are accepted.
+    """
+
+    name = "voted-perceptron"
+    summary = "Freund & Schapire: every intermediate hypothesis votes with its survival count"
+    averaged = True
+    online = False
+    scores_itself = True
+    hypotheses = ("voted", "averaged", "last")
+
+    def __init__(self, epochs: int = 10, *, hypothesis: str = "voted", seed: int = 0, shuffle: bool = True,
+                 batch_size: int = 1, patience: int | None = None, margin: float = 0.0,
+                 callback: Callable | None = None, progress: bool | None = None):
+        super().__init__(epochs, seed=seed, shuffle=shuffle, batch_size=batch_size, patience=patience, margin=margin,
+                         callback=callback, progress=progress)
+        if hypothesis not in self.hypotheses:
+            raise ValueError(f"hypothesis must be one of {', '.join(self.hypotheses)}, got {hypothesis!r}")
+        self.hypothesis = hypothesis
+
+    def params(self) -> dict:
+        return {**super().params(), "hypothesis": self.hypothesis}
+
+    def fit(self, joint, decoder, X, y, dev=None) -> VotedPerceptron:
+        if self.hypothesis == "voted" and not isinstance(decoder, Multiclass):
+            raise ValueError(f"the voted hypothesis needs the multiclass decoder, not {decoder.name!r}: choose "
+                             "hypothesis='averaged' or 'last'")
+        self._updates: list[tuple[np.ndarray, np.ndarray, int]] = []
+        self.n_labels_ = joint.n_labels
+        return super().fit(joint, decoder, X, y, dev)
+
+    def partial_fit(self, *args, **kwargs):
+        raise TypeError("the voted perceptron keeps every update of one run: train it with fit")
+
+    def _step(self, w, batch, wrong, indices, values, owner):
+        self._updates.append((indices, values, self._visits + batch.n_instances))
+        return values
+
+    def _snapshot(self) -> _Votes:
+        indices, values, visits = zip(*self._updates) if self._updates else ((), (), ())
+        survival = np.diff(np.concatenate([[1], visits, [self._visits + 1]]))
+        return _Votes(self._w.copy(), self._hypothesis(), np.array([len(i) for i in indices], dtype=np.int64),
+                      np.concatenate(indices or [np.zeros(0, np.int64)]), np.concatenate(values or [np.zeros(0)]),
+                      survival, self.n_labels_)
+
+    def _dev_accuracy(self, decoder, snapshot, dev) -> float:
+        X, gold = dev
+        if self.hypothesis != "voted":
+            return dev_accuracy(decoder, self._joint, snapshot.weights(self.hypothesis), dev)
+        return float((snapshot.votes(X).argmax(axis=1) == gold).mean()) if len(gold) else 0.0
+
+    def _keep(self, snapshot: _Votes) -> None:
+        self._model = snapshot
+        self.weights_ = snapshot.weights("last" if self.hypothesis == "last" else "averaged")
+
+    def decision_function(self, X: FeatureMatrix) -> np.ndarray:
+        """``(positions, labels)`` scores of ``hypothesis``: ``w·φ(x, y)``, or the summed survival counts
+        of the votes for ``voted``."""
+        if self.hypothesis == "voted":
+            return self._model.votes(X)
+        weights = self._model.weights(self.hypothesis)
+        return X.dot(weights[: len(weights) - len(weights) % self.n_labels_].reshape(-1, self.n_labels_))
+
+    def model_arrays(self) -> dict:
+        m = self._model
+        return {"last": m.last, "averaged": m.averaged, "update_sizes": m.sizes, "update_indices": m.indices,
+                "update_values": m.values, "survival": m.survival}
+
+    def restore(self, arrays: dict, joint: JointFeatureMap) -> None:
+        """Set the trained model from :meth:`model_arrays`' arrays; arrays that do not fit each other or
+        ``joint`` raise ``ValueError``."""
+        self.n_labels_ = joint.n_labels
+        votes = _Votes(arrays["last"], arrays["averaged"], arrays["update_sizes"], arrays["update_indices"],
+                       arrays["update_values"], arrays["survival"], self.n_labels_)
+        if not (len(votes.last) == len(votes.averaged) == joint.size and len(votes.survival) == len(votes.sizes) + 1
+                and votes.sizes.sum() == len(votes.indices) == len(votes.values)):
+            raise ValueError(f"the update arrays do not fit each other or the {joint.n_labels} labels")
+        self._keep(votes)
+
+
+class _Votes:
+    """A voted perceptron's run: the last and averaged weights, and every update as sparse entries of
+    the flat weight vector (``sizes[k]`` entries each) with the survival counts of the hypotheses."""
+
+    _BLOCK = 1 << 22  # scores held at once: rows × updates × labels
+
+    def __init__(self, last, averaged, sizes, indices, values, survival, n_labels: int):
+        self.last, self.averaged = np.asarray(last, dtype=np.float64), np.asarray(averaged, dtype=np.float64)
+        self.sizes, self.indices = np.asarray(sizes, dtype=np.int64), np.asarray(indices, dtype=np.int64)
+        self.values, self.survival = np.asarray(values, dtype=np.float64), np.asarray(survival, dtype=np.float64)
+        self.n_labels = n_labels
+
+    def weights(self, hypothesis: str) -> np.ndarray:
+        return self.last if hypothesis == "last" else self.averaged
+
+    def votes(self, X: FeatureMatrix) -> np.ndarray:
+        """Summed survival counts of the label each hypothesis predicts for every row of ``X``."""
+        L, K = self.n_labels, len(self.sizes)
+        update = np.repeat(np.arange(K), self.sizes)
+        row, label = np.divmod(self.indices, L)
+        # Column k·L + y of U holds update k's weights of label y: X U gives every update's scores.
+        n_rows = len(self.last) // L
+        U = scipy.sparse.csr_matrix((self.values, (row, update * L + label)), shape=(n_rows, K * L))
+        rows = X.csr(n_rows)
+        out = np.zeros((X.n_positions, L))
+        out[:, 0] += self.survival[0]  # w_0 = 0 scores every label 0: the first label wins
+        if not K:
+            return out
+        step = max(1, self._BLOCK // (K * L))
+        for start in range(0, X.n_positions, step):
+            increments = (rows[start : start + step] @ U).toarray().reshape(-1, K, L)
+            winners = np.cumsum(increments, axis=1).argmax(axis=2)  # the label of w_1 ... w_K
+            m = len(winners)
+            slots = (np.arange(m)[:, None] * L + winners).ravel()
+            weights = np.broadcast_to(self.survival[1:], winners.shape).ravel()
+            out[start : start + m] += np.bincount(slots, weights, minlength=m * L).reshape(m, L)
+        return out

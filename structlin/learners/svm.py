@@ -148,6 +148,7 @@ class SVM:
     """
 
     name = "svm"
+    summary = "hinge loss: Crammer–Singer / structured SVM by Pegasos or BCFW, with the duality gap"
     online = False
     probabilistic = False
     solvers = ("pegasos", "bcfw")

@@ -1,4 +1,4 @@
-"""Experiments that train several models: k-fold cross-validation (grids and learning curves come next)."""
+"""Seeded k-fold cross-validation of a classifier."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .errors import StructlinError
+from ..errors import StructlinError
 
 
 def kfold_indices(n: int, folds: int, seed: int) -> list[np.ndarray]:

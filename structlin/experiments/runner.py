@@ -1,0 +1,305 @@
+"""Running an experiment: read the data once, train every system on train (the epoch chosen on dev),
+score it on test once, and test each system's difference from the best one."""
+
+from __future__ import annotations
+
+import inspect
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import chain
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import StructlinError
+from ..evaluation import evaluate_classification, evaluate_tagging
+from ..learners import LEARNERS, make_learner
+from ..models import Classifier, Tagger
+from ..significance import (
+    accuracy,
+    accuracy_statistics,
+    approximate_randomization,
+    f1,
+    mcnemar,
+    paired_bootstrap,
+)
+from ..sources import hold_out, read_documents, read_sentences
+from ..spans import is_bio_style, span_counts
+from .config import METRICS, ExperimentConfig, System
+
+SCORES = {"accuracy": accuracy, "span_f1": f1}  # summed per-unit statistics → score
+_TAGGER_BATCH_SIZE = inspect.signature(Tagger).parameters["batch_size"].default
+
+
+class _TaggerTask:
+    """Taggers: units are sentences, items are tokens."""
+
+    unit, item = "sentence", "token"
+    read = staticmethod(read_sentences)
+
+    @staticmethod
+    def model(system: System, learner, bits: int) -> Tagger:
+        return Tagger(system.features, learner, system.decoder, bits=bits)
+
+    @staticmethod
+    def fit(model: Tagger, train: list, dev: list) -> None:
+        model.fit(train, dev)
+
+    @staticmethod
+    def labels(sentences: list) -> list[list[str]]:
+        return [list(s.tags) for s in sentences]
+
+    @staticmethod
+    def predict(model: Tagger, sentences: list) -> list[list[str]]:
+        return model.predict(sentences)
+
+    @staticmethod
+    def report(model: Tagger, sentences: list, predicted: list[list[str]]) -> dict:
+        return evaluate_tagging(_TaggerTask.labels(sentences), predicted, words=[s.words for s in sentences],
+                                known_words=model.known_words_).to_dict()
+
+    @staticmethod
+    def items(sentences: list) -> int:
+        return sum(len(s.words) for s in sentences)
+
+    @staticmethod
+    def sample(sentences: list) -> list:
+        return sentences[:4]
+
+
+class _ClassifierTask:
+    """Classifiers: every document is a unit of one item, its label."""
+
+    unit = item = "document"
+    read = staticmethod(read_documents)
+
+    @staticmethod
+    def model(system: System, learner, bits: int) -> Classifier:
+        return Classifier(system.features, learner, bits=bits)
+
+    @staticmethod
+    def fit(model: Classifier, train: list, dev: list) -> None:
+        model.fit([d.text for d in train], [d.label for d in train], ([d.text for d in dev], [d.label for d in dev]))
+
+    @staticmethod
+    def labels(documents: list) -> list[list[str]]:
+        return [[d.label] for d in documents]
+
+    @staticmethod
+    def predict(model: Classifier, documents: list) -> list[list[str]]:
+        return [[label] for label in model.predict([d.text for d in documents])]
+
+    @staticmethod
+    def report(model: Classifier, documents: list, predicted: list[list[str]]) -> dict:
+        return evaluate_classification([d.label for d in documents], [p[0] for p in predicted]).to_dict()
+
+    @staticmethod
+    def items(documents: list) -> int:
+        return len(documents)
+
+    @staticmethod
+    def sample(documents: list) -> list:
+        """The first document of every label (a classifier needs two labels or more)."""
+        first = {}
+        for document in documents:
+            first.setdefault(document.label, document)
+        return list(first.values())
+
+
+_TASKS = {"tagger": _TaggerTask, "classifier": _ClassifierTask}
+
+
+@dataclass
+class Data:
+    """The three splits, and where each came from (a catalog split, a file, a share of train)."""
+
+    train: list
+    dev: list
+    test: list
+    sources: dict[str, str]
+
+
+@dataclass
+class Outcome:
+    """One trained system: its scores, its training, its model, and its test output for significance tests."""
+
+    system: System
+    train_units: int
+    train_items: int
+    test_score: float
+    dev_score: float
+    best_epoch: int | None
+    history: list[dict]
+    train_seconds: float
+    model_bytes: int
+    model_file: str  # the file's name (kept in the report's models/ folder with keep_models)
+    weights_kept: int | None
+    n_support: int | None
+    test_report: dict
+    statistics: np.ndarray = field(repr=False)  # (test units, k): the metric's sufficient statistics
+    predicted: list[str] = field(repr=False)  # every test item's label, in order
+
+
+@dataclass
+class Comparison:
+    """A system against a reference (the best one, or an ablation's full feature set): the difference of
+    their test scores and two-sided p-values."""
+
+    difference: float
+    bootstrap: float
+    randomization: float
+    mcnemar: dict | None  # accuracy only: p_value, method, only_reference, only_system (items right in one only)
+
+
+@dataclass
+class ExperimentResult:
+    """What the report shows: the data, the metric, the outcomes ranked best first and their comparisons."""
+
+    config: ExperimentConfig
+    command: str
+    sources: dict[str, str]
+    metric: str
+    unit: str
+    item: str
+    sizes: dict[str, tuple[int, int]]
+    gold: list[str]  # every test item's gold label, in order
+    outcomes: list[Outcome]
+    comparisons: list[Comparison | None]  # None for the best itself
+    seconds: float
+
+
+def read_data(config: ExperimentConfig) -> Data:
+    """The train, dev and test data of ``config`` (dev held out of train when ``dev_fraction`` is set)."""
+    read = _TASKS[config.task].read
+    if config.corpus:
+        splits = {split: (config.corpus, split) for split in ("train", "dev", "test")}
+    else:
+        splits = {split: (path, None) for split, path in config.files.items()}
+    sources = {split: f"{source}, split {name}" if name else source for split, (source, name) in splits.items()}
+    loaded = {split: read(source, name, config.read_options) for split, (source, name) in splits.items()
+              if split != "dev" or config.dev_fraction is None}
+    if config.dev_fraction is not None:
+        loaded["train"], loaded["dev"] = hold_out(loaded["train"], config.dev_fraction, config.seed)
+        share = f"{100 * config.dev_fraction:g}%"
+        sources["dev"] = f"{share} of {sources['train']}, held out at random (seed {config.seed})"
+        sources["train"] += ", less the dev part"
+    return Data(loaded["train"], loaded["dev"], loaded["test"], sources)
+
+
+def choose_metric(config: ExperimentConfig, gold: list[list[str]]) -> str:
+    """The configured metric, or span F1 for BIO-style tags and accuracy otherwise."""
+    bio = config.task == "tagger" and is_bio_style(chain.from_iterable(gold))
+    if config.metric == "span_f1" and not bio:
+        raise StructlinError(f"{config.path}: metric: span_f1 needs BIO-style gold tags (O, B-TYPE, I-TYPE, ...)")
+    return config.metric or ("span_f1" if bio else "accuracy")
+
+
+def unit_statistics(metric: str, gold: list[list[str]], predicted: list[list[str]]) -> np.ndarray:
+    """Per-unit sufficient statistics of ``metric``: (correct, total) items, or (correct, predicted, gold) chunks."""
+    if metric == "span_f1":
+        return span_counts(gold, predicted).astype(float)
+    correct = np.fromiter((g == p for gs, ps in zip(gold, predicted) for g, p in zip(gs, ps)), dtype=bool)
+    return accuracy_statistics(correct, [len(g) for g in gold])
+
+
+def subset(items: list, fraction: float, seed: int) -> list:
+    """The first ``fraction`` (at least one) of a seeded permutation of ``items``, in corpus order: the
+    subsets of one seed are nested."""
+    if fraction == 1:
+        return items
+    order = np.random.default_rng(seed).permutation(len(items))
+    return [items[k] for k in sorted(order[: max(1, round(fraction * len(items)))])]
+
+
+def _model(config: ExperimentConfig, system: System, *, epochs: int | None = None):
+    """The untrained model of ``system``, with the experiment's seed, no progress bar and, for a tagger, a
+    Tagger's default batch size (for the learners that take them); ``epochs`` replaces the configured one."""
+    accepted = inspect.signature(LEARNERS[system.learner]).parameters
+    defaults = {"seed": config.seed, "progress": False}
+    if config.task == "tagger":
+        defaults["batch_size"] = _TAGGER_BATCH_SIZE
+    options = {key: value for key, value in defaults.items() if key in accepted} | system.options
+    if epochs is not None and "epochs" in accepted:
+        options["epochs"] = epochs
+    return _TASKS[config.task].model(system, make_learner(system.learner, **options), config.bits)
+
+
+def check_systems(config: ExperimentConfig, data: Data) -> None:
+    """Fit every system for one epoch on a few training examples, so that a learner, decoder and feature
+    set that do not go together fail before any real training (naming the system)."""
+    task = _TASKS[config.task]
+    sample = task.sample(data.train)
+    for system in config.systems:
+        try:
+            task.fit(_model(config, system, epochs=1), sample, sample)
+        except (StructlinError, ValueError) as err:
+            raise StructlinError(f"{config.path}: grid: system {system.name!r}: {err}") from None
+
+
+def run_system(config: ExperimentConfig, system: System, data: Data, metric: str, model_file: Path) -> Outcome:
+    """Train one system, keep its best dev epoch, save it to ``model_file`` and score it on dev and test."""
+    task = _TASKS[config.task]
+    model = _model(config, system)
+    train = subset(data.train, system.fraction, config.seed)
+    began = time.perf_counter()
+    task.fit(model, train, data.dev)
+    seconds = time.perf_counter() - began
+    model.save(model_file)
+    size = model_file.stat().st_size
+    score = SCORES[metric]
+    dev_statistics = unit_statistics(metric, task.labels(data.dev), task.predict(model, data.dev))
+    predicted = task.predict(model, data.test)
+    statistics = unit_statistics(metric, task.labels(data.test), predicted)
+    return Outcome(
+        system, len(train), task.items(train), float(score(statistics.sum(axis=0))),
+        float(score(dev_statistics.sum(axis=0))), model.learner.best_epoch_, model.history_, seconds, size,
+        model_file.name,
+        None if model.weights_ is None else int(np.count_nonzero(model.weights_)),
+        getattr(model.learner, "n_support_", None), task.report(model, data.test, predicted), statistics,
+        list(chain.from_iterable(predicted)))
+
+
+def compare(reference: Outcome, other: Outcome, gold: list[str], metric: str, samples: int, seed: int) -> Comparison:
+    """Two-sided tests of ``other``'s test score against ``reference``'s over units (and McNemar over items)."""
+    resampling = {"samples": samples, "seed": seed}
+    bootstrap, randomization = (test(reference.statistics, other.statistics, SCORES[metric], **resampling)
+                                for test in (paired_bootstrap, approximate_randomization))
+    mcnemar_test = None
+    if metric == "accuracy":
+        result = mcnemar(*([p == g for p, g in zip(o.predicted, gold)] for o in (reference, other)))
+        mcnemar_test = {"p_value": result.p_value, "method": result.method, "only_reference": result.only_a,
+                        "only_system": result.only_b}
+    return Comparison(other.test_score - reference.test_score, bootstrap, randomization, mcnemar_test)
+
+
+def run_experiment(config: ExperimentConfig, *, command: str, log: Callable[[str], None] = lambda line: None,
+                   models: Path | None = None) -> ExperimentResult:
+    """Train and score every system of ``config`` and compare each with the best; ``log`` gets a line per
+    system.  Model files go to ``models`` (default: a temporary folder, removed at the end)."""
+    began = time.perf_counter()
+    task = _TASKS[config.task]
+    data = read_data(config)
+    for split in ("train", "dev", "test"):
+        if not getattr(data, split):
+            raise StructlinError(f"{data.sources[split]}: no {task.unit}s")
+    metric = choose_metric(config, task.labels(data.train))
+    check_systems(config, data)
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="structlin-models-") as scratch:
+        folder = models or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        for k, system in enumerate(config.systems, 1):
+            outcome = run_system(config, system, data, metric, folder / f"system-{k:02d}.model")
+            outcomes.append(outcome)
+            log(f"[{k}/{len(config.systems)}] {system.name}: test {METRICS[metric]} {100 * outcome.test_score:.2f}, "
+                f"dev {100 * outcome.dev_score:.2f} (epoch {outcome.best_epoch}), {outcome.train_seconds:.1f}s")
+    outcomes.sort(key=lambda o: (-o.test_score, -o.dev_score, o.system.name))
+    gold = list(chain.from_iterable(task.labels(data.test)))
+    comparisons = [None] + [compare(outcomes[0], other, gold, metric, config.samples, config.seed)
+                            for other in outcomes[1:]]
+    splits = {"train": data.train, "dev": data.dev, "test": data.test}
+    sizes = {split: (len(items), task.items(items)) for split, items in splits.items()}
+    return ExperimentResult(config, command, data.sources, metric, task.unit, task.item, sizes, gold, outcomes,
+                            comparisons, time.perf_counter() - began)

@@ -1,0 +1,154 @@
+"""Naive Bayes as a linear model: multinomial and Bernoulli NB fitted in closed form into the joint
+weights, so that prediction is ``argmax_y w·φ(x, y)`` through the same decoder as every other learner.
+
+NB's log joint probability is linear in the feature vector ``x`` (counts ``x_f`` of feature ``f``)::
+
+    multinomial:  log P(y, x) = log P(y) + Σ_f x_f log P(f|y)                       (+ a term without y)
+    Bernoulli:    log P(y, x) = log P(y) + Σ_f log(1 − P(f|y)) + Σ_{f: x_f = 1} [log P(f|y) − log(1 − P(f|y))]
+
+with smoothed estimates (``α = 1``: Laplace; other ``α > 0``: Lidstone)::
+
+    multinomial:  P(f|y) = (N_fy + α) / (N_y + α·V)     N_fy = Σ_{x of class y} x_f,  N_y = Σ_f N_fy
+    Bernoulli:    P(f|y) = (D_fy + α) / (D_y + 2α)      D_fy = documents of class y with f,  D_y = documents of y
+
+over the ``V`` features seen in training (a feature seen only at prediction time has no row and is
+ignored, as NB ignores out-of-vocabulary words), and the prior ``P(y) = D_y / D``, unsmoothed.  So the
+weight of feature ``f`` and label ``y`` is ``log P(f|y)`` (Bernoulli: ``log P(f|y) − log(1 − P(f|y))``),
+and the per-label constant ``log P(y)`` (Bernoulli: ``+ Σ_f log(1 − P(f|y))``) is the weight of the
+*bias feature*, the one feature every document has (a ``bias`` template in the feature set, e.g.
+``features/text-nb.toml``): the joint map of a classifier has no other place for a label constant.  The
+model passes the bias feature's row (``bias_row``) to :meth:`NaiveBayes.fit`, which sets that row to
+``constant / b`` for the bias feature's value ``b``, so that ``b · weight`` is the constant.  The softmax
+of the scores (the Multiclass decoder's marginals, ``Classifier.predict_proba``) is then Bayes' rule,
+``P(y|x) = P(y, x) / Σ_y' P(y', x)``.
+
+Feature hashing is signed: the value of bucket ``f`` is ``s_f · c_f`` with the hash sign ``s_f = ±1`` and
+the count ``c_f``.  NB counts ``|value|`` and stores every weight row with its bucket's sign,
+``w_fy = s_f · log P(f|y)``, so that ``value · w_fy = c_f · log P(f|y)``.  This is exact unless features of
+opposite signs share a bucket (a hash collision): the row then takes the sign of the bucket's summed
+training values, and ``history_`` counts such rows (``mixed_sign_rows``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..decoders import Decoder, decode_corpus
+from ..errors import OptionValueError
+from ..joint import JointFeatureMap
+from ..matrix import FeatureMatrix
+from .common import dev_accuracy, require_finite
+
+
+class NaiveBayes:
+    """Multinomial naive Bayes (the feature values are counts of the features' events), fitted in closed form.
+
+    ``alpha`` is the additive smoothing of the estimates (1: Laplace).  It classifies single instances
+    (the Multiclass decoder; a chain of NB emissions would be an HMM, not implemented here) and needs a
+    bias feature (see the module docstring) whose value is the same in every training instance, i.e.
+    feature values without normalisation.  ``seed`` and ``progress`` are accepted for the common learner
+    interface; the closed form uses neither.
+
+    After :meth:`fit`: ``weights_``, ``best_epoch_`` (1) and ``history_``, one record: ``epoch`` (1),
+    ``train_mistakes`` and ``train_token_errors`` (misclassified training positions), ``mixed_sign_rows``,
+    ``dev_accuracy``, ``seconds``.
+    """
+
+    name = "naive-bayes"
+    summary = "multinomial naive Bayes in closed form, as joint weights (classifiers)"
+    online = False
+    probabilistic = True  # the softmax of the scores is Bayes' rule
+    needs_bias = True  # fit takes the row of the bias feature, which holds the per-label constant
+
+    def __init__(self, *, alpha: float = 1.0, seed: int = 0, progress: bool | None = None):
+        if not 0 < alpha < np.inf:
+            raise ValueError(f"alpha must be positive and finite, got {alpha}")
+        self.alpha, self.seed, self.progress = alpha, seed, progress
+
+    def params(self) -> dict:
+        """The hyper-parameters, as stored in a model file."""
+        return {"alpha": self.alpha}
+
+    def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
+            dev: tuple[FeatureMatrix, np.ndarray] | None = None, *, bias_row: int | None = None) -> NaiveBayes:
+        """Set ``weights_`` to the NB log-probabilities of the indexed corpus ``X`` with gold label ids ``y``
+        (one per position); ``bias_row`` is the weight row of the bias feature."""
+        began = time.perf_counter()
+        if decoder.uses_transitions:
+            raise OptionValueError(f"{self.name} classifies single instances: it needs the multiclass decoder, "
+                                   f"not {decoder.name!r} (naive Bayes over label chains, an HMM, is not implemented)")
+        if bias_row is None:
+            raise OptionValueError(f"{self.name} keeps log P(y) in the weight of a bias feature: use a feature set "
+                                   "with a bias template (bundled: text-nb, text-presence)")
+        require_finite(X, "training")
+        row, position = X.indices.astype(np.int64), X.entry_positions()
+        bias_value = _bias_value(X, position, bias_row)
+        feature = row != bias_row
+        row, label, value = row[feature], y[position[feature]], X.values[feature].astype(np.float64)
+        L, n_rows = joint.n_labels, joint.n_rows
+        sign = np.where(np.bincount(row, value, minlength=n_rows) < 0, -1.0, 1.0)
+        mixed_sign_rows = len(np.unique(row[np.sign(value) != sign[row]]))
+        counts = np.bincount(row * L + label, self._events(value), minlength=n_rows * L).reshape(n_rows, L)
+        counts[bias_row] = 0.0
+        documents = np.bincount(y, minlength=L).astype(np.float64)
+        log_likelihood, constant = self._log_likelihoods(counts, documents, np.arange(n_rows) != bias_row)
+        with np.errstate(divide="ignore"):  # a label without training instances: log P(y) = −∞
+            log_prior = np.log(documents / documents.sum())
+        w = np.zeros(joint.size)
+        emission = joint.emission_weights(w)
+        emission[:] = sign[:, None] * log_likelihood
+        emission[bias_row] = (log_prior + constant) / bias_value
+        self.weights_, self.best_epoch_ = w, 1
+        errors = int(np.count_nonzero(decode_corpus(decoder, joint, w, X) != y))
+        self.history_ = [{"epoch": 1, "train_mistakes": errors, "train_token_errors": errors,
+                          "mixed_sign_rows": mixed_sign_rows,
+                          "dev_accuracy": None if dev is None else dev_accuracy(decoder, joint, w, dev),
+                          "seconds": time.perf_counter() - began}]
+        return self
+
+    def _events(self, values: np.ndarray) -> np.ndarray:
+        """How many events of its feature each training entry counts: the count ``|value|``."""
+        return np.abs(values)
+
+    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, is_feature: np.ndarray):
+        """The weights ``log P(f|y)`` of every row (``n_rows × L``) from the event ``counts`` (zero in the bias
+        row), and the per-label constant besides ``log P(y)``: none."""
+        vocabulary = np.count_nonzero(is_feature)
+        return np.log(counts + self.alpha) - np.log(counts.sum(axis=0) + self.alpha * vocabulary), 0.0
+
+
+class BernoulliNaiveBayes(NaiveBayes):
+    """Bernoulli naive Bayes: every training feature is an event that a document has or lacks.  Its
+    feature values must be binary (``values = "binary"``, no normalisation: every value ±1)."""
+
+    name = "bernoulli-nb"
+    summary = "Bernoulli naive Bayes (binary features) in closed form, as joint weights (classifiers)"
+
+    def _events(self, values: np.ndarray) -> np.ndarray:
+        """Presence: 1 for every entry, whose values must all be ±1."""
+        if not np.all(np.abs(values) == 1):
+            raise OptionValueError(f"{self.name} needs binary feature values (values = \"binary\", normalize = "
+                                   f"\"none\"), got {values[np.abs(values) != 1][0]:g}")
+        return np.ones(len(values))
+
+    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, is_feature: np.ndarray):
+        """``log P(f|y) − log(1 − P(f|y))`` per row and the constant ``Σ_f log(1 − P(f|y))`` per label."""
+        p = (counts + self.alpha) / (documents + 2 * self.alpha)
+        log_absent = np.log1p(-p)
+        return np.log(p) - log_absent, log_absent[is_feature].sum(axis=0)
+
+
+def _bias_value(X: FeatureMatrix, position: np.ndarray, bias_row: int) -> float:
+    """The value ``b`` of the bias feature, which every training position must have once, the same in all;
+    ``position`` is the position of every entry of ``X``."""
+    at = X.indices == bias_row
+    if not np.array_equal(np.bincount(position[at], minlength=X.n_positions), np.ones(X.n_positions)):
+        raise OptionValueError("the bias feature is missing from some training instances (a hash collision "
+                               "cancelled it: try another hash seed or more bits)")
+    values = X.values[at]
+    if not np.all(values == values[0]):
+        raise OptionValueError(f"the bias feature's value varies between training instances ({values.min():g} to "
+                               f"{values.max():g}); naive Bayes needs feature values without normalisation")
+    return float(values[0])

@@ -1,0 +1,102 @@
+"""Balanced Winnow (Littlestone 1988; the normalised, two-vector form of Kivinen & Warmuth's EG±) on any
+decoder: multiplicative updates of positive weights.
+
+The weights are ``w = w⁺ − w⁻`` with ``w⁺, w⁻ > 0``, both uniform at the start (``w = 0``).  On a mistake,
+with ``Δ = φ(x, y) − φ(x, ŷ)`` (``ŷ = argmax_y w·φ(x, y)``) and learning rate ``η``, every entry ``j`` of
+``Δ`` multiplies its weights and all weights are normalised to a total mass of 1::
+
+    w⁺_j ← w⁺_j e^{η Δ_j} / Z,    w⁻_j ← w⁻_j e^{−η Δ_j} / Z,    Z = Σ_j (w⁺_j e^{η Δ_j} + w⁻_j e^{−η Δ_j})
+
+(an entry outside ``Δ`` has ``Δ_j = 0``).  For two labels and binary ``x`` this is Winnow's promotion and
+demotion of the active features, ``w_j ← w_j e^{η y x_j} / Z``, in each label's half of ``w⁺ − w⁻``; the
+negative half lets a weight change sign, for features that speak against a label.  A document's feature
+values carry the hash sign (±1 for binary values): the two halves make a negative value act like a
+positive one with ``w⁺`` and ``w⁻`` swapped.
+
+A step costs O(entries of Δ): the normaliser ``Z`` scales every weight alike, and ``argmax_y w·φ(x, y)``
+does not depend on a positive scale, so training keeps the logarithms of the unnormalised products,
+``θ± = log v±`` (``w± = v± / Σ(v⁺ + v⁻)``; an update adds ``±ηΔ_j``, exactly, with no overflow or
+underflow), and scores with ``e^{θ⁺ − c} − e^{θ⁻ − c}``, where the global shift ``c`` grows, rarely, in one
+O(weights) step, when the exponents near overflow.  ``weights_`` are normalised once per epoch.  The
+mistake bound is ``O(log(p) / γ²)`` for ``p`` features and margin ``γ`` measured with ‖u‖₁ and ‖x‖∞,
+against the perceptron's ``O(1/γ²)`` with ‖u‖₂ and ‖x‖₂: far fewer mistakes for a few relevant features
+among many.
+
+Epochs, seeded shuffling, mini-batches, dev selection, patience and the callback are the perceptron's
+(:class:`~.perceptron.Perceptron`, whose update step this class replaces).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..joint import JointFeatureMap
+from ..matrix import FeatureMatrix
+from .perceptron import Perceptron
+
+_SHIFT_ABOVE = 500.0  # the shift c moves up to the largest exponent when θ − c exceeds this (e^500 ≈ 1e217)
+
+
+class Winnow(Perceptron):
+    """Balanced Winnow with learning rate ``learning_rate`` = η > 0 (Littlestone's promotion factor 2 is η = ln 2).
+    The default η = 0.1 was chosen by 10-fold cross-validation on movie_reviews with unigram presence
+    (``text-presence``, seed 0): η = 1 64.6%, 0.3 77.9%, 0.1 83.7%, 0.03 84.3%, 0.01 83.6%.
+
+    After :meth:`fit`: ``weights_`` (``w⁺ − w⁻`` with ``Σ(w⁺ + w⁻) = 1``), ``history_`` and ``best_epoch_``
+    as for the perceptron.  The run's state ``(w⁺, w⁻)`` is not in a model file, so training does not
+    go on after a run (``online = False``).
+    """
+
+    name = "winnow"
+    summary = "balanced Winnow: multiplicative updates of positive weights w⁺ − w⁻"
+    online = False
+
+    def __init__(self, epochs: int = 10, *, learning_rate: float = 0.1, seed: int = 0, shuffle: bool = True,
+                 batch_size: int = 1, patience: int | None = None, callback: Callable | None = None,
+                 progress: bool | None = None):
+        super().__init__(epochs, seed=seed, shuffle=shuffle, batch_size=batch_size, patience=patience,
+                         callback=callback, progress=progress)
+        if not 0 < learning_rate < np.inf:
+            raise ValueError(f"learning_rate must be positive and finite, got {learning_rate}")
+        self.learning_rate = learning_rate
+
+    def params(self) -> dict:
+        params = {**super().params(), "learning_rate": self.learning_rate}
+        del params["margin"]
+        return params
+
+    def start(self, joint: JointFeatureMap, weights: np.ndarray | None = None, history: list | None = None) -> None:
+        """Begin a run with ``θ⁺ = θ⁻ = 0`` (so ``w = 0``) and the shift ``c = 0``."""
+        super().start(joint, weights, history)
+        self._log_plus, self._log_minus, self._shift = np.zeros(joint.size), np.zeros(joint.size), 0.0
+
+    def partial_fit(self, *args, **kwargs):
+        raise TypeError("winnow's state (w⁺, w⁻) lasts one run: train it with fit")
+
+    def _step(self, w: np.ndarray, batch: FeatureMatrix, wrong: np.ndarray, indices: np.ndarray, values: np.ndarray,
+              owner: np.ndarray) -> np.ndarray:
+        """Add ``±ηΔ`` to ``θ±`` on the entries of ``Δ`` (repeated indices summed) and return what the
+        perceptron's ``w += ...`` must add to make ``w = e^{θ⁺ − c} − e^{θ⁻ − c}`` there."""
+        keys, first, inverse = np.unique(indices, return_index=True, return_inverse=True)
+        exponent = self.learning_rate * np.bincount(inverse, values)
+        self._log_plus[keys] += exponent
+        self._log_minus[keys] -= exponent
+        largest = max(self._log_plus[keys].max(), self._log_minus[keys].max())
+        if largest - self._shift > _SHIFT_ABOVE:
+            self._shift = largest
+            w[:] = self._scoring_weights(slice(None))
+        change = np.zeros(len(indices))
+        change[first] = self._scoring_weights(keys) - w[keys]
+        return change
+
+    def _scoring_weights(self, entries) -> np.ndarray:
+        """``e^{θ⁺ − c} − e^{θ⁻ − c}`` of ``entries``: proportional to ``w``."""
+        return np.exp(self._log_plus[entries] - self._shift) - np.exp(self._log_minus[entries] - self._shift)
+
+    def _hypothesis(self) -> np.ndarray:
+        """The normalised weights ``(v⁺ − v⁻) / Σ(v⁺ + v⁻)``."""
+        top = max(self._log_plus.max(), self._log_minus.max())
+        plus, minus = np.exp(self._log_plus - top), np.exp(self._log_minus - top)
+        return (plus - minus) / (plus.sum() + minus.sum())

@@ -1,0 +1,227 @@
+"""Tests of structlin.learners.naive_bayes: the joint weights are NB's log-probabilities exactly (with signed
+feature values), predictions and probabilities are Bayes' rule, the lecture's frog example, save/load, and
+the settings and data naive Bayes refuses."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+from roundtrip import assert_classifier_round_trip
+
+from structlin import Classifier
+from structlin.cli import main
+from structlin.decoders import Multiclass, Viterbi
+from structlin.errors import OptionValueError, StructlinError
+from structlin.joint import JointFeatureMap
+from structlin.learners import BernoulliNaiveBayes, NaiveBayes, make_learner
+from structlin.matrix import FeatureMatrix
+from structlin.templates import FeatureSet
+
+# --- the weights by hand ---------------------------------------------------------------------------------
+
+# Rows: 0 = bias (hash sign −1), 1 = "a" (sign +1), 2 = "b" (sign −1), 3 = "c" (sign +1); labels 0, 1.
+# Document counts: d0 (label 0): a×2, b×1; d1 (label 0): b×3; d2 (label 1): a×1, c×2.
+JOINT = JointFeatureMap(["neg", "pos"], [5, 9, 17, 40], transitions=False)
+SIGNS = np.array([1.0, -1.0, 1.0])  # of a, b, c
+COUNTS = np.array([[2, 1, 0], [0, 3, 0], [1, 0, 2]])
+Y = np.array([0, 0, 1])
+
+
+def signed_matrix(counts: np.ndarray, bias: float = -1.0) -> FeatureMatrix:
+    """One row per document: the bias (row 0) and every feature with a non-zero count (rows 1..)."""
+    rows = [[0, *(1 + np.flatnonzero(c))] for c in counts]
+    values = [[bias, *(SIGNS[c > 0] * c[c > 0])] for c in counts]
+    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
+    return FeatureMatrix(indptr, np.concatenate(rows), np.concatenate(values), np.ones(len(counts), np.int64))
+
+
+def test_multinomial_weights_are_log_prior_and_signed_log_likelihoods():
+    alpha = 0.5
+    learner = NaiveBayes(alpha=alpha).fit(JOINT, Multiclass(), signed_matrix(COUNTS), Y, bias_row=0)
+    E = JOINT.emission_weights(learner.weights_)
+    # N_fy: label 0 has a 2, b 4, c 0 (total 6); label 1 has a 1, b 0, c 2 (total 3); V = 3.
+    likelihood = np.array([[(2 + alpha) / (6 + 3 * alpha), (1 + alpha) / (3 + 3 * alpha)],
+                           [(4 + alpha) / (6 + 3 * alpha), (0 + alpha) / (3 + 3 * alpha)],
+                           [(0 + alpha) / (6 + 3 * alpha), (2 + alpha) / (3 + 3 * alpha)]])
+    np.testing.assert_allclose(E[1:], SIGNS[:, None] * np.log(likelihood), rtol=1e-14)
+    np.testing.assert_allclose(E[0], -np.log([2 / 3, 1 / 3]), rtol=1e-14)  # log P(y) over the bias value −1
+    # The signed value times the weight is the count times log P(f|y): the score is log P(y, x) (no multinomial
+    # coefficient) for every document.
+    scores = JOINT.scores(learner.weights_, signed_matrix(COUNTS)).emissions
+    np.testing.assert_allclose(scores, np.log([2 / 3, 1 / 3]) + COUNTS @ np.log(likelihood), rtol=1e-13)
+    record = learner.history_[0]
+    assert record["train_mistakes"] == 0 and record["mixed_sign_rows"] == 0 and learner.best_epoch_ == 1
+
+
+def test_bernoulli_weights_hold_the_absent_features_in_the_bias():
+    alpha = 1.0
+    presence = (COUNTS > 0).astype(int)
+    learner = BernoulliNaiveBayes(alpha=alpha).fit(JOINT, Multiclass(), signed_matrix(presence), Y, bias_row=0)
+    E = JOINT.emission_weights(learner.weights_)
+    # D_fy: label 0 (2 documents) has a 1, b 2, c 0; label 1 (1 document) has a 1, b 0, c 1.
+    p = np.array([[(1 + alpha) / (2 + 2 * alpha), (1 + alpha) / (1 + 2 * alpha)],
+                  [(2 + alpha) / (2 + 2 * alpha), (0 + alpha) / (1 + 2 * alpha)],
+                  [(0 + alpha) / (2 + 2 * alpha), (1 + alpha) / (1 + 2 * alpha)]])
+    np.testing.assert_allclose(E[1:], SIGNS[:, None] * (np.log(p) - np.log(1 - p)), rtol=1e-14)
+    np.testing.assert_allclose(E[0], -(np.log([2 / 3, 1 / 3]) + np.log(1 - p).sum(axis=0)), rtol=1e-14)
+    direct = np.log([2 / 3, 1 / 3]) + presence @ np.log(p) + (1 - presence) @ np.log(1 - p)
+    np.testing.assert_allclose(JOINT.scores(learner.weights_, signed_matrix(presence)).emissions, direct, rtol=1e-13)
+
+
+def test_a_bucket_with_opposite_signs_takes_the_sign_of_its_sum_and_is_counted():
+    counts = signed_matrix(COUNTS)
+    counts.values[2] = -counts.values[2]  # d0's "b" (value −1) now +1: the "b" bucket has both signs
+    learner = NaiveBayes().fit(JOINT, Multiclass(), counts, Y, bias_row=0)
+    assert learner.history_[0]["mixed_sign_rows"] == 1
+    assert np.all(JOINT.emission_weights(learner.weights_)[2] > 0)  # sign −1 (sum −2) times log P < 0
+
+
+# --- predictions and probabilities are Bayes' rule -----------------------------------------------------
+
+TRAIN = ["good fun film", "great fun", "good acting good film", "bad plot", "awful boring plot", "bad bad acting",
+         "boring film"]
+LABELS = ["pos", "pos", "pos", "neg", "neg", "neg", "neg"]
+TEST = ["good plot", "bad fun film", "awful", "unseen words only", "great great good"]
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"\b\w\w+\b", text.lower())
+
+
+def direct_multinomial(alpha: float) -> np.ndarray:
+    """log P(y) + Σ_w c_w log P(w|y) of every TEST document, from word counts (classes in sorted order)."""
+    vocabulary = sorted({w for t in TRAIN for w in words(t)})
+    classes = sorted(set(LABELS))
+    counts = {y: Counter(w for t, label in zip(TRAIN, LABELS) if label == y for w in words(t)) for y in classes}
+    out = np.zeros((len(TEST), len(classes)))
+    for j, y in enumerate(classes):
+        total = sum(counts[y].values())
+        out[:, j] = np.log(LABELS.count(y) / len(LABELS))
+        for i, text in enumerate(TEST):
+            out[i, j] += sum(np.log((counts[y][w] + alpha) / (total + alpha * len(vocabulary)))
+                             for w in words(text) if w in vocabulary)
+    return out
+
+
+def direct_bernoulli(alpha: float) -> np.ndarray:
+    """log P(y) + Σ_{w ∈ V} log P(w present or absent | y) of every TEST document."""
+    vocabulary = sorted({w for t in TRAIN for w in words(t)})
+    classes = sorted(set(LABELS))
+    out = np.zeros((len(TEST), len(classes)))
+    for j, y in enumerate(classes):
+        documents = [set(words(t)) for t, label in zip(TRAIN, LABELS) if label == y]
+        out[:, j] = np.log(len(documents) / len(LABELS))
+        for w in vocabulary:
+            p = (sum(w in d for d in documents) + alpha) / (len(documents) + 2 * alpha)
+            out[:, j] += [np.log(p) if w in set(words(t)) else np.log(1 - p) for t in TEST]
+    return out
+
+
+@pytest.mark.parametrize(("learner", "features", "direct"), [(NaiveBayes(alpha=0.7), "text-nb", direct_multinomial),
+                                                             (BernoulliNaiveBayes(alpha=0.7), "text-presence",
+                                                              direct_bernoulli)])
+def test_scores_predictions_and_probabilities_are_bayes_rule(learner, features, direct):
+    clf = Classifier(features, learner).fit(TRAIN, LABELS)
+    expected = direct(0.7)
+    np.testing.assert_allclose(clf.decision_function(TEST), expected, rtol=1e-6)  # float32 feature values
+    assert clf.predict(TEST) == [clf.classes_[k] for k in expected.argmax(axis=1)]
+    posterior = np.exp(expected - expected.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(clf.predict_proba(TEST), posterior / posterior.sum(axis=1, keepdims=True), rtol=1e-6)
+    assert clf.history_[0]["mixed_sign_rows"] == 0
+
+
+# --- the lecture's frogs ---------------------------------------------------------------------------------
+
+# 14 frogs, 6 edible (+), reconstructed from the lecture's numbers: P(+) = 6/14, and for convexity = med,
+# speed = med the unnormalised scores P(y) Π P(x_i|y) are 8/14 · 3/8 · 1/8 = 0.027 (inedible) and
+# 6/14 · 2/6 · 1/6 = 0.024 (edible), so the frog is inedible.
+EDIBLE = [("low", "low"), ("med", "low"), ("med", "high"), ("high", "low"), ("high", "med"), ("high", "high")]
+INEDIBLE = [("low", "high"), ("low", "high"), ("low", "low"), ("med", "med"), ("med", "high"), ("med", "high"),
+            ("high", "low"), ("high", "high")]
+FROGS = FeatureSet.from_dict({"name": "frogs", "values": "count",
+                              "template": [{"name": "bias"}, {"name": "featureset"}]})
+
+
+def test_the_lecture_frogs():
+    frogs = [{"convexity": c, "speed": s} for c, s in EDIBLE + INEDIBLE]
+    clf = Classifier(FROGS, NaiveBayes(alpha=1e-9)).fit(frogs, ["+"] * 6 + ["-"] * 8)  # α → 0: the lecture's MLE
+    assert clf.classes_ == ["+", "-"]
+    # A frog without attributes has the bias feature alone: its score is the bias weight times its value, log P(y).
+    np.testing.assert_allclose(np.exp(clf.decision_function([{}])[0]), [6 / 14, 8 / 14], rtol=1e-12)
+    frog = {"convexity": "med", "speed": "med"}
+    assert clf.predict([frog]) == ["-"]
+    # Multinomial NB over the two attribute events estimates P(f|y) = count / (2 · N_y), half the lecture's
+    # per-attribute P(x_i|y) = count / N_y: the joint score is the lecture's over 2² for both labels alike.
+    joint_probability = np.exp(clf.decision_function([frog])[0]) * 2**2
+    np.testing.assert_allclose(joint_probability, [6 / 14 * 2 / 6 * 1 / 6, 8 / 14 * 3 / 8 * 1 / 8], rtol=1e-6)
+    assert np.round(joint_probability, 3).tolist() == [0.024, 0.027]
+    np.testing.assert_allclose(clf.predict_proba([frog])[0], [8 / 17, 9 / 17], rtol=1e-6)  # the posterior is exact
+
+
+# --- persistence, command line, refusals -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "features"), [("naive-bayes", "text-nb"), ("bernoulli-nb", "text-presence")])
+def test_save_load_round_trip(tmp_path, name, features):
+    clf = Classifier(features, make_learner(name, alpha=0.3)).fit(TRAIN, LABELS, dev=(TRAIN, LABELS))
+    loaded = assert_classifier_round_trip(clf, TRAIN, LABELS, tmp_path)
+    assert loaded.learner.alpha == 0.3 and loaded.learner.probabilistic
+    np.testing.assert_array_equal(loaded.predict_proba(TEST), clf.predict_proba(TEST))
+
+
+def test_command_line_trains_with_alpha_and_refuses_options_of_others(tmp_path, capsys):
+    train = tmp_path / "train.txt"
+    train.write_text("".join(f"__label__{y} {x}\n" for x, y in zip(TRAIN, LABELS)), encoding="utf-8")
+    model = tmp_path / "nb.model"
+    assert main(["train", "classifier", "--train", str(train), "--features", "text-nb", "--learner", "naive-bayes",
+                 "--alpha", "0.5", "--output", str(model), "--quiet"]) == 0
+    assert Classifier.load(model).learner.alpha == 0.5
+    capsys.readouterr()
+    for argv, message in ((["--learner", "naive-bayes", "--alpha", "0"], "alpha must be positive and finite, got 0.0"),
+                          (["--learner", "naive-bayes", "--margin", "1"], "--margin does not apply to learner 'naive-bayes'"),
+                          (["--learner", "perceptron", "--alpha", "1"], "--alpha does not apply to learner 'perceptron'"),
+                          (["--learner", "naive-bayes", "--features", "text-unigram"], "use a feature set with a bias")):
+        assert main(["train", "classifier", "--train", str(train), "--output", str(model), *argv]) == 1
+        assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("alpha", [0.0, -1.0, float("inf"), float("nan")])
+def test_alpha_must_be_positive(alpha):
+    for cls in (NaiveBayes, BernoulliNaiveBayes):
+        with pytest.raises(ValueError, match="alpha must be positive"):
+            cls(alpha=alpha)
+
+
+def test_refuses_chains_a_missing_or_varying_bias_and_counts_for_bernoulli():
+    X = signed_matrix(COUNTS)
+    with pytest.raises(OptionValueError, match="needs the multiclass decoder, not 'viterbi'"):
+        NaiveBayes().fit(JointFeatureMap(["neg", "pos"], [5, 9, 17, 40]), Viterbi(), X, Y, bias_row=0)
+    with pytest.raises(OptionValueError, match="bias template"):
+        NaiveBayes().fit(JOINT, Multiclass(), X, Y)
+    with pytest.raises(OptionValueError, match="missing from some training instances"):
+        NaiveBayes().fit(JOINT, Multiclass(), X, Y, bias_row=3)  # "c" is not in every document
+    normalised = signed_matrix(COUNTS)
+    normalised.values[0] = -0.5
+    with pytest.raises(OptionValueError, match="varies between training instances"):
+        NaiveBayes().fit(JOINT, Multiclass(), normalised, Y, bias_row=0)
+    with pytest.raises(OptionValueError, match="bernoulli-nb needs binary feature values .* got 2"):
+        BernoulliNaiveBayes().fit(JOINT, Multiclass(), X, Y, bias_row=0)
+    l2 = FeatureSet.from_dict({"name": "l2", "normalize": "l2", "template": [{"name": "bias"}, {"name": "words"}]})
+    with pytest.raises(StructlinError, match="without normalisation"):
+        Classifier(l2, "naive-bayes").fit(TRAIN, LABELS)
+    with pytest.raises(TypeError, match="'naive-bayes' is not online"):
+        Classifier("text-nb", "naive-bayes").fit(TRAIN, LABELS).partial_fit(TRAIN, LABELS)
+
+
+def test_movie_reviews_cross_validation(nltk_data_dir):
+    """The acceptance number: 10-fold cross-validation on movie_reviews, unigram presence, ≥ 80%."""
+    from structlin.catalog import load_documents
+    from structlin.experiments import cross_validate
+
+    documents = load_documents("movie_reviews")
+    result = cross_validate(lambda: Classifier("text-presence", "naive-bayes"), [d.text for d in documents],
+                            [d.label for d in documents], folds=10, seed=0)
+    assert result["accuracy"] >= 0.80

@@ -1,0 +1,70 @@
+"""The voted perceptron in the primal: votes and averages against the weights after every visit of a
+textbook loop, the three hypotheses of one run, dev selection, save/load and the decoder restriction."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from roundtrip import assert_classifier_round_trip
+from structlin import Classifier, Tagger
+from structlin.decoders import Multiclass
+from structlin.learners import AveragedPerceptron, Perceptron, VotedPerceptron
+from test_kernel_perceptron import dense_corpus, integer_problem, textbook_perceptron
+
+
+def test_votes_and_average_equal_brute_force_over_every_visit():
+    rows, y, L = integer_problem(seed=11, n=70)
+    joint, X = dense_corpus(rows, L)
+    test_rows, _, _ = integer_problem(seed=12, n=60)
+    _, X_test = dense_corpus(test_rows, L)
+    learner = VotedPerceptron(4, seed=5).fit(joint, Multiclass(), X, y)
+    _, after_visit = textbook_perceptron(rows, y, L, 4, seed=5)
+    votes = np.zeros((len(test_rows), L))
+    for W in after_visit:  # every visit's hypothesis votes once: c_k votes for hypothesis k
+        votes[np.arange(len(test_rows)), (test_rows @ W).argmax(axis=1)] += 1
+    np.testing.assert_array_equal(learner.decision_function(X_test), votes)
+    learner.hypothesis = "averaged"
+    np.testing.assert_allclose(learner.decision_function(X_test), test_rows @ np.mean(after_visit, axis=0), atol=1e-9)
+    learner.hypothesis = "last"
+    np.testing.assert_array_equal(learner.decision_function(X_test), test_rows @ after_visit[-1])
+
+
+def test_weights_equal_the_perceptrons_of_the_same_run():
+    rows, y, L = integer_problem(seed=13)
+    joint, X = dense_corpus(rows, L)
+    voted = VotedPerceptron(3, seed=1, hypothesis="last").fit(joint, Multiclass(), X, y)
+    np.testing.assert_array_equal(voted.weights_, Perceptron(3, seed=1).fit(joint, Multiclass(), X, y).weights_)
+    voted = VotedPerceptron(3, seed=1, hypothesis="averaged").fit(joint, Multiclass(), X, y)
+    np.testing.assert_allclose(voted.weights_, AveragedPerceptron(3, seed=1).fit(joint, Multiclass(), X, y).weights_)
+
+
+def test_dev_selection_scores_the_votes():
+    rows, y, L = integer_problem(seed=14, n=120)
+    joint, X = dense_corpus(rows[:90], L)
+    _, X_dev = dense_corpus(rows[90:], L)
+    learner = VotedPerceptron(6, seed=0).fit(joint, Multiclass(), X, y[:90], dev=(X_dev, y[90:]))
+    scores = [h["dev_accuracy"] for h in learner.history_]
+    assert scores[learner.best_epoch_ - 1] == max(scores)
+    assert learner.decision_function(X_dev).argmax(axis=1).tolist() != []
+    assert float((learner.decision_function(X_dev).argmax(axis=1) == y[90:]).mean()) == max(scores)
+
+
+def test_save_load_keeps_the_votes(tmp_path):
+    documents = ["good fun film", "great fun", "bad plot", "awful bad film", "good plot", "bad fun"]
+    labels = ["pos", "pos", "neg", "neg", "pos", "neg"]
+    clf = Classifier("text-unigram", VotedPerceptron(6)).fit(documents, labels, dev=(documents, labels))
+    loaded = assert_classifier_round_trip(clf, documents, labels, tmp_path)
+    for hypothesis in VotedPerceptron.hypotheses:
+        clf.learner.hypothesis = loaded.learner.hypothesis = hypothesis
+        np.testing.assert_array_equal(loaded.decision_function(documents), clf.decision_function(documents))
+
+
+def test_a_tagger_takes_the_averaged_or_last_hypothesis_only():
+    train = [[("the", "DET"), ("dog", "NOUN")], [("a", "DET"), ("cat", "NOUN")]]
+    with pytest.raises(ValueError, match="the voted hypothesis needs the multiclass decoder"):
+        Tagger("pos-basic", VotedPerceptron(2)).fit(train)
+    tagger = Tagger("pos-basic", VotedPerceptron(3, hypothesis="averaged")).fit(train)
+    assert tagger.predict([["the", "cat"]]) == [["DET", "NOUN"]]
+    with pytest.raises(ValueError, match="hypothesis must be one of voted, averaged, last"):
+        VotedPerceptron(hypothesis="best")
