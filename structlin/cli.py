@@ -106,6 +106,9 @@ EPOCHS_HELP = ("training epochs (default: the learner's: 10 perceptron epochs; m
 
 
 def _add_learner_options(parser) -> None:
+    parser.add_argument("--delta-trick", dest="delta", type=float, metavar="Δ", help="perceptron family: train "
+                        "with an id feature of value Δ per training position, which makes any data separable "
+                        "(not kept in the model)")
     parser.add_argument("--solver", choices=MaxEnt.solvers + SVM.solvers, help="maxent: batch L-BFGS (OWL-QN with "
                         "--l1) or online SGD (default: lbfgs); svm: pegasos (default) or bcfw")
     parser.add_argument("--l2", type=float, help="maxent: the L2 prior's 1/σ² on the summed log-likelihood (default: 1)")
@@ -327,15 +330,16 @@ def _learner(args, progress: bool | None, **params):
     """The learner ``--learner`` names, with the options the command line gives; an option of other
     learners only (``--margin``, ``--l2``, ``--solver``, ...) is refused by name."""
     params.update(epochs=args.epochs, seed=args.seed, progress=progress)
-    for option in ("margin", "l2", "l1", "solver", "learning_rate", "alpha", "momentum", "C", "variant", "selection", "cost",
-                   "tol", "cost_matrix", "kernel",
-                   "degree", "gamma", "coef0", "budget", "removal", "hypothesis"):
+    for option in ("margin", "delta", "l2", "l1", "solver", "learning_rate", "alpha", "momentum", "C", "variant",
+                   "selection", "cost", "tol", "cost_matrix", "kernel", "degree", "gamma", "coef0", "budget", "removal",
+                   "hypothesis"):
         value = getattr(args, option, None)
         if option == "margin" and not value:
             continue  # the default, 0: no margin, which every learner has
         if value is not None:
             if args.learner in LEARNERS and option not in inspect.signature(LEARNERS[args.learner]).parameters:
-                raise StructlinError(f"--{option.replace('_', '-')} does not apply to learner {args.learner!r}")
+                flag = "delta-trick" if option == "delta" else option.replace("_", "-")
+                raise StructlinError(f"--{flag} does not apply to learner {args.learner!r}")
             params[option] = read_cost_matrix(value) if option == "cost_matrix" else value
     try:
         learner = make_learner(args.learner, **params)

@@ -289,7 +289,7 @@ def test_invalid_hyper_parameters_and_names():
     learner = make_learner("averaged-perceptron", epochs=4, seed=3)
     assert isinstance(learner, AveragedPerceptron)
     assert learner.params() == {"epochs": 4, "seed": 3, "shuffle": True, "batch_size": 1, "patience": None,
-                               "margin": 0.0}
+                               "margin": 0.0, "delta": None}
     with pytest.raises(UnknownNameError, match=f"accepted: {', '.join(sorted(LEARNERS))}"):
         make_learner("no-such-learner")
 
@@ -413,3 +413,21 @@ def test_learners_are_online():
     assert not learner.started
     learner.start(JointFeatureMap(["a", "b"], [0], transitions=False))
     assert learner.started and learner.history_ == []
+
+
+@pytest.mark.parametrize("cls", [Perceptron, AveragedPerceptron])
+def test_the_delta_trick_makes_contradictory_data_separable_and_is_not_kept(cls):
+    # Two identical inputs with different labels: no weights separate them, the perceptron never converges.
+    joint = JointFeatureMap(["a", "b"], [10, 20], transitions=False)
+    X = FeatureMatrix([0, 1, 2, 3], [0, 0, 1], [1.0, 1.0, 1.0], [1, 1, 1])
+    y = np.array([0, 1, 1])
+    plain = cls(epochs=8, shuffle=False).fit(joint, Multiclass(), X, y)
+    assert all(r["train_mistakes"] > 0 for r in plain.history_)
+    tricked = cls(epochs=8, shuffle=False, delta=1.0).fit(joint, Multiclass(), X, y)
+    assert tricked.history_[-1]["train_mistakes"] == 0
+    assert len(tricked.weights_) == joint.size  # the id rows are gone: the model has the real features only
+    assert tricked.params()["delta"] == 1.0 and make_learner(cls.name, **tricked.params()).delta == 1.0
+    with pytest.raises(TypeError, match="train with fit"):
+        cls(delta=1.0).partial_fit(joint, Multiclass(), X, y)
+    with pytest.raises(ValueError, match="delta must be positive"):
+        cls(delta=0.0)

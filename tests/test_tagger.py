@@ -132,7 +132,7 @@ def test_save_load_save_keeps_metadata(tmp_path):
     meta = [json.loads(zipfile.ZipFile(tmp_path / n).read("metadata.json")) for n in ("a.model", "b.model")]
     assert meta[1]["learner"] == meta[0]["learner"] == {"name": "averaged-perceptron", "epochs": 3, "seed": 4,
                                                          "shuffle": True, "batch_size": 2, "patience": 5,
-                                                         "margin": 0.0}
+                                                         "margin": 0.0, "delta": None}
     assert meta[1] == meta[0]
 
 

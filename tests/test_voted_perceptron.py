@@ -68,3 +68,14 @@ def test_a_tagger_takes_the_averaged_or_last_hypothesis_only():
     assert tagger.predict([["the", "cat"]]) == [["DET", "NOUN"]]
     with pytest.raises(ValueError, match="hypothesis must be one of voted, averaged, last"):
         VotedPerceptron(hypothesis="best")
+
+
+def test_the_delta_trick_keeps_votes_on_the_real_features():
+    rows, y, L = integer_problem(seed=15, n=40)
+    joint, X = dense_corpus(rows, L)
+    plain = VotedPerceptron(5, seed=0).fit(joint, Multiclass(), X, y)
+    tricked = VotedPerceptron(5, seed=0, delta=2.0).fit(joint, Multiclass(), X, y)
+    assert tricked.history_[0]["train_mistakes"] == plain.history_[0]["train_mistakes"]  # ids start at zero
+    assert len(tricked.weights_) == joint.size and (tricked._model.indices < joint.size).all()
+    votes = tricked.decision_function(X)  # every visit's hypothesis votes once
+    np.testing.assert_allclose(votes.sum(axis=1), len(tricked.history_) * len(y))

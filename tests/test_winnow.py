@@ -88,7 +88,7 @@ def test_classifier_save_load_round_trip(tmp_path):
                                                                                  dev=(DOCUMENTS, LABELS))
     loaded = assert_classifier_round_trip(clf, DOCUMENTS, LABELS, tmp_path)
     assert loaded.learner.params() == {"epochs": 20, "seed": 0, "shuffle": True, "batch_size": 1, "patience": None,
-                                       "learning_rate": 0.5}
+                                       "delta": None, "learning_rate": 0.5}
 
 
 def test_tagger_with_a_chain_decoder_mini_batches_and_patience(tmp_path):

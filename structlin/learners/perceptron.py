@@ -29,6 +29,7 @@ from ..decoders import Decoder, Multiclass
 from ..joint import JointFeatureMap
 from ..matrix import FeatureMatrix
 from .common import dev_accuracy, quiet
+from .delta_trick import DeltaTrick
 
 
 class Perceptron:
@@ -41,6 +42,10 @@ class Perceptron:
     The learner is online (``online = True``): it keeps the state of its run (the weights, the
     averaging sums, the visit count and the shuffling generator; for the averaged perceptron twice the
     memory of ``weights_``), so that :meth:`partial_fit` can continue it one epoch at a time.
+
+    ``delta = Δ`` trains with the Δ trick (:mod:`.delta_trick`): every training position gets an id
+    feature of value Δ, which makes any training set separable; the model keeps only the real features'
+    weights.  It applies to :meth:`fit` (an id must stay tied to one example), not to :meth:`partial_fit`.
     """
 
     name = "perceptron"
@@ -50,8 +55,8 @@ class Perceptron:
     probabilistic = False
 
     def __init__(self, epochs: int = 10, *, seed: int = 0, shuffle: bool = True, batch_size: int = 1,
-                 patience: int | None = None, margin: float = 0.0, callback: Callable | None = None,
-                 progress: bool | None = None):
+                 patience: int | None = None, margin: float = 0.0, delta: float | None = None,
+                 callback: Callable | None = None, progress: bool | None = None):
         if epochs < 1:
             raise ValueError(f"epochs must be at least 1, got {epochs}")
         if batch_size < 1:
@@ -64,6 +69,9 @@ class Perceptron:
         if margin < 0:
             raise ValueError(f"margin must be non-negative, got {margin}")
         self.margin = margin
+        if delta is not None and not 0 < delta < np.inf:
+            raise ValueError(f"delta must be positive and finite, got {delta}")
+        self.delta = delta
         self.callback = callback
         self.progress = progress
         self._joint: JointFeatureMap | None = None
@@ -71,7 +79,7 @@ class Perceptron:
     def params(self) -> dict:
         """The hyper-parameters, as stored in a model file."""
         return {"epochs": self.epochs, "seed": self.seed, "shuffle": self.shuffle,
-                "batch_size": self.batch_size, "patience": self.patience, "margin": self.margin}
+                "batch_size": self.batch_size, "patience": self.patience, "margin": self.margin, "delta": self.delta}
 
     @property
     def started(self) -> bool:
@@ -98,7 +106,9 @@ class Perceptron:
         ``patience`` epochs without improvement.  The run's state is that of the last epoch trained
         (not the kept one): :meth:`partial_fit` goes on from there.
         """
-        self.start(joint)
+        self._trick = DeltaTrick(joint, X, self.delta) if self.delta else None
+        self.start(self._trick.joint if self._trick else joint)
+        self._scoring_joint, X = joint, self._trick.X if self._trick else X
         best_score, best = -1.0, None
         bar = tqdm(total=self.epochs * X.n_instances, disable=quiet(self.progress), unit="inst", leave=False)
         for _ in range(self.epochs):
@@ -124,11 +134,16 @@ class Perceptron:
         return self
 
     def _snapshot(self):
-        """The model as of now, as :meth:`_keep` takes it: the hypothesis' weights."""
-        return self._hypothesis()
+        """The model as of now, as :meth:`_keep` takes it: the hypothesis' weights (without the Δ
+        trick's id features)."""
+        return self._real_weights(self._hypothesis())
+
+    def _real_weights(self, w: np.ndarray) -> np.ndarray:
+        """``w`` in the layout of the real features: the Δ trick's id rows dropped."""
+        return self._trick.restrict(w) if self._trick else w
 
     def _dev_accuracy(self, decoder: Decoder, snapshot, dev: tuple[FeatureMatrix, np.ndarray]) -> float:
-        return dev_accuracy(decoder, self._joint, snapshot, dev)
+        return dev_accuracy(decoder, self._scoring_joint, snapshot, dev)
 
     def _keep(self, snapshot) -> None:
         """Make ``snapshot`` (of the epoch chosen) the trained model."""
@@ -144,6 +159,8 @@ class Perceptron:
         the current hypothesis (the average so far for the averaged perceptron) and ``history_``
         gains one record.  ``epochs``, ``patience`` and ``callback`` concern :meth:`fit` only.
         """
+        if self.delta:
+            raise TypeError("the Δ trick (delta) ties an id feature to each example of one run: train with fit")
         if not self.started:
             self.start(joint)
         elif joint is not self._joint:
@@ -256,9 +273,9 @@ class PassiveAggressive(Perceptron):
 
     def __init__(self, epochs: int = 10, *, variant: str = "pa-i", C: float = 1.0, cost: float = 1.0,
                  selection: str = "max-loss", averaging: bool = True, seed: int = 0, shuffle: bool = True,
-                 batch_size: int = 1, patience: int | None = None, callback: Callable | None = None,
-                 progress: bool | None = None):
-        super().__init__(epochs, seed=seed, shuffle=shuffle, batch_size=batch_size, patience=patience,
+                 batch_size: int = 1, patience: int | None = None, delta: float | None = None,
+                 callback: Callable | None = None, progress: bool | None = None):
+        super().__init__(epochs, seed=seed, shuffle=shuffle, batch_size=batch_size, patience=patience, delta=delta,
                          callback=callback, progress=progress)
         if variant not in self.variants:
             raise ValueError(f"variant must be one of {', '.join(self.variants)}, got {variant!r}")
@@ -273,7 +290,7 @@ class PassiveAggressive(Perceptron):
     def params(self) -> dict:
         return {"epochs": self.epochs, "variant": self.variant, "C": self.C, "cost": self.cost,
                 "selection": self.selection, "averaging": self.averaged, "seed": self.seed, "shuffle": self.shuffle,
-                "batch_size": self.batch_size, "patience": self.patience}
+                "batch_size": self.batch_size, "patience": self.patience, "delta": self.delta}
 
     def _select(self, decoder: Decoder, scores, gold: np.ndarray) -> np.ndarray:
         if self.selection == "prediction":
@@ -310,11 +327,11 @@ class MIRA(PassiveAggressive):
     summary = "1-best MIRA: a PA-I step against the prediction, with the Hamming cost"
 
     def __init__(self, epochs: int = 10, *, C: float = 1.0, cost: float = 1.0, averaging: bool = True, seed: int = 0,
-                 shuffle: bool = True, batch_size: int = 1, patience: int | None = None,
+                 shuffle: bool = True, batch_size: int = 1, patience: int | None = None, delta: float | None = None,
                  callback: Callable | None = None, progress: bool | None = None):
         super().__init__(epochs, variant="pa-i", C=C, cost=cost, selection="prediction", averaging=averaging,
-                         seed=seed, shuffle=shuffle, batch_size=batch_size, patience=patience, callback=callback,
-                         progress=progress)
+                         seed=seed, shuffle=shuffle, batch_size=batch_size, patience=patience, delta=delta,
+                         callback=callback, progress=progress)
 
     def params(self) -> dict:
         params = super().params()
@@ -347,10 +364,10 @@ class VotedPerceptron(Perceptron):
     hypotheses = ("voted", "averaged", "last")
 
     def __init__(self, epochs: int = 10, *, hypothesis: str = "voted", seed: int = 0, shuffle: bool = True,
-                 batch_size: int = 1, patience: int | None = None, margin: float = 0.0,
+                 batch_size: int = 1, patience: int | None = None, margin: float = 0.0, delta: float | None = None,
                  callback: Callable | None = None, progress: bool | None = None):
         super().__init__(epochs, seed=seed, shuffle=shuffle, batch_size=batch_size, patience=patience, margin=margin,
-                         callback=callback, progress=progress)
+                         delta=delta, callback=callback, progress=progress)
         if hypothesis not in self.hypotheses:
             raise ValueError(f"hypothesis must be one of {', '.join(self.hypotheses)}, got {hypothesis!r}")
         self.hypothesis = hypothesis
@@ -370,13 +387,18 @@ class VotedPerceptron(Perceptron):
         raise TypeError("the voted perceptron keeps every update of one run: train it with fit")
 
     def _step(self, w, batch, wrong, indices, values, owner):
-        self._updates.append((indices, values, self._visits + batch.n_instances))
+        if self._trick:  # the Δ trick's id features: rows past the real ones, never seen at prediction
+            real = indices < self._trick.source.n_rows * self.n_labels_
+            self._updates.append((indices[real], values[real], self._visits + batch.n_instances))
+        else:
+            self._updates.append((indices, values, self._visits + batch.n_instances))
         return values
 
     def _snapshot(self) -> _Votes:
         indices, values, visits = zip(*self._updates) if self._updates else ((), (), ())
         survival = np.diff(np.concatenate([[1], visits, [self._visits + 1]]))
-        return _Votes(self._w.copy(), self._hypothesis(), np.array([len(i) for i in indices], dtype=np.int64),
+        return _Votes(self._real_weights(self._w.copy()), super()._snapshot(),
+                      np.array([len(i) for i in indices], dtype=np.int64),
                       np.concatenate(indices or [np.zeros(0, np.int64)]), np.concatenate(values or [np.zeros(0)]),
                       survival, self.n_labels_)
 

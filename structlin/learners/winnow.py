@@ -54,9 +54,9 @@ class Winnow(Perceptron):
     online = False
 
     def __init__(self, epochs: int = 10, *, learning_rate: float = 0.1, seed: int = 0, shuffle: bool = True,
-                 batch_size: int = 1, patience: int | None = None, callback: Callable | None = None,
-                 progress: bool | None = None):
-        super().__init__(epochs, seed=seed, shuffle=shuffle, batch_size=batch_size, patience=patience,
+                 batch_size: int = 1, patience: int | None = None, delta: float | None = None,
+                 callback: Callable | None = None, progress: bool | None = None):
+        super().__init__(epochs, seed=seed, shuffle=shuffle, batch_size=batch_size, patience=patience, delta=delta,
                          callback=callback, progress=progress)
         if not 0 < learning_rate < np.inf:
             raise ValueError(f"learning_rate must be positive and finite, got {learning_rate}")
