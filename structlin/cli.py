@@ -34,9 +34,11 @@ from .significance import (
     accuracy,
     accuracy_statistics,
     approximate_randomization,
+    f1,
     mcnemar,
     paired_bootstrap,
 )
+from .spans import is_bio_style, span_counts
 from .sources import (
     DOCUMENT_FORMATS,
     ReadOptions,
@@ -495,7 +497,23 @@ def _compare(args) -> None:
             "randomization": {"p_value": approximate_randomization(*stats, **resampling), **resampling},
         },
     }
+    if kind == "tagger" and is_bio_style(gold):
+        result["span_f1"] = _span_comparison(gold, predictions, lengths, resampling)
     print(json.dumps(result) if args.json else _format_comparison(result))
+
+
+def _span_comparison(gold: list[str], predictions: list[list[str]], lengths: list[int], resampling: dict) -> dict:
+    """Both taggers' span F1 on chunk / entity tags, and the resampling tests on per-sentence span counts."""
+    bounds = np.cumsum([0, *lengths])
+
+    def sentences(tags):
+        return [tags[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+    counts = [span_counts(sentences(gold), sentences(predicted)) for predicted in predictions]
+    scores = [float(f1(c.sum(axis=0))) for c in counts]
+    return {"a": scores[0], "b": scores[1], "difference": scores[1] - scores[0],
+            "bootstrap": paired_bootstrap(*counts, f1, **resampling),
+            "randomization": approximate_randomization(*counts, f1, **resampling)}
 
 
 def _tagger_outputs(paths, args) -> tuple[list[str], list[list[str]], list[int]]:
@@ -536,6 +554,11 @@ def _format_comparison(result: dict) -> str:
          f"seed {bootstrap['seed']})"),
         (f"approximate randomization: p = {randomization['p_value']:.4g} ({randomization['samples']:,} shuffles "
          f"of {unit}s, seed {randomization['seed']})"),
+        *([] if "span_f1" not in result else [
+            (f"span F1: a {100 * result['span_f1']['a']:.2f}, b {100 * result['span_f1']['b']:.2f}, difference "
+             f"{100 * result['span_f1']['difference']:+.2f} points; paired bootstrap p = "
+             f"{result['span_f1']['bootstrap']:.4g}, approximate randomization p = "
+             f"{result['span_f1']['randomization']:.4g} (over {unit}s)")]),
     ])
 
 

@@ -15,6 +15,7 @@ from test_cli import SMALL_CONLLU, assert_one_line_error, cut_conllu, run
 from structlin import Tagger
 from structlin.cli import main
 from structlin.readers import read_conllu
+from structlin.spans import evaluate_spans
 from structlin.significance import (
     accuracy,
     accuracy_statistics,
@@ -277,3 +278,25 @@ def test_compare_errors_are_one_line(tmp_path, capsys):
     assert_one_line_error(*run(capsys, "compare", tagger, xpos, "--test", tagged), "tags upos", "tags xpos",
                           "--column")
     assert run(capsys, "compare", tagger, xpos, "--test", tagged, "--column", "xpos")[0] == 0
+
+
+def test_compare_chunkers_adds_span_f1_with_its_tests(tmp_path, capsys):
+    sentences = [[("the", "B-NP"), ("old", "I-NP"), ("man", "I-NP"), ("sleeps", "B-VP")],
+                 [("a", "B-NP"), ("dog", "I-NP"), ("barks", "B-VP"), (".", "O")],
+                 [("dogs", "B-NP"), ("sleep", "B-VP"), ("in", "B-PP"), ("the", "B-NP"), ("house", "I-NP")]]
+    data = tmp_path / "chunks.tsv"
+    data.write_text("\n\n".join("\n".join(f"{w}\t{t}" for w, t in s) for s in sentences) + "\n", "utf-8")
+    models = tmp_path / "a.model", tmp_path / "b.model"
+    for epochs, model in zip((1, 5), models):
+        assert train("tagger", "--train", data, "--features", "pos-basic", "--epochs", epochs, "--output", model) == 0
+    code, out, _ = run(capsys, "compare", *models, "--test", data, "--json", "--samples", "200")
+    result = json.loads(out)
+    gold = [[t for _, t in s] for s in sentences]
+    predicted = [Tagger.load(m).predict([[w for w, _ in s] for s in sentences]) for m in models]
+    expected = [evaluate_spans(gold, p).overall.f1 for p in predicted]
+    spans = result["span_f1"]
+    assert code == 0 and [spans["a"], spans["b"]] == pytest.approx(expected)
+    assert spans["difference"] == pytest.approx(expected[1] - expected[0])
+    assert 0 < spans["bootstrap"] <= 1 and 0 < spans["randomization"] <= 1
+    code, text, _ = run(capsys, "compare", *models, "--test", data, "--samples", "200")
+    assert code == 0 and text.splitlines()[-1].startswith("span F1: a ")
