@@ -9,8 +9,9 @@ block, from one sparse product ``A Bᵀ``:
 * ``rbf``: ``k(x, x') = exp(−γ ‖x − x'‖²)``, with ``‖x − x'‖² = ‖x‖² + ‖x'‖² − 2 x·x'``.
 
 ``gamma = "scale"`` resolves on the training rows to ``1 / (n_columns · Var(X))`` (the variance of
-every entry of the dense matrix, zeros included), scikit-learn's ``SVC`` default.  A user kernel
-is any callable ``f(A, B)`` with the same contract.
+every entry of the dense matrix, zeros included): scikit-learn's ``SVC`` default, here taken over the
+hashed feature values, whose hash signs change the mean (on digits 0.000262 against SVC's 0.000432
+on the raw pixels).  A user kernel is any callable ``f(A, B)`` with the same contract.
 """
 
 from __future__ import annotations
@@ -61,14 +62,19 @@ class Kernel:
                                  "rows; a kernel callable f(A, B) must return the (len(A), len(B)) Gram block")
             return block
         products = (A @ B.T).toarray() if scipy.sparse.issparse(A) else np.asarray(A @ B.T)
+        norms = (squared_norms(A)[:, None], squared_norms(B)[None, :]) if self.kernel == "rbf" else (None, None)
+        return self.of_products(products, *norms)
+
+    def of_products(self, products: np.ndarray, norms_a=None, norms_b=None) -> np.ndarray:
+        """The kernel values from the dot products ``x·x'`` (and, for ``rbf``, the squared norms of
+        both sides, broadcast against ``products``)."""
         if self.kernel == "linear":
             return products
         if self.gamma == "scale":
             raise ValueError("gamma='scale' is resolved on training data first (Kernel.resolved)")
         if self.kernel == "poly":
             return (self.gamma * products + self.coef0) ** self.degree
-        distances = squared_norms(A)[:, None] + squared_norms(B)[None, :] - 2 * products
-        return np.exp(-self.gamma * np.maximum(distances, 0.0))
+        return np.exp(-self.gamma * np.maximum(norms_a + norms_b - 2 * products, 0.0))
 
     def params(self) -> dict:
         """The parameters as stored in a model file (a callable is stored by name only)."""

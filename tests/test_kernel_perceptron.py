@@ -277,3 +277,36 @@ def test_kernel_blocks():
     np.testing.assert_allclose(Kernel("linear")(A, B), [[3.0], [3.0]])
     np.testing.assert_allclose(Kernel("poly", degree=2, gamma=0.5, coef0=1.0)(A, B), [[2.5**2], [2.5**2]])
     np.testing.assert_allclose(Kernel("rbf", gamma=0.1)(A, B), np.exp(-0.1 * np.array([[2.0], [6.0]])))
+
+
+def test_under_a_budget_averaged_and_voted_cover_the_stretch_after_the_last_removal():
+    """Hypotheses from before the last removal held supports that are gone: the averaged and voted
+    hypotheses cover the visits after it, so they predict like the last one instead of collapsing to
+    the first label (as hypotheses restricted to the kept supports would)."""
+    train = rings_and_xor(4, 600)["xor"]
+    documents, labels = [d for d, _ in train], [y for _, y in train]
+    for k in range(0, len(labels), 7):  # label noise: many supports, so the budget removes some
+        labels[k] = "same" if labels[k] == "opposite" else "opposite"
+    clf = Classifier(FeatureSet.load("numeric"), KernelPerceptron(6, kernel="poly", degree=2, gamma=1.0, budget=30,
+                                                                  removal="random"))
+    clf.fit(documents, labels)
+    learner = clf.learner
+    assert learner.removed_ > 0 and 1 <= learner.survival_.sum() < 6 * len(labels)
+    test = [d for d, _ in rings_and_xor(5, 300)["xor"]]
+    predictions = {}
+    for hypothesis in ("last", "averaged", "voted"):
+        learner.hypothesis = hypothesis
+        predictions[hypothesis] = clf.predict(test)
+    assert len(set(predictions["voted"])) == 2
+    agree = [np.mean(np.array(predictions[h]) == predictions["last"]) for h in ("averaged", "voted")]
+    assert min(agree) > 0.9
+
+
+def test_kernel_columns_equal_the_gram_block():
+    rows, y, L = integer_problem(seed=16)
+    joint, X = dense_corpus(rows, L)
+    for settings in ({"kernel": "rbf", "gamma": 0.3}, {"kernel": "poly", "degree": 3, "gamma": 0.5}):
+        learner = KernelPerceptron(2, **settings).fit(joint, Multiclass(), X, y)
+        support = rows[learner.support_]
+        gram = learner.kernel(scipy.sparse.csr_matrix(rows), scipy.sparse.csr_matrix(support))
+        np.testing.assert_allclose(learner.decision_function(X), gram @ learner.coef_, rtol=1e-10)
