@@ -7,6 +7,7 @@ as ``_bench`` (``python scripts/NAME.py`` puts ``scripts/`` on ``sys.path``).
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -85,3 +86,10 @@ def source_state() -> str:
     changed = [line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
     commit = git("rev-parse", "--short", "HEAD").strip() or "unknown"
     return commit + (f" + changes to {', '.join(changed)}" if changed else "")
+
+
+def write_json(path: str, document: dict) -> None:
+    """Write a benchmark's results (settings, rows, ratios ...) as indented JSON, numpy numbers as floats."""
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(document, out, indent=2, default=float)
+        out.write("\n")

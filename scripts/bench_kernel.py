@@ -73,7 +73,6 @@ Commands (from the repository root)::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -91,6 +90,7 @@ from _bench import (
     source_state,
     stopwatch,
     table,
+    write_json,
 )
 
 import structlin
@@ -568,9 +568,7 @@ def main(argv=None) -> None:
                              for d in _DATA.values()}
     report(meta, list(_DATA.values()), rows, lines, args)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"settings": meta, "rows": rows, "comparisons": values}, out, indent=2)
-            out.write("\n")
+        write_json(args.json, {"settings": meta, "rows": rows, "comparisons": values})
 
 
 if __name__ == "__main__":

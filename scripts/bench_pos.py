@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import os
 import platform
 import random
@@ -52,6 +51,16 @@ from functools import partial
 import nltk
 import numpy as np
 import pycrfsuite
+from _bench import (
+    current_rss_mib,
+    peak_rss_mib,
+    percent,
+    run_in_child,
+    source_state,
+    stopwatch,
+    table,
+    write_json,
+)
 from nltk.tag.perceptron import PerceptronTagger
 
 import structlin
@@ -59,8 +68,6 @@ from structlin import Tagger
 from structlin.catalog import load_split
 from structlin.learners import SVM, MaxEnt
 from structlin.templates import AFTER, BEFORE, FeatureSet, feature_values, template
-
-from _bench import current_rss_mib, peak_rss_mib, percent, run_in_child, source_state, stopwatch, table
 
 CORPUS = "ud-english-ewt"
 FEATURES = "pos-rich"
@@ -417,9 +424,7 @@ def main(argv=None) -> None:
         log(f"{name}: done in {rows[-1]['train_s']:.1f} s training, accuracy {100 * rows[-1]['accuracy']:.2f} %")
     report(args, meta, rows)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"settings": meta, "rows": rows}, out, indent=2)
-            out.write("\n")
+        write_json(args.json, {"settings": meta, "rows": rows})
 
 
 def report(args, meta: dict, rows: list[dict]) -> None:

@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import json
 import os
 import platform
 import random
@@ -80,7 +79,21 @@ from dataclasses import dataclass
 
 import numpy as np
 import sklearn
-from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer, TfidfVectorizer
+from _bench import (
+    current_rss_mib,
+    peak_rss_mib,
+    percent,
+    run_in_child,
+    source_state,
+    stopwatch,
+    table,
+    write_json,
+)
+from sklearn.feature_extraction.text import (
+    HashingVectorizer,
+    TfidfTransformer,
+    TfidfVectorizer,
+)
 from sklearn.linear_model import LogisticRegression, Perceptron, SGDClassifier
 from sklearn.naive_bayes import MultinomialNB
 from sklearn.pipeline import Pipeline, make_pipeline
@@ -93,8 +106,6 @@ from structlin.doctemplates import WORD_PATTERN
 from structlin.documents import STRIP_PARTS
 from structlin.evaluation import evaluate_classification
 from structlin.learners import SVM, MaxEnt, make_learner
-
-from _bench import current_rss_mib, peak_rss_mib, percent, run_in_child, source_state, stopwatch, table
 
 CORPUS = "20news-bydate"
 NGRAMS = (1, 2)
@@ -442,9 +453,7 @@ def main(argv=None) -> None:
     ratio_lines, ratio_values = ratios(rows)
     report(meta, rows, ratio_lines)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"settings": meta, "rows": rows, "ratios": ratio_values}, out, indent=2)
-            out.write("\n")
+        write_json(args.json, {"settings": meta, "rows": rows, "ratios": ratio_values})
 
 
 if __name__ == "__main__":

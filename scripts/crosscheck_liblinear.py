@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import json
 import os
 import random
 import sys
@@ -54,13 +53,12 @@ import time
 
 import numpy as np
 import scipy.sparse
+from _bench import source_state, stopwatch, write_json
 
 from structlin import Classifier
 from structlin.catalog import load_documents
 from structlin.joint import JointFeatureMap
 from structlin.learners.svm import SVM
-
-from _bench import source_state, stopwatch
 
 CORPUS = "20news-bydate"
 BOUND = 0.01  # |P(structlin) − P(liblinear)| / P(liblinear), at most
@@ -190,9 +188,8 @@ def main(argv=None) -> int:
                     "nonzeros": int(matrix.nnz), "feature_seconds": features["seconds"],
                     "liblinear_version": importlib.metadata.version("liblinear-official"), "cpus": os.cpu_count(),
                     "load_average": os.getloadavg()[0], "source": source_state()}
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"settings": settings, "structlin": ours, "liblinear": theirs, "relative_difference": relative,
-                       "bound": BOUND, "passed": passed}, out, indent=2, default=float)
+        write_json(args.json, {"settings": settings, "structlin": ours, "liblinear": theirs,
+                               "relative_difference": relative, "bound": BOUND, "passed": passed})
     return 0 if passed else 1
 
 
