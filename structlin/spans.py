@@ -25,8 +25,8 @@ read them:
 A predicted chunk is correct when a gold chunk has the same type, start and end.  With ``correct``,
 ``predicted`` and ``gold`` chunk counts, ``P = correct / predicted``, ``R = correct / gold`` and
 ``F1 = 2PR / (P + R)``, each 0 when its denominator is 0 (as conlleval).  :func:`span_counts` gives
-these counts per sentence, from which :func:`f1_from_counts` recomputes F1 for any resample of the
-sentences (bootstrap or permutation tests).
+these counts per sentence, from which :func:`structlin.significance.f1` recomputes F1 for any resample
+of the sentences (bootstrap or permutation tests).
 """
 
 from __future__ import annotations
@@ -38,8 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SCHEMES", "SpanReport", "SpanScores", "evaluate_spans", "extract_spans", "f1_from_counts",
-           "is_bio_style", "span_counts"]
+__all__ = ["SCHEMES", "SpanReport", "SpanScores", "evaluate_spans", "extract_spans", "is_bio_style", "span_counts"]
 
 Span = tuple[str, int, int]
 
@@ -124,7 +123,7 @@ def span_counts(gold_sentences: Sequence[Sequence[str]], predicted_sentences: Se
     """Per-sentence chunk counts: an ``(n_sentences, 3)`` int array of ``(correct, predicted, gold)``.
 
     These are sufficient statistics of the chunk scores: summed over any multiset of sentences
-    they give that sample's P, R and F1 (see :func:`f1_from_counts`).
+    they give that sample's P, R and F1 (see :func:`structlin.significance.f1`).
     """
     counts = [(len(gold & predicted), len(predicted), len(gold))
               for gold, predicted in _span_sets(gold_sentences, predicted_sentences, scheme)]
@@ -150,16 +149,6 @@ def _prf(correct, predicted, gold, scale: float = 1.0):
     """
     precision, recall = _ratio(correct, predicted, scale), _ratio(correct, gold, scale)
     return precision, recall, _ratio(2 * np.asarray(precision) * recall, np.add(precision, recall))
-
-
-def f1_from_counts(counts) -> float | np.ndarray:
-    """F1 of per-sentence ``(correct, predicted, gold)`` counts (:func:`span_counts`), summed over sentences.
-
-    ``counts`` has shape ``(..., n_sentences, 3)`` and the result the leading shape: a 2-D ``counts``
-    gives a float, and ``f1_from_counts(counts[indices])`` with ``indices`` of shape
-    ``(n_resamples, n_sentences)`` the F1 of every bootstrap resample at once.
-    """
-    return _prf(*np.moveaxis(np.sum(counts, axis=-2), -1, 0))[2]
 
 
 @dataclass(frozen=True)

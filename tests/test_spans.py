@@ -9,11 +9,11 @@ import warnings
 import numpy as np
 import pytest
 
+from structlin.significance import f1
 from structlin.spans import (
     SCHEMES,
     evaluate_spans,
     extract_spans,
-    f1_from_counts,
     is_bio_style,
     span_counts,
 )
@@ -143,7 +143,7 @@ def test_no_chunks_scores_zero():
     report = evaluate_spans([["O", "O"], []], [["O", "O"], []])
     assert (report.overall.precision, report.overall.recall, report.overall.f1) == (0.0, 0.0, 0.0)
     assert report.per_type == {} and report.accuracy == 1.0
-    assert f1_from_counts(span_counts([["O"]], [["O"]])) == 0.0
+    assert f1(span_counts([["O"]], [["O"]]).sum(axis=0)) == 0.0
     nothing = evaluate_spans([], [])
     assert nothing.accuracy is None
     assert nothing.format() == "processed 0 tokens with 0 phrases; found: 0 phrases; correct: 0.\n"
@@ -157,18 +157,18 @@ def test_shape_mismatch_names_sentence_and_lengths():
         evaluate_spans([["O"], ["O", "B-A"]], [["O"], ["O"]])
 
 
-def test_f1_from_counts_resamples_sentences():
+def test_span_counts_give_the_f1_of_any_resample_of_sentences():
     rng = random.Random(5)
     gold, pred = _random_corpus(rng, BIO, 40)
     counts = span_counts(gold, pred)
     assert counts.shape == (40, 3) and counts.dtype == np.int64
-    assert f1_from_counts(counts) == pytest.approx(evaluate_spans(gold, pred).overall.f1)
+    assert f1(counts.sum(axis=0)) == pytest.approx(evaluate_spans(gold, pred).overall.f1)
     indices = np.random.default_rng(0).integers(0, 40, size=(25, 40))
-    resampled = f1_from_counts(counts[indices])
+    resampled = f1(counts[indices].sum(axis=1))
     assert resampled.shape == (25,)
-    for row, f1 in zip(indices, resampled):
+    for row, score in zip(indices, resampled):
         chosen = [int(i) for i in row]
-        assert f1 == pytest.approx(evaluate_spans([gold[i] for i in chosen], [pred[i] for i in chosen]).overall.f1)
+        assert score == pytest.approx(evaluate_spans([gold[i] for i in chosen], [pred[i] for i in chosen]).overall.f1)
 
 
 # --- cross-checks with seqeval ---------------------------------------------------------------------
