@@ -23,22 +23,20 @@ from .catalog import Catalog, is_corpus_name
 from .decoders import DECODERS
 from .errors import StructlinError
 from .experiments import cross_validate, load_config, run_experiment, write_report
-from .learners import LEARNERS, SVM, MaxEnt, PassiveAggressive, make_learner
 from .kernels import KERNELS
+from .learners import LEARNERS, SVM, MaxEnt, PassiveAggressive, make_learner
 from .learners.kernel_perceptron import HYPOTHESES, REMOVALS
 from .learners.svm import read_cost_matrix
 from .modelfile import model_kind
 from .models import Classifier, Tagger
 from .readers import FILE_FORMATS, guess_format, read_file, read_text, write_conllu
 from .significance import (
-    accuracy,
-    accuracy_statistics,
+    METRIC_SCORES,
     approximate_randomization,
-    f1,
     mcnemar,
     paired_bootstrap,
+    unit_statistics,
 )
-from .spans import is_bio_style, span_counts
 from .sources import (
     DOCUMENT_FORMATS,
     ReadOptions,
@@ -47,6 +45,7 @@ from .sources import (
     read_documents,
     read_sentences,
 )
+from .spans import is_bio_style
 from .stats import corpus_stats, document_stats, format_stats
 from .templates import available_feature_sets
 
@@ -474,67 +473,61 @@ def _compare(args) -> None:
         raise StructlinError(f"cannot compare {paths[0]}, a {kind}, with {paths[1]}, a {other}")
     if args.samples < 1:
         raise StructlinError(f"--samples must be at least 1, got {args.samples}")
-    gold, predictions, lengths = (_tagger_outputs if kind == "tagger" else _classifier_outputs)(paths, args)
+    gold, predictions = (_tagger_outputs if kind == "tagger" else _classifier_outputs)(paths, args)
     unit, item = ("sentence", "token") if kind == "tagger" else ("document", "document")
-    if not lengths:
+    if not gold:
         raise StructlinError(f"{_test_data(args)[0]}: no {unit}s to compare on")
-    correct = [np.asarray(predicted) == np.asarray(gold) for predicted in predictions]
-    stats = [accuracy_statistics(flags, lengths) for flags in correct]
-    scores = [float(accuracy(s.sum(axis=0))) for s in stats]
-    mcnemar_test = mcnemar(*correct)
+    items = list(chain.from_iterable(gold))
+    mcnemar_test = mcnemar(*(np.asarray(list(chain.from_iterable(p))) == np.asarray(items) for p in predictions))
     resampling = {"samples": args.samples, "seed": args.seed}
+    scores = _paired_tests("accuracy", gold, predictions, resampling)
     result = {
-        "a": {"model": paths[0], "accuracy": scores[0]},
-        "b": {"model": paths[1], "accuracy": scores[1]},
-        "difference": scores[1] - scores[0],
+        "a": {"model": paths[0], "accuracy": scores["a"]},
+        "b": {"model": paths[1], "accuracy": scores["b"]},
+        "difference": scores["difference"],
         "unit": unit,
-        "units": len(lengths),
+        "units": len(gold),
         "tests": {
             "mcnemar": {"p_value": mcnemar_test.p_value, "method": mcnemar_test.method,
                         "discordant": mcnemar_test.discordant, "only_a": mcnemar_test.only_a,
-                        "only_b": mcnemar_test.only_b, "item": item, "items": len(gold)},
-            "bootstrap": {"p_value": paired_bootstrap(*stats, **resampling), **resampling},
-            "randomization": {"p_value": approximate_randomization(*stats, **resampling), **resampling},
+                        "only_b": mcnemar_test.only_b, "item": item, "items": len(items)},
+            "bootstrap": {"p_value": scores["bootstrap"], **resampling},
+            "randomization": {"p_value": scores["randomization"], **resampling},
         },
     }
-    if kind == "tagger" and is_bio_style(gold):
-        result["span_f1"] = _span_comparison(gold, predictions, lengths, resampling)
+    if kind == "tagger" and is_bio_style(items):
+        result["span_f1"] = _paired_tests("span_f1", gold, predictions, resampling)
     print(json.dumps(result) if args.json else _format_comparison(result))
 
 
-def _span_comparison(gold: list[str], predictions: list[list[str]], lengths: list[int], resampling: dict) -> dict:
-    """Both taggers' span F1 on chunk / entity tags, and the resampling tests on per-sentence span counts."""
-    bounds = np.cumsum([0, *lengths])
-
-    def sentences(tags):
-        return [tags[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-
-    counts = [span_counts(sentences(gold), sentences(predicted)) for predicted in predictions]
-    scores = [float(f1(c.sum(axis=0))) for c in counts]
-    return {"a": scores[0], "b": scores[1], "difference": scores[1] - scores[0],
-            "bootstrap": paired_bootstrap(*counts, f1, **resampling),
-            "randomization": approximate_randomization(*counts, f1, **resampling)}
+def _paired_tests(metric: str, gold: list[list[str]], predictions: list[list[list[str]]], resampling: dict) -> dict:
+    """Both systems' ``metric`` on the test units, the difference b − a, and the paired bootstrap and
+    approximate randomization p-values over units."""
+    statistics = [unit_statistics(metric, gold, predicted) for predicted in predictions]
+    score = METRIC_SCORES[metric]
+    a, b = (float(score(s.sum(axis=0))) for s in statistics)
+    return {"a": a, "b": b, "difference": b - a,
+            "bootstrap": paired_bootstrap(*statistics, score, **resampling),
+            "randomization": approximate_randomization(*statistics, score, **resampling)}
 
 
-def _tagger_outputs(paths, args) -> tuple[list[str], list[list[str]], list[int]]:
-    """Gold tags and both taggers' tags, every token in order, and the length of every sentence."""
+def _tagger_outputs(paths, args) -> tuple[list[list[str]], list[list[list[str]]]]:
+    """Gold tags and both taggers' tags of every test sentence."""
     taggers = [Tagger.load(path) for path in paths]
     if not args.column and taggers[0].column != taggers[1].column:
         raise StructlinError(f"{paths[0]} tags {taggers[0].column}, {paths[1]} tags {taggers[1].column}: "
                              f"choose the gold column with --column")
     args.column = args.column or taggers[0].column
     sentences = _sentences(*_test_data(args), args)
-    return (list(chain.from_iterable(s.tags for s in sentences)),
-            [list(chain.from_iterable(tagger.predict(sentences))) for tagger in taggers],
-            [len(s.words) for s in sentences])
+    return [s.tags for s in sentences], [tagger.predict(sentences) for tagger in taggers]
 
 
-def _classifier_outputs(paths, args) -> tuple[list[str], list[list[str]], list[int]]:
-    """Gold labels and both classifiers' labels of every document, each document a unit of length 1."""
+def _classifier_outputs(paths, args) -> tuple[list[list[str]], list[list[list[str]]]]:
+    """Gold labels and both classifiers' labels of every test document (a unit of one label)."""
     classifiers = [Classifier.load(path) for path in paths]
     documents = _documents(*_test_data(args), args)
     texts = [d.text for d in documents]
-    return [d.label for d in documents], [c.predict(texts) for c in classifiers], [1] * len(documents)
+    return [[d.label] for d in documents], [[[label] for label in c.predict(texts)] for c in classifiers]
 
 
 def _format_comparison(result: dict) -> str:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binomtest, chi2
 
+from .spans import span_counts
+
 __all__ = ["McNemarResult", "accuracy", "accuracy_statistics", "approximate_randomization", "f1", "mcnemar",
            "paired_bootstrap"]
 
@@ -51,6 +53,18 @@ def f1(sums) -> np.ndarray:
     statistics."""
     sums = np.asarray(sums)
     return _ratio(2 * sums[..., 0], sums[..., 1] + sums[..., 2])
+
+
+METRIC_SCORES = {"accuracy": accuracy, "span_f1": f1}  # metric name → its score of summed per-unit statistics
+
+
+def unit_statistics(metric: str, gold: list[list[str]], predicted: list[list[str]]) -> np.ndarray:
+    """Per-unit sufficient statistics of ``metric`` (a key of :data:`METRIC_SCORES`) for the labels of every unit
+    (sentence or document): ``(correct, total)`` items, or ``(correct, predicted, gold)`` chunks."""
+    if metric == "span_f1":
+        return span_counts(gold, predicted).astype(float)
+    correct = np.fromiter((g == p for gs, ps in zip(gold, predicted) for g, p in zip(gs, ps)), dtype=bool)
+    return accuracy_statistics(correct, [len(g) for g in gold])
 
 
 def accuracy_statistics(correct, lengths) -> np.ndarray:

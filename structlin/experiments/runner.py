@@ -18,18 +18,16 @@ from ..evaluation import evaluate_classification, evaluate_tagging
 from ..learners import LEARNERS, make_learner
 from ..models import Classifier, Tagger
 from ..significance import (
-    accuracy,
-    accuracy_statistics,
+    METRIC_SCORES,
     approximate_randomization,
-    f1,
     mcnemar,
     paired_bootstrap,
+    unit_statistics,
 )
 from ..sources import hold_out, read_documents, read_sentences
-from ..spans import is_bio_style, span_counts
+from ..spans import is_bio_style
 from .config import METRICS, ExperimentConfig, System
 
-SCORES = {"accuracy": accuracy, "span_f1": f1}  # summed per-unit statistics → score
 _TAGGER_BATCH_SIZE = inspect.signature(Tagger).parameters["batch_size"].default
 
 
@@ -196,14 +194,6 @@ def choose_metric(config: ExperimentConfig, gold: list[list[str]]) -> str:
     return config.metric or ("span_f1" if bio else "accuracy")
 
 
-def unit_statistics(metric: str, gold: list[list[str]], predicted: list[list[str]]) -> np.ndarray:
-    """Per-unit sufficient statistics of ``metric``: (correct, total) items, or (correct, predicted, gold) chunks."""
-    if metric == "span_f1":
-        return span_counts(gold, predicted).astype(float)
-    correct = np.fromiter((g == p for gs, ps in zip(gold, predicted) for g, p in zip(gs, ps)), dtype=bool)
-    return accuracy_statistics(correct, [len(g) for g in gold])
-
-
 def subset(items: list, fraction: float, seed: int) -> list:
     """The first ``fraction`` (at least one) of a seeded permutation of ``items``, in corpus order: the
     subsets of one seed are nested."""
@@ -248,7 +238,7 @@ def run_system(config: ExperimentConfig, system: System, data: Data, metric: str
     seconds = time.perf_counter() - began
     model.save(model_file)
     size = model_file.stat().st_size
-    score = SCORES[metric]
+    score = METRIC_SCORES[metric]
     dev_statistics = unit_statistics(metric, task.labels(data.dev), task.predict(model, data.dev))
     predicted = task.predict(model, data.test)
     statistics = unit_statistics(metric, task.labels(data.test), predicted)
@@ -264,7 +254,7 @@ def run_system(config: ExperimentConfig, system: System, data: Data, metric: str
 def compare(reference: Outcome, other: Outcome, gold: list[str], metric: str, samples: int, seed: int) -> Comparison:
     """Two-sided tests of ``other``'s test score against ``reference``'s over units (and McNemar over items)."""
     resampling = {"samples": samples, "seed": seed}
-    bootstrap, randomization = (test(reference.statistics, other.statistics, SCORES[metric], **resampling)
+    bootstrap, randomization = (test(reference.statistics, other.statistics, METRIC_SCORES[metric], **resampling)
                                 for test in (paired_bootstrap, approximate_randomization))
     mcnemar_test = None
     if metric == "accuracy":
