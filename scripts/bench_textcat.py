@@ -4,10 +4,11 @@ Every system trains on the same raw texts (20news-bydate train, 11,314 posts in 
 scored on the same test set (20news-bydate test, 7,532 posts written later), in one run:
 
 * ``structlin``     -- ``Classifier("text-ngrams", make_learner("averaged-perceptron", epochs=E,
-                       margin=M, seed=0))``: word 1-2-grams weighted as ``features/text-ngrams.toml``
-                       says (the report prints it: log(1 + tf)·idf, L2), hashed into 2**22 signed
-                       buckets; ``--epochs`` (default 10) and ``--margin`` (default 4), both chosen on
-                       a dev split of train (10%, seed 0);
+                       margin=M, seed=0))``: word 1-2-grams, each word's first five characters and
+                       the words of the Subject: line, weighted as ``features/text-ngrams.toml`` says
+                       (the report prints it: log(1 + tf)·idf, L2), hashed into 2**22 signed buckets;
+                       ``--epochs`` (default 10) and ``--margin`` (default 4), both chosen on dev splits
+                       of train (``scripts/news_dev.py``);
 * ``structlin-maxent`` -- ``Classifier("text-ngrams", MaxEnt(...))``: multinomial logistic regression on
                        the same features, with ``--maxent-solver``, ``--maxent-epochs``, ``--maxent-l2``
                        (and for SGD ``--maxent-learning-rate``, ``--maxent-batch-size``), chosen on dev;
@@ -23,6 +24,9 @@ scored on the same test set (20news-bydate test, 7,532 posts written later), in 
   ``TfidfVectorizer``;
 * ``sgd-avg-sublinear``, ``linearsvc-sublinear`` -- the same with ``sublinear_tf=True``, i.e. with
   structlin's log(1 + tf)·idf weighting;
+* ``sgd-avg-stems``, ``linearsvc-stems``, ``linearsvc-cs-stems``, ``logreg-stems`` -- the same learners on
+  structlin's ``text-ngrams`` features (:func:`words_and_stems`: word 1-2-grams, 5-character stems and
+  the subject line's words, log(1 + tf)·idf, L2), unhashed: the like-for-like comparison;
 * ``hashing-sgd-avg`` -- ``HashingVectorizer(ngram_range=(1, 2), n_features=2**22, alternate_sign=True)``
                        + ``TfidfTransformer()`` + ``SGDClassifier(average=True, random_state=0)``,
                        the hashed equivalent of sgd-avg (and structlin's feature space);
@@ -65,6 +69,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import itertools
 import os
 import platform
 import random
@@ -109,6 +114,7 @@ from structlin.learners import SVM, MaxEnt, make_learner
 
 CORPUS = "20news-bydate"
 NGRAMS = (1, 2)
+STEM = 5  # text-ngrams' words(truncate = 5)
 FASTTEXT_PARAMS = {"loss": "softmax", "wordNgrams": 2, "dim": 100, "lr": 1.0, "epoch": 25, "minCount": 1,
                    "thread": 1, "seed": 0, "verbose": 0}
 TRAIN_TIME_BOUND = 1.5  # structlin training seconds / sgd-avg training seconds, at most
@@ -168,6 +174,26 @@ def structlin_svm(args) -> Classifier:
 
 def tfidf(classifier, sublinear: bool = False) -> Pipeline:
     return make_pipeline(TfidfVectorizer(ngram_range=NGRAMS, sublinear_tf=sublinear), classifier)
+
+
+_TOKENS = re.compile(WORD_PATTERN)
+
+
+def words_and_stems(text: str) -> list[str]:
+    """``text-ngrams``'s features as strings: the lower-cased word 1-2-grams, each word cut to its first
+    ``STEM`` characters, and the words of the ``Subject:`` header line but "re" (the last two marked,
+    so that they never meet the words they equal)."""
+    tokens = _TOKENS.findall(text.lower())
+    header = text.split("\n\n", 1)[0].split("\n")
+    subject = [w for line in header if line.lower().startswith("subject:")
+               for w in _TOKENS.findall(line[len("subject:"):].lower()) if w != "re"]
+    return [*tokens, *map(" ".join, itertools.pairwise(tokens)), *(f"\x00{t[:STEM]}" for t in tokens),
+            *(f"\x01{w}" for w in subject)]
+
+
+def stemmed_tfidf(classifier) -> Pipeline:
+    """structlin's ``text-ngrams`` features in scikit-learn: :func:`words_and_stems`, log(1 + tf)·idf, L2."""
+    return make_pipeline(TfidfVectorizer(analyzer=words_and_stems, sublinear_tf=True), classifier)
 
 
 def hashed(classifier) -> Pipeline:
@@ -242,6 +268,12 @@ SYSTEMS = {
     "sgd-avg-sublinear": System("scikit-learn linear", lambda args: tfidf(
         SGDClassifier(loss="hinge", average=True, random_state=0), sublinear=True)),
     "linearsvc-sublinear": System("scikit-learn linear", lambda args: tfidf(LinearSVC(), sublinear=True)),
+    "sgd-avg-stems": System("scikit-learn linear", lambda args: stemmed_tfidf(
+        SGDClassifier(loss="hinge", average=True, random_state=0))),
+    "linearsvc-stems": System("scikit-learn linear", lambda args: stemmed_tfidf(LinearSVC())),
+    "linearsvc-cs-stems": System("scikit-learn linear",
+                                 lambda args: stemmed_tfidf(LinearSVC(multi_class="crammer_singer"))),
+    "logreg-stems": System("scikit-learn linear", lambda args: stemmed_tfidf(LogisticRegression(max_iter=1000))),
     "hashing-sgd-avg": System("scikit-learn linear", lambda args: hashed(SGDClassifier(average=True, random_state=0))),
     "multinomialnb": System("scikit-learn naive Bayes", lambda args: tfidf(MultinomialNB())),
     "fasttext": System("fastText", lambda args: FastText(**FASTTEXT_PARAMS)),
@@ -308,8 +340,8 @@ def ratios(rows: list[dict]) -> tuple[list[str], dict]:
     def check(ok: bool) -> str:
         return "met" if ok else "NOT MET"
 
-    for system, peers in (("structlin-maxent", ("logreg", "logreg-sublinear")),
-                          ("structlin-svm", ("linearsvc-cs", "sgd-avg"))):
+    for system, peers in (("structlin-maxent", ("logreg", "logreg-sublinear", "logreg-stems")),
+                          ("structlin-svm", ("linearsvc-cs", "linearsvc-cs-stems", "sgd-avg"))):
         for peer in peers:
             if system in by and peer in by:
                 ratio = by[system]["train_s"] / by[peer]["train_s"]
@@ -395,12 +427,12 @@ def parse_args(argv=None):
     parser.add_argument("--margin", type=float, default=4.0, help="structlin perceptron margin (default: 4)")
     parser.add_argument("--svm-solver", choices=SVM.solvers, default="bcfw", help="structlin-svm solver (default: bcfw)")
     parser.add_argument("--svm-C", type=float, default=1.0, help="structlin-svm C, LIBLINEAR's (default: 1)")
-    parser.add_argument("--svm-epochs", type=int, default=2,
-                        help="structlin-svm BCFW passes or Pegasos epochs (default: 2, chosen on dev)")
+    parser.add_argument("--svm-epochs", type=int, default=3,
+                        help="structlin-svm BCFW passes or Pegasos epochs (default: 3, chosen on dev)")
     parser.add_argument("--maxent-solver", choices=MaxEnt.solvers, default="lbfgs",
                         help="structlin-maxent solver (default: lbfgs)")
-    parser.add_argument("--maxent-epochs", type=int, default=30,
-                        help="structlin-maxent L-BFGS iterations or SGD epochs (default: 30, chosen on dev)")
+    parser.add_argument("--maxent-epochs", type=int, default=40,
+                        help="structlin-maxent L-BFGS iterations or SGD epochs (default: 40, chosen on dev)")
     parser.add_argument("--maxent-l2", type=float, default=1e-5,
                         help="structlin-maxent l2 (default: 1e-5, chosen on dev)")
     parser.add_argument("--maxent-learning-rate", type=float, default=0.1,

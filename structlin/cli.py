@@ -21,7 +21,7 @@ import numpy as np
 from .analysis import analyze
 from .catalog import Catalog, is_corpus_name
 from .decoders import DECODERS
-from .errors import StructlinError
+from .errors import StructlinError, UnknownNameError
 from .experiments import cross_validate, load_config, run_experiment, write_report
 from .kernels import KERNELS
 from .learners import LEARNERS, SVM, MaxEnt, PassiveAggressive, make_learner
@@ -100,6 +100,16 @@ def _add_source(parser, corpus_help: str, train_help: str) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--corpus", help=corpus_help)
     source.add_argument("--train", help=train_help)
+
+
+DEV_HELP = ("dev file, or a split name of --corpus, for early stopping; none trains without one and keeps the "
+            "last epoch (default: the corpus's dev split unless --split trains on it)")
+TRAIN_SPLIT_HELP = ("training split(s) of --corpus, joined by + (default: train, or the corpus's only split); "
+                    "train+dev trains a final model on all labelled data with the settings dev chose")
+
+
+def _add_training_split(parser) -> None:
+    parser.add_argument("--split", help=TRAIN_SPLIT_HELP)
 
 
 EPOCHS_HELP = ("training epochs (default: the learner's: 10 perceptron epochs; maxent: at most 100 L-BFGS "
@@ -184,7 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     tagger = train.add_parser("tagger", help="train a sequence tagger", description="Train a tagger and save it. "
                               "Example: structlin train tagger --corpus ud-english-ewt --output ewt.model")
     _add_source(tagger, "named corpus (its train split; dev defaults to its dev split)", "training file")
-    tagger.add_argument("--dev", help="dev file (or a split name of --corpus) for early stopping")
+    _add_training_split(tagger)
+    tagger.add_argument("--dev", help=DEV_HELP)
     _add_data_options(tagger, split=None)
     tagger.add_argument("--features", default="pos-rich",
                         help=f"feature set name or TOML file (default: pos-rich; bundled: {', '.join(available_feature_sets())})")
@@ -205,8 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
                                               "--corpus 20news-bydate --output news.model")
     _add_source(classifier, "named document corpus (its train split; dev defaults to its dev split)",
                 "training file, folder tree or archive")
+    _add_training_split(classifier)
     dev = classifier.add_mutually_exclusive_group()
-    dev.add_argument("--dev", help="dev file (or a split name of --corpus) for early stopping")
+    dev.add_argument("--dev", help=DEV_HELP)
     dev.add_argument("--dev-fraction", type=float, help="hold out this fraction of the training data (seeded) as dev")
     _add_document_options(classifier)
     _add_classifier_options(classifier)
@@ -376,17 +388,35 @@ def _cross_validate(args) -> None:
           f"macro-F1 {100 * result['macro_f1']:.2f}% ± {100 * result['macro_f1_std']:.2f} (seed {args.seed})")
 
 
+def _training_data(args, read, *, default_dev: bool = True) -> tuple[list, list | None]:
+    """What ``train`` fits on: ``--corpus``'s ``--split`` (split names joined by ``+``, read in that order)
+    or the ``--train`` file, and the dev data: ``--dev`` (a split of the corpus or a path; ``none`` for no
+    dev), else, with ``default_dev``, the corpus's ``dev`` split when it is not among the training splits.
+    ``read(source, split, args)`` reads one split or file.  Training on the dev split is refused."""
+    dev_name = None if args.dev in (None, "none") else args.dev
+    if not args.corpus:
+        if args.split:
+            raise StructlinError("--split chooses splits of --corpus; with --train give the file itself")
+        return read(args.train, None, args), (read(dev_name, None, args) if dev_name else None)
+    entry = Catalog.load()[args.corpus]
+    names = args.split.split("+") if args.split else ["train" if "train" in entry.splits else None]
+    for name in names:
+        if name is not None and name not in entry.splits:
+            raise UnknownNameError(f"split of corpus {entry.name!r}", name, entry.splits)
+    if dev_name is None and args.dev is None and default_dev and "dev" in entry.splits and "dev" not in names:
+        dev_name = "dev"
+    if dev_name is not None and dev_name in names:
+        raise StructlinError(f"--dev {dev_name} is also a training split (--split {args.split}): early stopping "
+                             "on training data would choose nothing; give another dev, or --dev none")
+    train = [item for name in names for item in read(args.corpus, name, args)]
+    if dev_name is None:
+        return train, None
+    return train, read(args.corpus, dev_name, args) if dev_name in entry.splits else read(dev_name, None, args)
+
+
 def _train_classifier(args) -> None:
     classifier = _new_classifier(args, progress=False if args.quiet else None)
-    if args.corpus:
-        entry = Catalog.load()[args.corpus]
-        train = _documents(args.corpus, "train" if "train" in entry.splits else None, args)
-        dev_name = args.dev or ("dev" if "dev" in entry.splits and args.dev_fraction is None else None)
-        dev = None if dev_name is None else (_documents(args.corpus, dev_name, args) if dev_name in entry.splits
-                                             else _documents(dev_name, None, args))
-    else:
-        train = _documents(args.train, None, args)
-        dev = _documents(args.dev, None, args) if args.dev else None
+    train, dev = _training_data(args, _documents, default_dev=args.dev_fraction is None)
     if args.dev_fraction is not None:
         if not 0 < args.dev_fraction < 1:
             raise StructlinError(f"--dev-fraction must be between 0 and 1, got {args.dev_fraction}")
@@ -422,15 +452,7 @@ def _train_tagger(args) -> None:
     learner = _learner(args, False if args.quiet else None, batch_size=args.batch_size, patience=args.patience)
     tagger = Tagger(args.features, learner, args.decoder, bits=args.bits)
     catalog = Catalog.load()
-    if args.corpus:
-        entry = catalog[args.corpus]
-        train = _sentences(args.corpus, "train", args)
-        dev_name = args.dev or ("dev" if "dev" in entry.splits else None)
-        dev = None if dev_name is None else (_sentences(args.corpus, dev_name, args) if dev_name in entry.splits
-                                             else _sentences(dev_name, None, args))
-    else:
-        train = _sentences(args.train, None, args)
-        dev = _sentences(args.dev, None, args) if args.dev else None
+    train, dev = _training_data(args, _sentences)
     began = time.perf_counter()
     tagger.fit(train, dev)
     seconds = time.perf_counter() - began

@@ -5,9 +5,14 @@ or a ``{index: value}`` mapping of numeric features (SVMlight).  A feature set f
 document templates, and may also list token templates, which then see the whole text as one word
 (``suffix`` of a first name).  Built-in document templates:
 
-* ``words(n, lowercase, pattern, stopwords)`` — word n-grams for each order in ``n``; tokens are
-  matched by the regular expression ``pattern`` (scikit-learn's default ``\\b\\w\\w+\\b``; no
-  downloaded model needed);
+* ``words(n, lowercase, pattern, stopwords, truncate)`` — word n-grams for each order in ``n``; tokens
+  are matched by the regular expression ``pattern`` (scikit-learn's default ``\\b\\w\\w+\\b``; no
+  downloaded model needed); ``truncate = k`` keeps each token's first k characters (after stop words
+  are dropped): a crude stem, free of any language's rules, that ties drive / drives / driver together;
+* ``header_words(headers, n, lowercase, pattern, stopwords)`` — word n-grams of the named header lines
+  of an e-mail or Usenet post (``Subject: ...`` in the block before the first blank line; folded
+  continuation lines included), apart from the body's words: a subject's words say more than the
+  same words anywhere in the text;
 * ``chars(n, lowercase, within_words)`` — character n-grams, inside each word padded with spaces
   (``within_words = true``) or across the whole text;
 * ``fields`` — one feature per field of a tuple; ``field_pairs`` / ``field_triples`` — conjunctions;
@@ -57,10 +62,49 @@ def _text(document) -> str:
 
 
 @register_template("words", document=True)
-def _words(document, n=(1,), lowercase=True, pattern=WORD_PATTERN, stopwords=()):
+def _words(document, n=(1,), lowercase=True, pattern=WORD_PATTERN, stopwords=(), truncate=None):
     """Word n-grams, joined by spaces (for reading; the extractor hashes them natively)."""
     tokens = _tokens(_text(document), lowercase, pattern, frozenset(stopwords))
+    if truncate is not None:
+        tokens = [t[: _checked_truncation(truncate)] for t in tokens]
     return [" ".join(tokens[i : i + k]) for k in n for i in range(len(tokens) - k + 1)]
+
+
+def _checked_truncation(truncate) -> int:
+    if type(truncate) is not int or truncate < 1:
+        raise StructlinError(f"template 'words': truncate must be a positive number of characters, got {truncate!r}")
+    return truncate
+
+
+@register_template("header_words", document=True)
+def _header_words(document, headers=("subject",), n=(1,), lowercase=True, pattern=WORD_PATTERN, stopwords=()):
+    """Word n-grams of the named header lines (for reading; the extractor hashes them natively)."""
+    return _words(_header_text(document, headers), n, lowercase, pattern, stopwords)
+
+
+def _header_text(document, headers) -> str:
+    """The values of the header lines named in ``headers`` (any case), joined by newlines.  The header
+    block is the text up to the first blank line when every line of it is ``Name: value`` or a
+    continuation (a line starting with a space or tab, RFC 5322 folding); a text without such a block
+    (a line of it neither) has no headers."""
+    wanted, values, current = {h.lower() for h in headers}, [], None
+    for line in _text(document).split("\n\n", 1)[0].split("\n"):
+        if not line.strip():
+            break
+        if line[0] in " \t":  # a folded line, or a stray one before the first header (skipped)
+            if current in wanted:
+                values.append(line)
+            continue
+        match = _HEADER_LINE.match(line)
+        if match is None:
+            return ""
+        current = match.group(1).lower()
+        if current in wanted:
+            values.append(match.group(2))
+    return "\n".join(values)
+
+
+_HEADER_LINE = re.compile(r"([!-9;-~]+):(.*)")  # a field name: printable ASCII but the colon (RFC 5322)
 
 
 @register_template("chars", document=True)
@@ -203,9 +247,13 @@ class DocumentFeatureExtractor:
         documents = list(documents)
         n = len(documents)
         rows, codes, weights = [], [], []
+        tokenized = {}  # the word runs of the texts by (lowercase, pattern), shared by the templates reading them
         for spec, tpl, params in self._specs:
             if spec.name == "words":
-                r, c = self._word_ngrams(documents, spec.key, **params)
+                r, c = self._word_ngrams(documents, spec.key, tokenized, **params)
+            elif spec.name == "header_words":
+                texts = [_header_text(d, params.get("headers", ("subject",))) for d in documents]
+                r, c = self._word_ngrams(texts, spec.key, {}, **{k: v for k, v in params.items() if k != "headers"})
             elif spec.name == "chars":
                 r, c = self._char_ngrams(documents, spec.key, **params)
             else:
@@ -216,21 +264,30 @@ class DocumentFeatureExtractor:
                 continue
             rows.append(r)
             codes.append(c)
-            weights.append(np.ones(len(r)))
-        row = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+            weights.append(np.ones(len(r), dtype=np.float32))
+        row = np.concatenate(rows).astype(np.int32) if rows else np.zeros(0, np.int32)
         buckets, signs = self.hasher.buckets(np.concatenate(codes) if codes else np.zeros(0, np.uint64))
-        values = signs * np.concatenate(weights) if weights else np.zeros(0)
+        # float32 unless a Python template gives real values (float64: sums of them stay exact)
+        values = signs * np.concatenate(weights) if weights else np.zeros(0, np.float32)
         return _sum_duplicates(row, buckets, values, n)
 
-    def _word_ngrams(self, documents, key, n=(1,), lowercase=True, pattern=WORD_PATTERN, stopwords=()):
-        texts = [_text(d).lower() if lowercase else _text(d) for d in documents]
-        points, starts, lengths, owner = (_word_runs(texts) if pattern == WORD_PATTERN
-                                          else _pattern_matches(texts, pattern))
-        codes = self.hasher.sequences(points, starts, lengths)
+    def _word_ngrams(self, documents, key, tokenized: dict, n=(1,), lowercase=True, pattern=WORD_PATTERN,
+                     stopwords=(), truncate=None):
+        """Row and code of every word n-gram; ``tokenized`` keeps the documents' tokens for the next template."""
+        runs = tokenized.get((lowercase, pattern))
+        if runs is None:
+            texts = [_text(d).lower() if lowercase else _text(d) for d in documents]
+            runs = tokenized[lowercase, pattern] = (_word_runs(texts) if pattern == WORD_PATTERN
+                                                    else _pattern_matches(texts, pattern))
+        points, starts, lengths, owner = runs
         if stopwords:
-            keep = ~np.isin(codes, self.hasher.sequences(*_code_points(list(stopwords))))
-            codes, owner = codes[keep], owner[keep]
-        return self._sequence_ngrams(codes, np.bincount(owner, minlength=len(texts)), key, n)
+            keep = ~np.isin(self.hasher.sequences(points, starts, lengths),
+                            self.hasher.sequences(*_code_points(list(stopwords))))
+            starts, lengths, owner = starts[keep], lengths[keep], owner[keep]
+        if truncate is not None:
+            lengths = np.minimum(lengths, _checked_truncation(truncate))
+        codes = self.hasher.sequences(points, starts, lengths)
+        return self._sequence_ngrams(codes, np.bincount(owner, minlength=len(documents)), key, n)
 
     def _char_ngrams(self, documents, key, n=(3, 4, 5), lowercase=True, within_words=True):
         owners, pieces = [], []

@@ -200,3 +200,21 @@ def test_kernel_perceptron_on_svmlight_input_from_the_command_line(tmp_path, cap
     run(capsys, "train", "classifier", "--train", tmp_path / "xor.svm", "--output", model, "-q")
     code, _, err = run(capsys, "evaluate", model, "--test", tmp_path / "xor.svm", "--hypothesis", "voted")
     assert code == 1 and "--hypothesis applies to kernel-perceptron and voted-perceptron models" in err
+
+
+def test_split_trains_on_several_splits_and_refuses_its_dev(tmp_path, capsys, nltk_data_dir):
+    from structlin.catalog import load_documents
+
+    expected = len(load_documents("ppattach", "train")) + len(load_documents("ppattach", "dev"))
+    model = tmp_path / "pp.model"
+    code, out, _ = run(capsys, "train", "classifier", "--corpus", "ppattach", "--features", "ppattach", "--split",
+                       "train+dev", "--epochs", "1", "--output", model)
+    assert code == 0 and f"trained on {expected:,} documents" in out
+    assert Classifier.load(model).history_[-1]["dev_accuracy"] is None  # the dev split is trained on: no dev
+    code, _, err = run(capsys, "train", "classifier", "--corpus", "ppattach", "--split", "train+dev", "--dev", "dev",
+                       "--output", model)
+    assert code == 1 and "--dev dev is also a training split" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run(capsys, "train", "classifier", "--corpus", "ppattach", "--split", "train+tset", "--output", model)
+    assert code == 1 and "'tset'" in err and "accepted: dev, test, train" in err
+    code, _, err = run(capsys, "train", "classifier", "--train", model, "--split", "train", "--output", model)
+    assert code == 1 and "--split chooses splits of --corpus" in err

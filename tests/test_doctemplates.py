@@ -127,6 +127,24 @@ def test_stop_words_are_removed_before_n_grams_and_custom_patterns_tokenize():
     assert row(counts, 0) == expected and len(expected) == 3
 
 
+@pytest.mark.parametrize("pattern", [WORD_PATTERN, r"\S+"])
+def test_truncated_words_are_hashed_from_their_first_characters(pattern):
+    hasher = FeatureHasher(22, 5)
+    fs = feature_set({"name": "words", "n": [1, 2], "truncate": 4, "stopwords": ["drives"], "pattern": pattern})
+    text = "Drive drivers DRIVES driven to it"
+    tokens = template("words").function(text, n=(1,), truncate=4, stopwords=("drives",), pattern=pattern)
+    assert tokens == ["driv", "driv", "driv", "to", "it"]  # stop words match whole tokens, then the cut
+    key = fs.templates[0].key
+    expected = {}
+    for gram in [[t] for t in tokens] + [tokens[i : i + 2] for i in range(len(tokens) - 1)]:
+        bucket, sign = hasher.buckets(chain_code(hasher, f"{key}@{len(gram)}", [token_code(hasher, t) for t in gram]))
+        expected[int(bucket[0])] = expected.get(int(bucket[0]), 0.0) + float(sign[0])
+    assert row(DocumentFeatureExtractor(fs, hasher).counts([text]), 0) == {b: v for b, v in expected.items() if v}
+    for bad in (0, -2, 2.5, "5", True):
+        with pytest.raises(StructlinError, match="truncate must be a positive number of characters"):
+            DocumentFeatureExtractor(feature_set({"name": "words", "truncate": bad}), hasher).counts(["a text"])
+
+
 def test_char_ngrams_never_cross_words_and_match_reference_count():
     fs = feature_set({"name": "chars", "n": [2, 3]})
     counts = DocumentFeatureExtractor(fs, FeatureHasher(24)).counts(["ab cd", "ab"])

@@ -43,7 +43,7 @@ def test_one_call_per_epoch_is_fit(features, cls, shuffle):
 
 
 def test_features_first_seen_in_a_later_batch_get_weights():
-    clf = Classifier("text-ngrams", learner(shuffle=False))
+    clf = Classifier("text-words", learner(shuffle=False))
     clf.partial_fit(DOCS, LABELS, classes=["neg", "pos"])
     batch = ["superb", "superb film"]
     new = np.setdiff1d(clf._extractor.counts(batch).indices, clf.joint.columns)
