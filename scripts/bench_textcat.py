@@ -340,13 +340,16 @@ def ratios(rows: list[dict]) -> tuple[list[str], dict]:
     def check(ok: bool) -> str:
         return "met" if ok else "NOT MET"
 
+    # The issues bound max-ent's training time by LogisticRegression's and the SVM's by Crammer-Singer
+    # LinearSVC's; the SVM against SGD's hinge loss is for information.
     for system, peers in (("structlin-maxent", ("logreg", "logreg-sublinear", "logreg-stems")),
                           ("structlin-svm", ("linearsvc-cs", "linearsvc-cs-stems", "sgd-avg"))):
         for peer in peers:
             if system in by and peer in by:
                 ratio = by[system]["train_s"] / by[peer]["train_s"]
                 out[f"{system}_train_time_vs_{peer}"] = ratio
-                lines.append(f"  {system} / {peer}: training time {ratio:.2f}x (bound <= 1: {check(ratio <= 1)}), "
+                bound = "" if peer == "sgd-avg" else f" (bound <= 1: {check(ratio <= 1)})"
+                lines.append(f"  {system} / {peer}: training time {ratio:.2f}x{bound}, "
                              f"accuracy {100 * (by[system]['accuracy'] - by[peer]['accuracy']):+.2f} points")
     s = by.get("structlin")
     if s is None:
