@@ -128,3 +128,16 @@ def test_probabilities_from_maxent_and_none_from_the_perceptron():
     with pytest.raises(StructlinError, match="no probabilities"):
         perceptron.prob_classify("good")
     assert perceptron.report(DOCS, LABELS).log_loss is None and "log_loss" not in perceptron.report(DOCS, LABELS).to_dict()
+
+
+def test_batched_prediction_gives_the_scores_of_one_batch():
+    """decision_function featurises and scores ``prediction_batch`` documents at a time; the batches join
+    into exactly the matrix of one pass (tf-idf and L2 are per document), for any batch size."""
+    clf = Classifier("text-ngrams", epochs=3, progress=False).fit(DOCS, LABELS)
+    test = DOCS + ["", "great plot", "Subject: bad\n\nfun", "unseen words only"]
+    whole = clf.decision_function(test)
+    for size in (1, 3, 4):
+        clf.prediction_batch = size
+        np.testing.assert_array_equal(clf.decision_function(test), whole)
+        assert clf.predict(test) == [clf.classes_[k] for k in whole.argmax(axis=1)]
+    assert clf.decision_function([]).shape == (0, 2) and clf.predict([]) == []

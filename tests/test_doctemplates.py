@@ -145,6 +145,33 @@ def test_truncated_words_are_hashed_from_their_first_characters(pattern):
             DocumentFeatureExtractor(feature_set({"name": "words", "truncate": bad}), hasher).counts(["a text"])
 
 
+POST = "From: ann@cs.cmu.edu\nSubject: Re: Fast IDE\n  drives wanted\nLines: 3\n\nSubject: not a header\nbody text"
+
+
+@pytest.mark.parametrize("text, headers, expected", [
+    (POST, ("subject",), ["fast", "ide", "drives", "wanted"]),  # "re" dropped; the folded line belongs to it
+    (POST, ("SUBJECT", "from"), ["ann", "cs", "cmu", "edu", "fast", "ide", "drives", "wanted"]),
+    ("  stray!path\nSubject: gpu\n\nbody", ("subject",), ["gpu"]),  # a stray first line is skipped
+    ("Dear all: my question\nis about drives\n\nSubject: x", ("subject",), []),  # prose: no header block
+    ("no headers at all", ("subject",), []),
+    ("", ("subject",), []),
+])
+def test_header_words_read_the_named_header_lines_only(text, headers, expected):
+    hasher = FeatureHasher(22, 1)
+    params = {"headers": list(headers), "stopwords": ["re"]}
+    assert template("header_words").function(text, headers=headers, stopwords=("re",)) == expected
+    fs = feature_set({"name": "header_words", **params})
+    key = fs.templates[0].key
+    want = {}
+    for word in expected:
+        bucket, sign = hasher.buckets(chain_code(hasher, f"{key}@1", [token_code(hasher, word)]))
+        want[int(bucket[0])] = want.get(int(bucket[0]), 0.0) + float(sign[0])
+    assert row(DocumentFeatureExtractor(fs, hasher).counts([text]), 0) == want
+    # apart from the body's words: the same words under "words" hash elsewhere
+    words = DocumentFeatureExtractor(feature_set({"name": "words"}), hasher).counts([" ".join(expected)])
+    assert len(row(words, 0)) == len(want) and not set(row(words, 0)) & set(want)
+
+
 def test_char_ngrams_never_cross_words_and_match_reference_count():
     fs = feature_set({"name": "chars", "n": [2, 3]})
     counts = DocumentFeatureExtractor(fs, FeatureHasher(24)).counts(["ab cd", "ab"])
