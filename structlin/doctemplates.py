@@ -252,8 +252,7 @@ class DocumentFeatureExtractor:
             if spec.name == "words":
                 r, c = self._word_ngrams(documents, spec.key, tokenized, **params)
             elif spec.name == "header_words":
-                texts = [_header_text(d, params.get("headers", ("subject",))) for d in documents]
-                r, c = self._word_ngrams(texts, spec.key, {}, **{k: v for k, v in params.items() if k != "headers"})
+                r, c = self._header_ngrams(documents, spec.key, **params)
             elif spec.name == "chars":
                 r, c = self._char_ngrams(documents, spec.key, **params)
             else:
@@ -288,6 +287,10 @@ class DocumentFeatureExtractor:
             lengths = np.minimum(lengths, _checked_truncation(truncate))
         codes = self.hasher.sequences(points, starts, lengths)
         return self._sequence_ngrams(codes, np.bincount(owner, minlength=len(documents)), key, n)
+
+    def _header_ngrams(self, documents, key, headers=("subject",), **word_options):
+        """:meth:`_word_ngrams` of the named header lines' text (their own tokens, never shared)."""
+        return self._word_ngrams([_header_text(d, headers) for d in documents], key, {}, **word_options)
 
     def _char_ngrams(self, documents, key, n=(3, 4, 5), lowercase=True, within_words=True):
         owners, pieces = [], []
