@@ -1,0 +1,27 @@
+"""Readers of labelled documents for classifiers: folder trees and archives, TSV/CSV, fastText,
+SVMlight, and the NLTK corpora movie_reviews (or any categorized corpus), qc, ppattach and names.
+
+Every reader is a generator of :class:`Document` objects and streams: a folder tree or an archive is
+read one file (member) at a time and never unpacked to disk, a line file one line at a time.
+Invalid options raise ``ValueError`` at once; file errors come with the first document asked for.
+Malformed input raises :class:`~structlin.errors.CorpusFormatError` located as ``PATH:LINE`` (lines
+counted from 1) or ``ARCHIVE:MEMBER[:LINE]``, saying what was found and what was expected; a
+missing path raises :class:`~structlin.errors.CorpusNotFoundError`. Nothing is skipped silently
+except blank lines of line formats (and ``#`` comment lines of SVMlight), which hold no document.
+
+The readers are split by concept: :mod:`~structlin.documents.base` holds the :class:`Document` type
+and the shared decoding, :mod:`~structlin.documents.formats` the generic formats (folder trees and
+archives, TSV/CSV, fastText, SVMlight), :mod:`~structlin.documents.nltk_corpora` the NLTK corpora,
+and :mod:`~structlin.documents.usenet` the stripping of Usenet posts. Every public name is
+re-exported here, so ``from structlin.documents import X`` is the import to use.
+"""
+
+from structlin.documents.base import Document, NumberedLines, Source
+from structlin.documents.formats import ARCHIVE_SUFFIXES, read_fasttext, read_folders, read_svmlight, read_tsv
+from structlin.documents.nltk_corpora import read_names, read_nltk_categorized, read_ppattach, read_qc
+from structlin.documents.usenet import STRIP_PARTS, strip_usenet
+
+__all__ = [
+    "ARCHIVE_SUFFIXES", "STRIP_PARTS", "Document", "read_fasttext", "read_folders", "read_names",
+    "read_nltk_categorized", "read_ppattach", "read_qc", "read_svmlight", "read_tsv", "strip_usenet",
+]
