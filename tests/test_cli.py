@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from structlin import Tagger
@@ -100,12 +101,29 @@ def test_evaluate_json(files, capsys):
     assert code == 0 and err == ""
     assert len(out.strip().splitlines()) == 1
     report = json.loads(out)
-    for key in ("accuracy", "sentence_accuracy", "known_accuracy", "unknown_accuracy"):
-        assert 0 <= report[key] <= 1
     sentences = list(read_conllu(dev))
     assert report["n_tokens"] == sum(len(s.words) for s in sentences)
-    assert report["per_tag"] and all(0 <= s[k] <= 1 for s in report["per_tag"].values()
-                                     for k in ("precision", "recall", "f1"))
+    # Sentence, known-word and unknown-word accuracy and per-tag P/R/F1, counted here from the model's tags.
+    tagger = Tagger.load(model)
+    predicted = tagger.predict([list(s.words) for s in sentences])
+    tokens = [(w, g, p) for s, tags in zip(sentences, predicted) for w, g, p in zip(s.words, s.tags, tags)]
+    assert report["sentence_accuracy"] == pytest.approx(
+        np.mean([list(s.tags) == list(tags) for s, tags in zip(sentences, predicted)]))
+    known = [g == p for w, g, p in tokens if w in tagger.known_words_]
+    unknown = [g == p for w, g, p in tokens if w not in tagger.known_words_]
+    assert known and unknown and report["n_unknown"] == len(unknown)
+    assert report["known_accuracy"] == pytest.approx(np.mean(known))
+    assert report["unknown_accuracy"] == pytest.approx(np.mean(unknown))
+    assert report["unknown_accuracy"] < report["known_accuracy"]
+    tags = sorted({g for _, g, _ in tokens} | {p for _, _, p in tokens})
+    assert sorted(report["per_tag"]) == tags
+    for tag in tags:
+        tp = sum(g == tag == p for _, g, p in tokens)
+        support, guessed = sum(g == tag for _, g, _ in tokens), sum(p == tag for _, _, p in tokens)
+        precision, recall = (tp / guessed if guessed else 0.0), (tp / support if support else 0.0)
+        f1 = 2 * precision * recall / (precision + recall) if tp else 0.0
+        assert report["per_tag"][tag] == {"precision": pytest.approx(precision), "recall": pytest.approx(recall),
+                                          "f1": pytest.approx(f1), "support": support}, tag
     # The same numbers as the library computes, and a sensible accuracy for 800 sentences.
     assert report["accuracy"] == pytest.approx(Tagger.load(model).accuracy(sentences))
     assert report["accuracy"] > 0.8

@@ -6,14 +6,23 @@ from __future__ import annotations
 import csv
 import json
 import random
+import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from structlin.cli import main
 from structlin.errors import StructlinError
 from structlin.experiments import load_config, plots, run_experiment, write_report
-from structlin.experiments.runner import subset
+from structlin.experiments.runner import compare, subset
+from structlin.significance import (
+    accuracy,
+    accuracy_statistics,
+    approximate_randomization,
+    mcnemar,
+    paired_bootstrap,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = {"DET": ["the", "a", "this"], "ADJ": ["old", "big", "red"], "NOUN": ["dog", "cat", "man", "boat", "idea"],
@@ -76,6 +85,26 @@ def run(config: Path, out: Path):
     result = run_experiment(load_config(config), command="structlin experiment test")
     write_report(result, out)
     return result
+
+
+def sentence_lengths(path: Path) -> list[int]:
+    """Tokens per sentence of a word<TAB>tag file (sentences end with a blank line)."""
+    return [len(block.splitlines()) for block in path.read_text("utf-8").split("\n\n") if block.strip()]
+
+
+def expected_comparison(reference, other, gold: list[str], samples: int, seed: int) -> dict:
+    """``vars(Comparison)`` of ``other`` against ``reference`` by accuracy, straight from structlin.significance
+    on the outcomes' per-sentence statistics and per-token correctness (McNemar's counts by hand)."""
+    right = [[p == g for p, g in zip(o.predicted, gold)] for o in (reference, other)]
+    test = mcnemar(*right)
+    only = (sum(a and not b for a, b in zip(*right)), sum(b and not a for a, b in zip(*right)))
+    assert (test.only_a, test.only_b) == only
+    return {"difference": other.test_score - reference.test_score,
+            "bootstrap": paired_bootstrap(reference.statistics, other.statistics, accuracy, samples=samples, seed=seed),
+            "randomization": approximate_randomization(reference.statistics, other.statistics, accuracy,
+                                                       samples=samples, seed=seed),
+            "mcnemar": {"p_value": test.p_value, "method": test.method, "only_reference": only[0],
+                        "only_system": only[1]}}
 
 
 # --- config checking -----------------------------------------------------------------------------------------
@@ -154,7 +183,7 @@ learner = ["averaged-perceptron", "naive-bayes"]
 epochs = 2
 """, data))
     trained = []
-    with pytest.raises(StructlinError, match=r"grid: system 'naive-bayes': .*multiclass decoder") as caught:
+    with pytest.raises(StructlinError, match=r"grid: system 'naive-bayes': .*labels single instances") as caught:
         run_experiment(config, command="test", log=trained.append)
     assert str(caught.value).startswith(f"{config.path}: ") and not trained
 
@@ -172,7 +201,9 @@ epochs = 3
 
 def test_grid_writes_every_report_file_with_a_consistent_ranking(tmp_path, data):
     out = tmp_path / "report"
+    began = time.perf_counter()
     result = run(write_config(tmp_path, GRID, data), out)
+    wall = time.perf_counter() - began
     plotted = ["dev_curves.png", "confusion.png"] if plots.available() else []
     assert [p.name for p in sorted(out.iterdir())] == sorted(["results.json", "results.csv", "report.md", *plotted])
 
@@ -180,15 +211,45 @@ def test_grid_writes_every_report_file_with_a_consistent_ranking(tmp_path, data)
     assert len(rows) == 4 and [int(r["rank"]) for r in rows] == [1, 2, 3, 4]
     scores = [(float(r["test_score"]), float(r["dev_score"])) for r in rows]
     assert scores == sorted(scores, reverse=True)
-    assert rows[0]["p_bootstrap"] == "" and all(0 < float(r["p_randomization"]) <= 1 for r in rows[1:])
+    assert rows[0]["p_bootstrap"] == rows[0]["p_randomization"] == rows[0]["p_mcnemar"] == ""
+
+    # Every outcome's statistics are its test sentences' (correct, tokens), and its score their accuracy.
+    gold, lengths = result.gold, sentence_lengths(data / "test.tsv")
+    assert len(gold) == sum(lengths)
+    for o in result.outcomes:
+        right = [p == g for p, g in zip(o.predicted, gold)]
+        assert len(o.predicted) == len(gold)
+        np.testing.assert_array_equal(o.statistics, accuracy_statistics(right, lengths))
+        assert o.test_score == pytest.approx(sum(right) / len(gold))
+
+    # The p-values are those of structlin.significance on the same statistics, against the best system.
+    best, config = result.outcomes[0], result.config
+    assert result.comparisons[0] is None and (config.samples, config.seed) == (100, 0)
+    expected = [expected_comparison(best, o, gold, config.samples, config.seed) for o in result.outcomes[1:]]
+    assert [vars(c) for c in result.comparisons[1:]] == expected
+    assert min(c["bootstrap"] for c in expected) < 1  # the systems differ: the tests have something to tell apart
+    for row, comparison in zip(rows[1:], expected):
+        assert (float(row["p_bootstrap"]), float(row["p_randomization"]), float(row["p_mcnemar"])) == (
+            comparison["bootstrap"], comparison["randomization"], comparison["mcnemar"]["p_value"])
+        # p = (1 + extreme samples) / (samples + 1) for the two resampling tests
+        for p in (comparison["bootstrap"], comparison["randomization"]):
+            assert (p * 101) == pytest.approx(round(p * 101)) and 1 <= round(p * 101) <= 101
+    # A system against itself: no difference, and p = 1 in every test.
+    same = compare(best, best, gold, result.metric, config.samples, config.seed)
+    assert vars(same) == {"difference": 0.0, "bootstrap": 1.0, "randomization": 1.0,
+                          "mcnemar": {"p_value": 1.0, "method": "exact", "only_reference": 0, "only_system": 0}}
 
     results = json.loads((out / "results.json").read_text("utf-8"))
     assert results["metric"] == "accuracy" and results["data"]["train"]["units"] == 40
-    for system, row in zip(results["systems"], rows):
+    for system, row, o, comparison in zip(results["systems"], rows, result.outcomes, [None, *expected]):
         assert system["name"] == row["system"] and system["test_score"] == pytest.approx(system["test"]["accuracy"])
         assert 1 <= system["best_epoch"] <= len(system["history"]) <= 3
-        assert system["model_bytes"] > 0 and system["weights_kept"] > 0 and system["train_seconds"] >= 0
-    assert results["systems"][1]["versus_best"]["mcnemar"]["p_value"] <= 1
+        assert system["model_bytes"] > 0 and system["weights_kept"] > 0
+        assert system["versus_best"] == comparison
+        assert system["train_seconds"] == o.train_seconds and isinstance(o.train_seconds, float)
+        assert o.train_seconds > 0 and float(row["train_seconds"]) == round(o.train_seconds, 2)
+    # Training times are parts of the run: together no longer than the run, which the test's clock bounds.
+    assert sum(o.train_seconds for o in result.outcomes) <= result.seconds == results["seconds"] <= wall
 
     report = (out / "report.md").read_text("utf-8")
     ranked = [line.split(" | ")[1] for line in report.splitlines() if line.startswith(("| 1 |", "| 2 |", "| 3 |",
@@ -225,7 +286,14 @@ features = "{data}/small.toml"
     assert (out / "ablation.png").is_file() == plots.available()
     table = json.loads((out / "results.json").read_text("utf-8"))["ablation"]
     assert sorted(row["template"] for row in table) == ["shape", "suffix", "word"]
-    assert all(0 < row["versus_full"]["randomization"] <= 1 for row in table)
+    # Each ablated system is compared with the full feature set by structlin.significance on their statistics.
+    full = next(o for o in result.outcomes if o.system.ablated is None)
+    config = result.config
+    for row in table:
+        ablated = next(o for o in result.outcomes if o.system.settings()["ablated"] == row["template"])
+        assert row["versus_full"] == expected_comparison(full, ablated, result.gold, config.samples, config.seed)
+        assert row["test_loss"] == full.test_score - ablated.test_score
+        assert row["dev_loss"] == full.dev_score - ablated.dev_score
 
 
 def test_learning_curve_trains_on_nested_subsets(tmp_path, data):

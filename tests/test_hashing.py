@@ -144,6 +144,43 @@ def test_invalid_seed(seed):
         FeatureHasher(10, seed)
 
 
-def test_extreme_valid_settings():
-    FeatureHasher(1, 0)
-    FeatureHasher(31, 2**64 - 1)
+# (bucket, sign) of every feature of FEATURES at the extreme settings, recorded once (and equal to
+# reference_hash's).  Saved models hash with the stored bits and seed, so these values must never change.
+EXTREME = {
+    (1, 0): [(0, 1.0), (1, 1.0), (1, 1.0), (0, 1.0), (0, 1.0), (0, -1.0), (1, 1.0), (0, -1.0)],
+    (31, 0): [(551531250, 1.0), (1930480227, 1.0), (1626963971, 1.0), (379111542, 1.0), (135627284, 1.0),
+              (679991864, -1.0), (77275057, 1.0), (1778014572, -1.0)],
+    (31, 2**64 - 1): [(109754882, 1.0), (838832582, 1.0), (707657616, -1.0), (883867202, 1.0), (1563941610, -1.0),
+                      (1284131707, -1.0), (272183639, -1.0), (1123057376, 1.0)],
+}
+
+
+@pytest.mark.parametrize("bits, seed", list(EXTREME))
+def test_extreme_valid_settings(bits, seed):
+    hasher = FeatureHasher(bits, seed)
+    assert (hasher.bits, hasher.seed) == (bits, seed)
+    assert hasher.config() == {"name": HASH_NAME, "bits": bits, "seed": seed}
+    hashed = [hasher(n, v) for n, v in FEATURES]
+    assert hashed == EXTREME[bits, seed]
+    assert hashed == [reference_hash(n, v, bits, seed) for n, v in FEATURES]
+    assert all(type(b) is int and type(s) is float for b, s in hashed)
+
+
+@pytest.mark.parametrize("seed", [0, 2**64 - 1])
+def test_buckets_of_fewer_bits_are_the_low_bits_of_the_same_code(seed):
+    # bucket = z mod 2**bits and sign = the top bit of the same z, whatever the bits.
+    features = [(f"t@{k % 3}", f"w{k}") for k in range(2000)]
+    wide = [FeatureHasher(31, seed)(n, v) for n, v in features]
+    for bits in (1, 2, 7, 22, 30):
+        hasher = FeatureHasher(bits, seed)
+        assert [hasher(n, v) for n, v in features] == [(b % 2**bits, s) for b, s in wide], bits
+    buckets = np.array([b for b, _ in wide])
+    # All 31 bits are used (2000 uniform buckets all below 2**30 has probability 2**-2000) and none is negative.
+    assert buckets.min() >= 0 and 2**30 <= buckets.max() < 2**31
+    assert {b % 2 for b in buckets.tolist()} == {0, 1} and {s for _, s in wide} == {-1.0, 1.0}
+
+
+def test_extreme_seeds_hash_independently():
+    first, last = FeatureHasher(31, 0), FeatureHasher(31, 2**64 - 1)
+    assert all(first(n, v)[0] != last(n, v)[0] for n, v in FEATURES)
+    assert first.string("x") != last.string("x")

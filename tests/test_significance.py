@@ -15,7 +15,7 @@ from test_cli import SMALL_CONLLU, assert_one_line_error, cut_conllu, run
 from structlin import Tagger
 from structlin.cli import main
 from structlin.readers import read_conllu
-from structlin.spans import evaluate_spans
+from structlin.spans import evaluate_spans, span_counts
 from structlin.significance import (
     accuracy,
     accuracy_statistics,
@@ -131,7 +131,21 @@ def test_f1_statistics_are_resampled_as_sums():
     guessed_a, guessed_b = rng.integers(0, 6, 100), rng.integers(0, 6, 100)
     a = np.column_stack([np.minimum(gold, guessed_a), guessed_a, gold])
     b = np.column_stack([np.minimum(gold, guessed_b), guessed_b, gold])
-    assert 0 < paired_bootstrap(a, b, f1, samples=500) <= 1
+    # A literal loop over the same draws (500 samples of 100 units come in one block of rng.integers calls):
+    # every resampled test set is scored by F1 of its summed counts, never by averaging per-unit F1.
+    observed = f1(a.sum(axis=0)) - f1(b.sum(axis=0))
+    rng = np.random.default_rng(4)
+    extreme = 0
+    for picks in rng.integers(0, 100, size=(500, 100)):
+        extreme += abs(f1(a[picks].sum(axis=0)) - f1(b[picks].sum(axis=0)) - observed) >= abs(observed) - 1e-12
+    assert paired_bootstrap(a, b, f1, samples=500, seed=4) == (extreme + 1) / 501
+    rng = np.random.default_rng(4)
+    extreme = 0
+    for swap in rng.integers(0, 2, size=(500, 100), dtype=bool):
+        a_, b_ = np.where(swap[:, None], b, a), np.where(swap[:, None], a, b)
+        extreme += abs(f1(a_.sum(axis=0)) - f1(b_.sum(axis=0))) >= abs(observed) - 1e-12
+    assert approximate_randomization(a, b, f1, samples=500, seed=4) == (extreme + 1) / 501
+    assert 1 < extreme < 499  # neither test is at an extreme, so their counts tell the loops apart
     assert paired_bootstrap(a, a, f1, samples=500) == approximate_randomization(a, a, f1, samples=500) == 1.0
 
 
@@ -216,7 +230,7 @@ def test_compare_taggers_json(taggers, capsys):
     assert tests["mcnemar"]["discordant"] == tests["mcnemar"]["only_a"] + tests["mcnemar"]["only_b"]
     assert tests["mcnemar"]["method"] == "chi2" and tests["mcnemar"]["p_value"] < 0.05
     for name in ("bootstrap", "randomization"):
-        assert tests[name]["samples"] == 2000 and tests[name]["seed"] == 3 and 0 < tests[name]["p_value"] <= 1
+        assert tests[name]["samples"] == 2000 and tests[name]["seed"] == 3  # p-values: checked exactly below
     # The library's functions on the same statistics give the same p-values.
     gold = np.array([t for s in sentences for t in s.tags])
     predicted = [np.array([t for tags in Tagger.load(m).predict(sentences) for t in tags]) for m in (a, b)]
@@ -297,6 +311,10 @@ def test_compare_chunkers_adds_span_f1_with_its_tests(tmp_path, capsys):
     spans = result["span_f1"]
     assert code == 0 and [spans["a"], spans["b"]] == pytest.approx(expected)
     assert spans["difference"] == pytest.approx(expected[1] - expected[0])
-    assert 0 < spans["bootstrap"] <= 1 and 0 < spans["randomization"] <= 1
+    # The p-values are the library's on the sentences' (correct, predicted, gold) chunk counts, seed 0.
+    counts = [span_counts(gold, p) for p in predicted]
+    assert [f1(c.sum(axis=0)) for c in counts] == pytest.approx(expected)
+    assert spans["bootstrap"] == paired_bootstrap(*counts, f1, samples=200, seed=0)
+    assert spans["randomization"] == approximate_randomization(*counts, f1, samples=200, seed=0)
     code, text, _ = run(capsys, "compare", *models, "--test", data, "--samples", "200")
     assert code == 0 and text.splitlines()[-1].startswith("span F1: a ")
