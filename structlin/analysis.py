@@ -31,7 +31,7 @@ import scipy.sparse
 from .decoders import Decoder, Multiclass, Viterbi, length_batches
 from .joint import JointFeatureMap
 from .learners.delta_trick import DeltaTrick
-from .learners.perceptron import epoch_order
+from .learners.epochs import minibatches
 from .learners.svm import SVM
 from .matrix import FeatureMatrix
 
@@ -193,16 +193,13 @@ def perceptron_mistakes(joint: JointFeatureMap, decoder: Decoder, X: FeatureMatr
     w = np.zeros(joint.size)
     visits, epoch = [], 0
     for epoch in range(1, epochs + 1):
-        order = epoch_order(X.lengths, 1, rng)
-        Xe, ye = X.take(order), y[X.positions(order)]
-        offsets, before = Xe.offsets, len(visits)
-        for t in range(Xe.n_instances):
-            batch, gold = Xe.slice(t, t + 1), ye[offsets[t] : offsets[t + 1]]
+        before = len(visits)
+        for t, (batch, gold) in enumerate(minibatches(X, y, 1, rng)):
             predicted = decoder.argmax(joint.scores(w, batch))
             if (predicted != gold).any():
-                indices, values, _ = joint.delta(batch, gold, predicted)
+                indices, values, _ = joint.feature_difference(batch, gold, predicted)
                 np.add.at(w, indices, values)
-                visits.append((epoch - 1) * Xe.n_instances + t)
+                visits.append((epoch - 1) * X.n_instances + t)
         if len(visits) == before:
             break
     return MistakeCurve(X.n_instances, np.array(visits, dtype=np.int64), epoch)

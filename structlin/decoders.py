@@ -3,12 +3,16 @@
 Every decoder works on :class:`~structlin.joint.Scores` and never knows which learner asks.
 
 * :class:`Multiclass` — every position independently: ``ŷ_i = argmax_y E[i, y]``.
-* :class:`Viterbi` — first-order chain: ``argmax_y Σ_i E[i, y_i] + Σ_i T[y_{i-1}, y_i] + s[y_0] + e[y_{n-1}]``
+* :class:`Viterbi` — first-order chain: ``argmax_y Σ_i E[i, y_i] + Σ_i A[y_{i-1}, y_i] + s[y_0] + e[y_{n-1}]``
   by dynamic programming, and its forward–backward marginals (scaled probability space).
-* :class:`Greedy` — left to right over the same chain scores: ``ŷ_i = argmax_y E[i, y] + T[ŷ_{i-1}, y]``.
+* :class:`Greedy` — left to right over the same chain scores: ``ŷ_i = argmax_y E[i, y] + A[ŷ_{i-1}, y]``.
 
-``loss_augmented_argmax`` adds a cost to every wrong label at every position (Hamming loss) and runs
-the *unchanged* decoder.  Ties break towards the lower label index.  Batches are decoded together,
+``E`` are the emission scores and ``A`` the transition scores; ``T`` is always a number of time steps.
+
+``loss_augmented_argmax`` adds the task loss of every wrong label at every position (a :class:`Cost`:
+Hamming by default) and runs the *unchanged* decoder.  A chain decoder that is not exact (Greedy) names
+the exact one of the same structure, :attr:`Decoder.exact`, for learners that need a true argmax or a
+distribution.  Ties break towards the lower label index.  Batches are decoded together,
 padded to the longest instance, so the Python loop runs over positions, never over instances,
 features or labels.
 """
@@ -16,13 +20,15 @@ features or labels.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import logsumexp
 
 from .errors import UnknownNameError
 from .joint import Scores
+from .matrix import FeatureMatrix
 
 
 @dataclass
@@ -36,21 +42,53 @@ class Marginals:
     edges: np.ndarray | None = None
 
 
+class Cost:
+    """A task loss that decomposes over positions, ``Δ(y, ŷ) = Σ_p c(y_p, ŷ_p)``: the Hamming loss
+    ``scale · [y_p ≠ ŷ_p]`` (the default), or ``matrix[y_p, ŷ_p]`` for a labels × labels ``matrix`` with
+    a zero diagonal.  Every learner that needs a cost (the margin perceptron, passive-aggressive, MIRA,
+    the SVM) takes it from here."""
+
+    def __init__(self, scale: float = 1.0, matrix: np.ndarray | None = None):
+        self.scale, self.matrix = scale, matrix
+
+    def augment(self, emissions: np.ndarray, gold: np.ndarray) -> np.ndarray:
+        """``emissions`` plus the cost of every label at every position (a new array)."""
+        if self.matrix is not None:
+            return emissions + self.matrix[gold]
+        augmented = emissions + self.scale
+        augmented[np.arange(len(gold)), gold] -= self.scale
+        return augmented
+
+    def per_instance(self, gold: np.ndarray, predicted: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """``Δ(y, ŷ)`` of every instance of a batch of ``lengths``."""
+        if self.matrix is not None:
+            per_position = self.matrix[gold, predicted]
+        else:
+            per_position = self.scale * (gold != predicted)
+        owner = np.repeat(np.arange(len(lengths)), lengths)
+        return np.bincount(owner, per_position, minlength=len(lengths))
+
+
 class Decoder(ABC):
     """Interface shared by all decoders."""
 
     name = ""
     uses_transitions = True
 
+    @property
+    def exact(self) -> Decoder:
+        """The decoder that finds the true argmax (and defines ``p(y|x)``) over this decoder's outputs."""
+        return self
+
     @abstractmethod
     def argmax(self, scores: Scores) -> np.ndarray:
         """The best label of every position of every instance (concatenated)."""
 
-    def loss_augmented_argmax(self, scores: Scores, gold: np.ndarray, cost: float = 1.0) -> np.ndarray:
-        """``argmax_y w·φ(x, y) + cost · Hamming(y, gold)``: ``cost`` added to every wrong label."""
-        augmented = scores.emissions + cost
-        augmented[np.arange(len(gold)), gold] -= cost
-        return self.argmax(Scores(augmented, scores.lengths, scores.transitions, scores.start, scores.end))
+    def loss_augmented_argmax(self, scores: Scores, gold: np.ndarray, cost: float | Cost = 1.0) -> np.ndarray:
+        """``argmax_y w·φ(x, y) + Δ(gold, y)``: the cost (a :class:`Cost`, or the scale of the Hamming
+        loss) added to every label at every position, then the unchanged decoder."""
+        cost = cost if isinstance(cost, Cost) else Cost(cost)
+        return self.argmax(replace(scores, emissions=cost.augment(scores.emissions, gold)))
 
     def marginals(self, scores: Scores, *, summed_edges: bool = False) -> Marginals:
         """``log Z`` and the label marginals under ``p(y|x) ∝ exp(w·φ(x, y))``; ``summed_edges`` returns
@@ -131,23 +169,23 @@ class Viterbi(Decoder):
         T, B, L = E.shape
         if T == 0:
             return np.zeros(0, dtype=np.int64)
-        # delta[t, b, y]: best score of a prefix ending in label y at t; back[t, b, y]: its label at t − 1.
+        # best[t, b, y]: best score of a prefix ending in label y at t; back[t, b, y]: its label at t − 1.
         next_previous = np.ascontiguousarray(scores.transitions.T)  # [next, previous]: reduce the last axis
-        delta = np.empty_like(E)
+        best = np.empty_like(E)
         back = np.empty(E.shape, dtype=np.intp)
         candidates = np.empty((B, L, L))
-        delta[0] = E[0]
-        previous = delta[:, :, None, :]  # previous[t - 1][b, 0, y'] broadcasts over next labels
+        best[0] = E[0]
+        previous = best[:, :, None, :]  # previous[t - 1][b, 0, y'] broadcasts over next labels
         for t in range(1, T):
             np.add(previous[t - 1], next_previous, out=candidates)
             candidates.argmax(axis=2, out=back[t])
-            np.add(np.maximum.reduce(candidates, axis=2), E[t], out=delta[t])
+            np.add(np.maximum.reduce(candidates, axis=2), E[t], out=best[t])
         # Past an instance's end the back pointers become the identity, so backtracking from T − 1
         # carries each instance's final label unchanged down to its last position.
         past_end = np.arange(T)[:, None] >= pad.lengths[None, :]
         back[past_end] = np.arange(L)
         current = np.zeros(B, dtype=np.intp)
-        current[pad.running] = delta[pad.last, pad.running].argmax(axis=1)
+        current[pad.running] = best[pad.last, pad.running].argmax(axis=1)
         path = np.empty((T, B), dtype=np.intp)
         rows = np.arange(B)
         for t in range(T - 1, 0, -1):
@@ -157,30 +195,30 @@ class Viterbi(Decoder):
         return pad.unpad(path)
 
     def max_marginals(self, scores: Scores) -> np.ndarray:
-        """Max-product forward–backward: ``μ_t = a_t + b_t`` with
+        """Max-product forward–backward: ``μ_t = a_t + b_t`` with ``A`` the transition scores and
 
-            a_0 = E_0,   a_t[k] = max_j (a_{t−1}[j] + T[j, k]) + E_t[k]
-            b_{n−1} = 0,   b_t[k] = max_j (T[k, j] + E_{t+1}[j] + b_{t+1}[j])
+            a_0 = E_0,   a_t[k] = max_j (a_{t−1}[j] + A[j, k]) + E_t[k]
+            b_{n−1} = 0,   b_t[k] = max_j (A[k, j] + E_{t+1}[j] + b_{t+1}[j])
         """
         pad = _Padded(scores)
-        E, T = pad.E, scores.transitions
+        E, A = pad.E, scores.transitions
         forward, backward = E.copy(), np.zeros_like(E)
         for t in range(1, len(E)):
-            forward[t] += (forward[t - 1][:, :, None] + T).max(axis=1)
+            forward[t] += (forward[t - 1][:, :, None] + A).max(axis=1)
         has_next = np.arange(len(E))[:, None] < (pad.lengths - 1)[None, :]
         for t in range(len(E) - 2, -1, -1):
-            step = (T + (E[t + 1] + backward[t + 1])[:, None, :]).max(axis=2)
+            step = (A + (E[t + 1] + backward[t + 1])[:, None, :]).max(axis=2)
             backward[t] = np.where(has_next[t][:, None], step, 0.0)
         return pad.unpad(forward + backward)
 
     def marginals(self, scores: Scores, *, summed_edges: bool = False) -> Marginals:
         """Forward–backward in scaled probability space, each recursion step a matrix product.
 
-        With ``ψ_t = exp(E_t − m_t)`` (``m_t`` the row maximum) and ``K = exp(T − max T)``::
+        With ``ψ_t = exp(E_t − m_t)`` (``m_t`` the row maximum) and ``K = exp(A − max A)``::
 
             α̃_0 = ψ_0,   α̃_t = (α̂_{t−1} K) ⊙ ψ_t,   c_t = Σ α̃_t,   α̂_t = α̃_t / c_t
             β̂_{n−1} = 1,  β̂_t ∝ K (ψ_{t+1} ⊙ β̂_{t+1})  (normalised to sum 1)
-            log Z = Σ_t (log c_t + m_t) + (n − 1) max T
+            log Z = Σ_t (log c_t + m_t) + (n − 1) max A
             P(y_t) = α̂_t ⊙ β̂_t / z_t,   z_t = Σ α̂_t ⊙ β̂_t
             P(y_{t−1} = a, y_t = b) = α̂_{t−1}[a] K[a, b] ψ_t[b] β̂_t[b] / (c_t z_t)
 
@@ -234,6 +272,10 @@ class Greedy(Decoder):
 
     name = "greedy"
 
+    @property
+    def exact(self) -> Decoder:
+        return Viterbi()
+
     def argmax(self, scores: Scores) -> np.ndarray:
         pad = _Padded(scores)
         E = pad.E
@@ -273,12 +315,17 @@ def length_batches(lengths: np.ndarray, max_positions: int = 4096) -> list[np.nd
     return batches
 
 
-def decode_corpus(decoder: Decoder, joint, w: np.ndarray, matrix, *, max_positions: int = 4096) -> np.ndarray:
-    """Decode every instance of an indexed corpus with weights ``w``; labels per position.
-
-    Instances are decoded in batches of similar length (:func:`length_batches`), so padding costs little.
-    """
+def decode_batches(decoder: Decoder, scores: Callable[[FeatureMatrix], Scores], matrix: FeatureMatrix, *,
+                   max_positions: int = 4096) -> np.ndarray:
+    """Decode every instance of an indexed corpus; labels per position.  ``scores(batch)`` gives the
+    :class:`Scores` of a batch of instances.  Instances are decoded in batches of similar length
+    (:func:`length_batches`), so padding costs little."""
     out = np.zeros(matrix.n_positions, dtype=np.int64)
     for chosen in length_batches(matrix.lengths, max_positions):
-        out[matrix.positions(chosen)] = decoder.argmax(joint.scores(w, matrix.take(chosen)))
+        out[matrix.positions(chosen)] = decoder.argmax(scores(matrix.take(chosen)))
     return out
+
+
+def decode_corpus(decoder: Decoder, joint, w: np.ndarray, matrix: FeatureMatrix, *, max_positions: int = 4096) -> np.ndarray:
+    """:func:`decode_batches` with the weights ``w`` of the joint feature map ``joint``."""
+    return decode_batches(decoder, lambda batch: joint.scores(w, batch), matrix, max_positions=max_positions)

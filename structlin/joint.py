@@ -28,6 +28,25 @@ import numpy as np
 from .matrix import FeatureMatrix, ranges
 
 
+class Chains:
+    """Where the instances of a batch of ``lengths`` begin and end in the concatenated positions: the
+    chain boundaries every transition-aware computation needs.
+
+    ``first`` / ``last``: the first and last position of every non-empty instance (``nonempty`` lists
+    those instances); ``followers``: every position that has a predecessor in its instance, in order.
+    """
+
+    def __init__(self, lengths):
+        lengths = np.asarray(lengths, dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        self.nonempty = np.flatnonzero(lengths > 0)
+        self.first = offsets[:-1][self.nonempty]
+        self.last = offsets[1:][self.nonempty] - 1
+        follows = np.ones(int(offsets[-1]), dtype=bool)
+        follows[self.first] = False
+        self.followers = np.flatnonzero(follows)
+
+
 @dataclass
 class Scores:
     """Scores of every label at every position of a batch of instances, plus transition scores.
@@ -57,14 +76,10 @@ class Scores:
         total = np.zeros(n_instances)
         total += np.bincount(instance, self.emissions[np.arange(len(labels)), labels], minlength=n_instances)
         if self.transitions is not None:
-            first = np.cumsum(self.lengths) - self.lengths
-            follows = np.ones(len(labels), dtype=bool)
-            follows[first[self.lengths > 0]] = False  # a position with a predecessor in its instance
-            p = np.flatnonzero(follows)
+            chain = Chains(self.lengths)
+            p = chain.followers
             total += np.bincount(instance[p], self.transitions[labels[p - 1], labels[p]], minlength=n_instances)
-            nonempty = np.flatnonzero(self.lengths > 0)
-            last = first[nonempty] + self.lengths[nonempty] - 1
-            total[nonempty] += self.start[labels[first[nonempty]]] + self.end[labels[last]]
+            total[chain.nonempty] += self.start[labels[chain.first]] + self.end[labels[chain.last]]
         return total
 
 
@@ -136,6 +151,12 @@ class JointFeatureMap:
         """Views ``(transitions (L×L), start (L), end (L))`` of ``w``, or ``(None, None, None)``."""
         return self.tail_weights(w[self.transition_offset :])
 
+    @property
+    def tail_rows(self) -> np.ndarray:
+        """The tail block (transitions, start, end) seen as rows of ``L`` weights, as row numbers after the
+        emission rows: ``w.reshape(-1, L)[tail_rows]`` is the tail (empty without transitions)."""
+        return np.arange(self.n_rows, self.size // self.n_labels)
+
     def tail_weights(self, tail: np.ndarray):
         """Views ``(transitions, start, end)`` of the tail block ``w[transition_offset:]`` alone, or
         ``(None, None, None)``."""
@@ -170,7 +191,24 @@ class JointFeatureMap:
         trans, start, end = self.transition_weights(w)
         return Scores(matrix.dot(self.emission_weights(w)), matrix.lengths, trans, start, end)
 
-    def delta(self, matrix: FeatureMatrix, gold: np.ndarray, predicted: np.ndarray):
+    def row_scores(self, batch: FeatureMatrix, entry_rows: np.ndarray, rows: np.ndarray, tail: np.ndarray) -> Scores:
+        """:meth:`scores` from a subset of the weights: ``rows`` holds the emission rows ``batch``'s entries
+        use (``entry_rows`` numbers each entry's row in ``rows``), ``tail`` the tail block.  A learner that
+        keeps ``w`` in another form, or updates a few rows at a time, reads only these."""
+        return Scores(batch.dot_rows(entry_rows, rows), batch.lengths, *self.tail_weights(tail))
+
+    def tail_counts(self, lengths: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """The tail block of ``Σ φ(x, y)`` over instances of ``lengths`` with labels ``labels``: how often
+        each transition ``[previous, next]``, first label and last label occurs (empty without
+        transitions)."""
+        if not self.transitions:
+            return np.zeros(0)
+        L, chain = self.n_labels, Chains(lengths)
+        p = chain.followers
+        return np.concatenate([np.bincount(labels[p - 1] * L + labels[p], minlength=L * L).astype(np.float64),
+                               np.bincount(labels[chain.first], minlength=L), np.bincount(labels[chain.last], minlength=L)])
+
+    def feature_difference(self, matrix: FeatureMatrix, gold: np.ndarray, predicted: np.ndarray):
         """``φ(x, y) − φ(x, ŷ)`` for every instance of a batch, as sparse entries of ``w``.
 
         Returns ``(indices, values, instance)``: flat weight indices (repeats allowed; apply with
@@ -186,24 +224,21 @@ class JointFeatureMap:
         values = matrix.values[entries].astype(np.float64)
         parts = [(rows + gold[position], values, position), (rows + predicted[position], -values, position)]
         if self.transitions and len(wrong):
-            parts += self._transition_delta(matrix, gold, predicted)
+            parts += self._transition_difference(matrix, gold, predicted)
         indices = np.concatenate([p[0] for p in parts])
         vals = np.concatenate([p[1] for p in parts])
         owner = instance_of[np.concatenate([p[2] for p in parts])]
         return indices, vals, owner
 
-    def _transition_delta(self, matrix: FeatureMatrix, gold, predicted):
+    def _transition_difference(self, matrix: FeatureMatrix, gold, predicted):
         L, t0 = self.n_labels, self.transition_offset
-        offsets = matrix.offsets
-        first, last = offsets[:-1][matrix.lengths > 0], offsets[1:][matrix.lengths > 0] - 1
-        follows = np.ones(len(gold), dtype=bool)
-        follows[first] = False  # position p has a predecessor in its instance
-        p = np.flatnonzero(follows)
+        chain = Chains(matrix.lengths)
+        p = chain.followers
         changed = p[(gold[p - 1] != predicted[p - 1]) | (gold[p] != predicted[p])]
         ones = np.ones(len(changed))
         s0, e0 = t0 + L * L, t0 + L * L + L
-        f = first[gold[first] != predicted[first]]
-        e = last[gold[last] != predicted[last]]
+        f = chain.first[gold[chain.first] != predicted[chain.first]]
+        e = chain.last[gold[chain.last] != predicted[chain.last]]
         return [
             (t0 + gold[changed - 1] * L + gold[changed], ones, changed),
             (t0 + predicted[changed - 1] * L + predicted[changed], -ones, changed),

@@ -3,7 +3,8 @@
 :class:`Tagger` labels every token of a sentence (part-of-speech tags, chunks, entities);
 :class:`Classifier` gives one label to a document, a question, a name or a tuple.  It is an
 NLTK ``TaggerI`` (``tag``, ``tag_sents``, ``evaluate``/``accuracy``) and follows scikit-learn's verbs
-(``fit``, ``predict``, ``classes_``) without depending on scikit-learn.
+(``fit``, ``partial_fit``, ``predict``, ``classes_``) without depending on scikit-learn.  Both are one
+model core (``_Model``): what differs is the task, i.e. how inputs become features and labels.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from nltk.probability import DictionaryProbDist
 from nltk.tag.api import TaggerI
 
 from . import __version__
-from .decoders import Decoder, Multiclass, Viterbi, decode_corpus, length_batches, make_decoder
+from .decoders import Decoder, Multiclass, decode_batches, length_batches, make_decoder
 from .doctemplates import DocumentFeatureExtractor
-from .errors import CorpusFormatError, ModelFormatError, StructlinError, UnseenLabelWarning
+from .errors import CorpusFormatError, ModelFormatError, StructlinError, UnknownNameError, UnseenLabelWarning
 from .evaluation import ClassificationReport, TaggingReport, evaluate_classification, evaluate_tagging
 from .hashing import FeatureHasher
 from .joint import JointFeatureMap, Scores
-from .learners import LEARNERS, make_learner
+from .learners import LEARNERS, Learner, make_learner
+from .learners.training import UNITS
 from .matrix import FeatureMatrix
 from .modelfile import load_model, save_model
 from .readers import Sentence
@@ -110,17 +112,48 @@ def _tokens(sentences, fields: tuple[str, ...] = ("word",)) -> list[list]:
     return [s.fields(fields) if isinstance(s, Sentence) else list(s) for s in sentences]
 
 
-def _scores_itself(learner) -> bool:
-    """Whether the learner scores inputs itself, from a model it saves itself (the kernel perceptron's
-    support rows and coefficients, the voted perceptron's updates), rather than by its weights alone."""
-    return getattr(learner, "scores_itself", False)
+def _learner(learner, settings: dict) -> Learner:
+    """A learner named by ``learner`` with the model's ``settings`` that it declares (None: its default),
+    or ``learner`` itself when it is an instance."""
+    if not isinstance(learner, str):
+        return learner
+    if learner not in LEARNERS:
+        raise UnknownNameError("learner", learner, LEARNERS)
+    declared = {option.name for option in LEARNERS[learner].options}
+    return make_learner(learner, **{key: value for key, value in settings.items() if key in declared})
 
 
-class _LinearModel:
-    """What every model shares: a joint feature map, a decoder, a learner and its weights, and
-    persistence as arrays + JSON (no pickle; rows of all-zero weights are dropped)."""
+def _upgraded_history(history: list[dict]) -> list[dict]:
+    """History records of a model file, with the common fields ``step`` and ``unit`` that files written
+    before them lack (their step is under ``epoch`` or ``iteration``)."""
+    out = []
+    for record in history:
+        if "step" not in record:
+            unit = next((u for u in UNITS if u in record), "epoch")
+            record = {"step": record.get(unit), "unit": unit, **record}
+        out.append(record)
+    return out
+
+
+class _Model:
+    """What every model shares: a feature set and its extractor, the joint feature map, a decoder, a
+    learner and what it trained; fit, partial_fit and prediction through the decoder; persistence as
+    arrays + JSON (no pickle; rows of all-zero weights are dropped).
+
+    A subclass is the task: how its inputs become feature matrices (``_extractor``, one position per
+    document or per token) and labels, and what the task adds to a model file.  ``_item`` names what
+    carries a label (``token``, ``document``)."""
 
     kind = ""
+    _item = ""
+
+    def __init__(self, features, learner, decoder, *, bits: int, hash_seed: int, **settings):
+        self.feature_set = features if isinstance(features, FeatureSet) else FeatureSet.load(features)
+        self.decoder: Decoder = make_decoder(decoder) if isinstance(decoder, str) else decoder
+        self.learner = _learner(learner, settings)
+        self.hasher = FeatureHasher(bits, hash_seed)
+        self._extractor = self._make_extractor()
+        self.joint: JointFeatureMap | None = None
 
     def _check_fitted(self) -> None:
         if self.joint is None:
@@ -131,11 +164,90 @@ class _LinearModel:
         self._check_fitted()
         return list(self.joint.labels)
 
+    # --- training -------------------------------------------------------------------------------
+
+    def _bias_row(self) -> int | None:
+        """The weight row of the feature set's bias feature, which every position has (None without one),
+        for a learner that keeps a per-label constant there (naive Bayes's log P(y))."""
+        bucket = self._extractor.bias_bucket()
+        rows = np.flatnonzero(self.joint.columns == bucket) if bucket is not None else []
+        return int(rows[0]) if len(rows) else None
+
+    def _train(self, X: FeatureMatrix, labels: list[str], classes: list[str], dev=None) -> None:
+        """Fit the learner on the features ``X`` of the training instances (hashed buckets), their
+        ``labels`` (one per position) and ``classes`` (the label order); ``dev = (X_dev, labels)``."""
+        self.joint = JointFeatureMap.from_training(classes, X, transitions=self.decoder.uses_transitions)
+        dev_data = None
+        if dev is not None:
+            dev_data = (self.joint.index(dev[0]), _dev_label_ids(self.joint, dev[1], f"{self._item}s", 3))
+        self.learner.fit(self.joint, self.decoder, self.joint.index(X), self.joint.encode_labels(labels), dev_data,
+                         bias_row=self._bias_row())
+        self.weights_, self.history_ = self.learner.weights_, self.learner.history_
+
+    def _train_online(self, instances: list, labels: list[str], classes) -> None:
+        """One epoch of an online learner over a batch, going on from the current model (see the
+        subclasses' ``partial_fit``)."""
+        if not self.learner.capabilities.online:
+            online = [name for name, cls in LEARNERS.items() if cls.capabilities.online]
+            raise TypeError(f"learner {self.learner.name!r} is not online; partial_fit needs an online learner "
+                            f"({', '.join(online)})")
+        first = self.joint is None
+        if first:
+            if classes is None:
+                raise StructlinError("the first partial_fit call needs classes: every label the batches may hold")
+            known = _label_set([str(c) for c in classes], "classes")
+        else:
+            known = self.joint.labels
+            if classes is not None and {str(c) for c in classes} != set(known):
+                raise StructlinError(f"classes {sorted({str(c) for c in classes})} differ from the model's "
+                                     f"classes_ {known}")
+        allowed = set(known)
+        unknown = next((k for k, y in enumerate(labels) if y not in allowed), None)
+        if unknown is not None:
+            raise StructlinError(f"training data: {self._item} {unknown + 1} has label {labels[unknown]!r}, "
+                                 f"which is not in classes_ {known}")
+        X = self._training_features(instances, first=first)
+        if first:
+            joint = JointFeatureMap.from_training(known, X, transitions=self.decoder.uses_transitions)
+            self.learner.start(joint)
+        else:
+            joint = self.joint.extended(X)
+            if not self.learner.started:  # a loaded model
+                self.learner.start(self.joint, self.weights_, self.history_)
+        self.learner.partial_fit(joint, self.decoder, joint.index(X), joint.encode_labels(labels))
+        self.joint, self.weights_, self.history_ = joint, self.learner.weights_, self.learner.history_
+
+    # --- prediction -----------------------------------------------------------------------------
+
+    def _scores(self, X: FeatureMatrix) -> Scores:
+        """The scores of the indexed instances ``X``: from the weights, or from a learner that scores
+        inputs itself (a kernel or voted perceptron)."""
+        if self.learner.capabilities.scores_itself:
+            return self.learner.scores(self.joint, X)
+        return self.joint.scores(self.weights_, X)
+
+    def _decode(self, X: FeatureMatrix) -> np.ndarray:
+        """The label id of every position of the indexed instances ``X``."""
+        return decode_batches(self.decoder, self._scores, X)
+
+    def _distribution(self) -> Decoder:
+        """The decoder whose marginals give ``p(y|x) = exp(w·φ(x, y) − log Z(x))`` (the exact one: the chain's
+        forward–backward also for a greedy tagger, as in training); refuses learners whose scores are no
+        probabilities."""
+        if not self.learner.capabilities.probabilistic:
+            probabilistic = [name for name, cls in LEARNERS.items() if cls.capabilities.probabilistic]
+            raise StructlinError(f"learner {self.learner.name!r} gives no probabilities; train with one of "
+                                 f"{', '.join(probabilistic)}")
+        self._check_fitted()
+        return self.decoder.exact
+
+    # --- persistence ----------------------------------------------------------------------------
+
     def save(self, path) -> None:
         """Write the model to ``path`` (a zip of ``.npy`` arrays and ``metadata.json``)."""
         self._check_fitted()
         joint, w = self.joint, self.weights_
-        if _scores_itself(self.learner):  # the learner's own arrays instead of weights
+        if self.learner.capabilities.scores_itself:  # the learner's own arrays instead of weights
             try:
                 arrays = {"columns": joint.columns, **self.learner.model_arrays(), **self._extra_arrays()}
             except ValueError as err:
@@ -176,7 +288,7 @@ class _LinearModel:
                                    make_learner(learner["name"], **params), meta)
             joint = JointFeatureMap(meta["labels"], arrays["columns"], transitions=meta["transitions"])
             L = joint.n_labels
-            if _scores_itself(model.learner):
+            if model.learner.capabilities.scores_itself:
                 model.learner.restore(arrays, joint)  # checks them against the joint map
                 model.weights_ = model.learner.weights_
             else:
@@ -184,7 +296,7 @@ class _LinearModel:
                     raise ModelFormatError(f"{path}: weight arrays do not match {L} labels (file was modified)")
                 model.weights_ = np.concatenate([arrays["emission"].ravel(), arrays["transition"]])
             model.joint = joint
-            model.history_ = meta["history"]
+            model.history_ = _upgraded_history(meta["history"])
             model._restore(meta, arrays)
         except (KeyError, TypeError, ValueError) as err:
             if isinstance(err, StructlinError):
@@ -202,7 +314,7 @@ class _LinearModel:
         """Set what the subclass saved in :meth:`_extra_metadata` / :meth:`_extra_arrays`."""
 
 
-class Tagger(_LinearModel, TaggerI):
+class Tagger(_Model, TaggerI):
     """A sequence labeller: ``ŷ = argmax_y w·φ(x, y)`` over hashed token features.
 
     ``features``: a feature-set name (``features/NAME.toml``), a TOML path or a :class:`FeatureSet`;
@@ -213,9 +325,9 @@ class Tagger(_LinearModel, TaggerI):
     :class:`~structlin.learners.maxent.MaxEnt`).  ``bits`` and ``hash_seed`` set the feature hash.
 
     ``batch_size=4`` decodes four sentences with the same weights before applying their updates (in
-    order, each counted at its own visit for averaging).  On EWT dev it reached the same accuracy as
-    the one-at-a-time perceptron (94.94% vs 94.97% UPOS at their best epochs) in about half the time;
-    ``batch_size=1`` is the textbook online algorithm.
+    order, each counted at its own visit for averaging): on a treebank's dev set the same accuracy as the
+    one-at-a-time perceptron in about half the time (docs/benchmarks.md); ``batch_size=1`` is the
+    textbook online algorithm.
 
     Trained with ``learner="maxent"`` (a linear-chain CRF, or per-token softmax with ``multiclass``), it also
     gives probabilities: :meth:`tag_marginals` / :meth:`predict_marginals` per token, :meth:`sequence_probability`
@@ -223,53 +335,61 @@ class Tagger(_LinearModel, TaggerI):
     """
 
     kind = "tagger"
+    _item = "token"
 
     def __init__(self, features="pos-rich", learner="averaged-perceptron", decoder="viterbi", *,
                  epochs: int | None = None, seed: int = 0, batch_size: int = 4, patience: int | None = None, bits: int = 22,
                  hash_seed: int = 0, progress: bool | None = None):
-        self.feature_set = features if isinstance(features, FeatureSet) else FeatureSet.load(features)
-        self.decoder: Decoder = make_decoder(decoder) if isinstance(decoder, str) else decoder
-        self.learner = (make_learner(learner, epochs=epochs, seed=seed, batch_size=batch_size, patience=patience,
-                                     progress=progress) if isinstance(learner, str) else learner)
-        self.hasher = FeatureHasher(bits, hash_seed)
+        super().__init__(features, learner, decoder, bits=bits, hash_seed=hash_seed, epochs=epochs, seed=seed,
+                         batch_size=batch_size, patience=patience, progress=progress)
+        if not self.learner.capabilities.sequences:
+            taggers = [name for name, cls in LEARNERS.items() if cls.capabilities.sequences]
+            raise StructlinError(f"learner {self.learner.name!r} labels single instances (documents), not the tokens "
+                                 f"of sentences; a tagger takes one of {', '.join(taggers)}")
         self.column: str | None = None
-        self._extractor = TokenFeatureExtractor(self.feature_set, self.hasher)
-        self.joint: JointFeatureMap | None = None
+        self.known_words_: set[str] = set()
+
+    def _make_extractor(self) -> TokenFeatureExtractor:
+        return TokenFeatureExtractor(self.feature_set, self.hasher)
 
     # --- training -------------------------------------------------------------------------------
 
     def fit(self, train, dev=None) -> Tagger:
         """Train on tagged sentences; with ``dev``, keep the epoch with the best dev accuracy."""
         with _collector_paused():
-            return self._fit(train, dev)
+            words, tags = _tagged(train, "training data", self.feature_set.fields)
+            X, flat_tags = self._training_features(words), [t for sentence in tags for t in sentence]
+            dev_data = None
+            if dev is not None:
+                dev_words, dev_tags = _tagged(dev, "dev data", self.feature_set.fields)
+                dev_data = (self._extractor.extract(dev_words), [t for s in dev_tags for t in s])
+            self._train(X, flat_tags, sorted(set(flat_tags)), dev_data)
+            self.known_words_ = {w for sentence in _words(words) for w in sentence}
+        return self
+
+    def partial_fit(self, sentences, classes=None) -> Tagger:
+        """One epoch of an online learner over a batch of tagged sentences, going on from the current
+        model: the tagger's form of :meth:`Classifier.partial_fit` (``classes``: every tag the batches
+        may hold, needed by the first call)."""
+        with _collector_paused():
+            words, tags = _tagged(sentences, "training data", self.feature_set.fields)
+            self._train_online(words, [t for sentence in tags for t in sentence], classes)
+            self.known_words_ |= {w for s in _words(words) for w in s}
+        return self
 
     def training_data(self, train) -> tuple[FeatureMatrix, np.ndarray]:
         """What a learner trains on for tagged sentences ``train``: the indexed feature matrix and the gold
         label id of every token.  Sets :attr:`joint`, the map of their tags and features."""
         with _collector_paused():
-            return self._index_training(*_tagged(train, "training data", self.feature_set.fields))
+            words, tags = _tagged(train, "training data", self.feature_set.fields)
+            X, flat_tags = self._training_features(words), [t for sentence in tags for t in sentence]
+            self.joint = JointFeatureMap.from_training(sorted(set(flat_tags)), X, transitions=self.decoder.uses_transitions)
+            return self.joint.index(X), self.joint.encode_labels(flat_tags)
 
-    def _index_training(self, words: list[list], tags: list[list[str]]) -> tuple[FeatureMatrix, np.ndarray]:
+    def _training_features(self, words: list[list], *, first: bool = True) -> FeatureMatrix:
         if not any(words):
             raise StructlinError("training data holds no tokens")
-        flat_tags = [t for sentence in tags for t in sentence]
-        X = self._extractor.extract(words)
-        self.joint = JointFeatureMap.from_training(sorted(set(flat_tags)), X, transitions=self.decoder.uses_transitions)
-        return self.joint.index(X), self.joint.encode_labels(flat_tags)
-
-    def _fit(self, train, dev) -> Tagger:
-        words, tags = _tagged(train, "training data", self.feature_set.fields)
-        X, y = self._index_training(words, tags)
-        dev_data = None
-        if dev is not None:
-            dev_words, dev_tags = _tagged(dev, "dev data", self.feature_set.fields)
-            dev_data = (self.joint.index(self._extractor.extract(dev_words)),
-                        _dev_label_ids(self.joint, [t for s in dev_tags for t in s], "tokens", 3))
-        self.learner.fit(self.joint, self.decoder, X, y, dev_data)
-        self.weights_ = self.learner.weights_
-        self.history_ = self.learner.history_
-        self.known_words_ = {w for sentence in _words(words) for w in sentence}
-        return self
+        return self._extractor.extract(words)
 
     # --- prediction -----------------------------------------------------------------------------
 
@@ -280,8 +400,7 @@ class Tagger(_LinearModel, TaggerI):
 
     def _predict(self, words: list[list[str]]) -> list[list[str]]:
         self._check_fitted()
-        X = self.joint.index(self._extractor.extract(words))
-        labels = decode_corpus(self.decoder, self.joint, self.weights_, X)
+        labels = self._decode(self.joint.index(self._extractor.extract(words)))
         names = np.array(self.joint.labels, dtype=object)[labels]
         bounds = np.cumsum([0] + [len(w) for w in words])
         return [list(names[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
@@ -299,15 +418,6 @@ class Tagger(_LinearModel, TaggerI):
                     for words, tags in zip(tokens, self._predict(tokens))]
 
     # --- probabilities (maxent) ------------------------------------------------------------------
-
-    def _distribution(self) -> Decoder:
-        """The decoder whose marginals give ``p(y|x) = exp(w·φ(x, y) − log Z(x))``: the chain's (Viterbi's
-        forward–backward, also for a greedy tagger, as in training) or per-token softmax; refuses learners
-        whose scores are no probabilities."""
-        if not getattr(self.learner, "probabilistic", False):
-            raise StructlinError(f"learner {self.learner.name!r} gives no probabilities; train with learner='maxent'")
-        self._check_fitted()
-        return Viterbi() if self.decoder.uses_transitions else self.decoder
 
     def predict_marginals(self, sentences) -> list[np.ndarray]:
         """``P(y_i = tag | x)`` for every token of every sentence: one ``(tokens, labels)`` array per sentence,
@@ -363,7 +473,7 @@ class Tagger(_LinearModel, TaggerI):
 
     evaluate = accuracy
 
-    # --- persistence (see _LinearModel) -------------------------------------------------------
+    # --- persistence (see _Model) --------------------------------------------------------------
 
     def _extra_metadata(self) -> dict:
         return {"column": self.column, "known_words": sorted(self.known_words_)}
@@ -396,7 +506,7 @@ def _label_set(labels, what: str) -> list[str]:
     return classes
 
 
-class Classifier(_LinearModel, ClassifierI):
+class Classifier(_Model, ClassifierI):
     """A multiclass classifier: ``ŷ = argmax_y w·φ(x, y)`` with one weight block per label, the
     :class:`~structlin.decoders.Multiclass` decoder and any learner (the same as the tagger's).
 
@@ -410,33 +520,32 @@ class Classifier(_LinearModel, ClassifierI):
     """
 
     kind = "classifier"
+    _item = "document"
 
     def __init__(self, features="text-ngrams", learner="averaged-perceptron", *, epochs: int | None = None,
                  seed: int = 0, batch_size: int | None = None, patience: int | None = None, bits: int = 22,
                  hash_seed: int = 0, progress: bool | None = None):
-        self.feature_set = features if isinstance(features, FeatureSet) else FeatureSet.load(features)
-        self.decoder = Multiclass()
-        self.learner = (make_learner(learner, epochs=epochs, seed=seed, batch_size=batch_size, patience=patience,
-                                     progress=progress) if isinstance(learner, str) else learner)
-        self.hasher = FeatureHasher(bits, hash_seed)
-        self._extractor = DocumentFeatureExtractor(self.feature_set, self.hasher)
-        self.joint: JointFeatureMap | None = None
+        super().__init__(features, learner, Multiclass(), bits=bits, hash_seed=hash_seed, epochs=epochs, seed=seed,
+                         batch_size=batch_size, patience=patience, progress=progress)
+
+    def _make_extractor(self) -> DocumentFeatureExtractor:
+        return DocumentFeatureExtractor(self.feature_set, self.hasher)
 
     @property
-    def random_state(self) -> int:
-        return self.learner.seed
+    def random_state(self) -> int | None:
+        return self.learner.get_params().get("seed")
 
     def fit(self, documents, labels, dev=None) -> Classifier:
         """Train on documents and labels; ``dev = (documents, labels)`` keeps the best dev epoch."""
         with _collector_paused():
-            X, y = self.training_data(documents, labels)
+            documents, labels = _labelled(documents, labels, "training data")
+            classes = _label_set(labels, "training data")
+            X = self._training_features(documents, first=True)
             dev_data = None
             if dev is not None:
                 dev_documents, dev_labels = _labelled(*dev, "dev data")
-                dev_data = (self.joint.index(self._extractor.extract(dev_documents)),
-                            _dev_label_ids(self.joint, dev_labels, "documents", 2))
-            self.learner.fit(self.joint, self.decoder, X, y, dev_data, **self._bias_option())
-            self.weights_, self.history_ = self.learner.weights_, self.learner.history_
+                dev_data = (self._extractor.extract(dev_documents), dev_labels)
+            self._train(X, labels, classes, dev_data)
         return self
 
     def training_data(self, documents, labels) -> tuple[FeatureMatrix, np.ndarray]:
@@ -445,18 +554,9 @@ class Classifier(_LinearModel, ClassifierI):
         with _collector_paused():
             documents, labels = _labelled(documents, labels, "training data")
             classes = _label_set(labels, "training data")
-            X = self._training_features(documents, fit_idf=True)
+            X = self._training_features(documents, first=True)
             self.joint = JointFeatureMap.from_training(classes, X, transitions=False)
             return self.joint.index(X), self.joint.encode_labels(labels)
-
-    def _bias_option(self) -> dict:
-        """``bias_row``, the weight row of the feature set's bias feature (None without one), for a learner
-        that keeps a per-label constant there (``needs_bias``: naive Bayes's log P(y)); nothing for others."""
-        if not getattr(self.learner, "needs_bias", False):
-            return {}
-        bucket = self._extractor.bias_bucket()
-        rows = np.flatnonzero(self.joint.columns == bucket) if bucket is not None else []
-        return {"bias_row": int(rows[0]) if len(rows) else None}
 
     def partial_fit(self, documents, labels, classes=None) -> Classifier:
         """One epoch of the online learner over a batch, going on from the current model (scikit-learn's
@@ -474,43 +574,16 @@ class Classifier(_LinearModel, ClassifierI):
         weights and idf: the file keeps only the weights to predict with, so the averaged perceptron
         averages afresh from them and the shuffling restarts at the seed.
         """
-        if not getattr(self.learner, "online", False):
-            raise TypeError(f"learner {getattr(self.learner, 'name', type(self.learner).__name__)!r} is not online; "
-                            "partial_fit needs an online learner (perceptron, averaged-perceptron)")
         with _collector_paused():
             documents, labels = _labelled(documents, labels, "training data")
-            first = self.joint is None
-            if first:
-                if classes is None:
-                    raise StructlinError("the first partial_fit call needs classes: every label the batches may hold")
-                known = _label_set([str(c) for c in classes], "classes")
-            else:
-                known = self.joint.labels
-                if classes is not None and {str(c) for c in classes} != set(known):
-                    raise StructlinError(f"classes {sorted({str(c) for c in classes})} differ from the model's "
-                                         f"classes_ {known}")
-            allowed = set(known)
-            unknown = next((k for k, y in enumerate(labels) if y not in allowed), None)
-            if unknown is not None:
-                raise StructlinError(f"training data: document {unknown + 1} has label {labels[unknown]!r}, "
-                                     f"which is not in classes_ {known}")
-            X = self._training_features(documents, fit_idf=first)
-            if first:
-                joint = JointFeatureMap.from_training(known, X, transitions=False)
-                self.learner.start(joint)
-            else:
-                joint = self.joint.extended(X)
-                if not self.learner.started:  # a loaded model
-                    self.learner.start(self.joint, self.weights_, self.history_)
-            self.learner.partial_fit(joint, self.decoder, joint.index(X), joint.encode_labels(labels))
-            self.joint, self.weights_, self.history_ = joint, self.learner.weights_, self.learner.history_
+            self._train_online(documents, labels, classes)
         return self
 
-    def _training_features(self, documents, *, fit_idf: bool) -> FeatureMatrix:
-        """Feature values of training documents; with ``fit_idf`` (a new run) tf-idf's idf is first
+    def _training_features(self, documents, *, first: bool) -> FeatureMatrix:
+        """Feature values of training documents; for the ``first`` batch of a run tf-idf's idf is first
         estimated on them."""
         counts = self._extractor.counts(documents)
-        if fit_idf and self.feature_set.values.endswith("tfidf"):
+        if first and self.feature_set.values.endswith("tfidf"):
             self._extractor.fit_idf(counts)
         return self._extractor.transform(counts)
 
@@ -524,13 +597,9 @@ class Classifier(_LinearModel, ClassifierI):
         self._check_fitted()
         documents, size = list(documents), self.prediction_batch
         with _collector_paused():
-            return np.vstack([self._scores(documents[a : a + size]) for a in range(0, len(documents), size) or [0]])
+            return np.vstack([self._scores(self.joint.index(self._extractor.extract(documents[a : a + size]))).emissions
+                              for a in range(0, len(documents), size) or [0]])
 
-    def _scores(self, documents: list) -> np.ndarray:
-        X = self.joint.index(self._extractor.extract(documents))
-        if _scores_itself(self.learner):
-            return self.learner.decision_function(X)
-        return self.joint.scores(self.weights_, X).emissions
 
     def predict(self, documents) -> list[str]:
         scores = self.decision_function(documents)
@@ -541,10 +610,9 @@ class Classifier(_LinearModel, ClassifierI):
         ``classes_`` order): the softmax of :meth:`decision_function`, for a probabilistic learner
         (``maxent``; for naive Bayes the scores are ``log P(y, x)`` and this is Bayes' rule); other
         learners' scores are no probabilities and raise."""
-        if not getattr(self.learner, "probabilistic", False):
-            raise StructlinError(f"learner {self.learner.name!r} gives no probabilities; train with learner='maxent'")
+        inference = self._distribution()
         scores = self.decision_function(documents)
-        return self.decoder.marginals(Scores(scores, np.ones(len(scores), np.int64))).nodes
+        return inference.marginals(Scores(scores, np.ones(len(scores), np.int64))).nodes
 
     def prob_classify(self, document) -> DictionaryProbDist:
         """NLTK ``ClassifierI.prob_classify``: the label distribution of one document."""
@@ -570,7 +638,7 @@ class Classifier(_LinearModel, ClassifierI):
         """Accuracy, macro/micro F1, per-class scores and the confusion matrix on labelled documents (and
         the log-loss, for a probabilistic learner)."""
         documents, labels = _labelled(documents, labels, "gold data")
-        if not getattr(self.learner, "probabilistic", False):
+        if not self.learner.capabilities.probabilistic:
             return evaluate_classification(labels, self.predict(documents))
         probabilities = self.predict_proba(documents)
         predicted = [self.joint.labels[k] for k in probabilities.argmax(axis=1)]

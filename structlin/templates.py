@@ -34,7 +34,7 @@ import inspect
 import itertools
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -430,6 +430,15 @@ class TokenFeatureExtractor:
         self._columns = [(j, _ColumnFeatures([s for s in feature_set.templates if s.column == field], hasher))
                          for j, field in enumerate(self.fields)
                          if any(s.column == field for s in feature_set.templates)]
+
+    def bias_bucket(self) -> int | None:
+        """The hashed bucket of the feature set's ``bias`` feature, which every token has, or None
+        without a ``bias`` template (the feature set's other templates do not change it)."""
+        spec = next((s for s in self.feature_set.templates if s.name == "bias"), None)
+        if spec is None:
+            return None
+        alone = TokenFeatureExtractor(replace(self.feature_set, templates=(spec,)), self.hasher)
+        return int(alone.extract([["x"]]).indices[0])
 
     def extract(self, sentences) -> FeatureMatrix:
         """Features of every token of every sentence (each a list of tokens)."""

@@ -28,7 +28,7 @@ from structlin.decoders import Multiclass, Viterbi
 from structlin.joint import JointFeatureMap
 from structlin.learners import Perceptron
 from structlin.learners.delta_trick import DeltaTrick
-from structlin.learners.perceptron import epoch_order
+from structlin.learners.epochs import epoch_order
 from structlin.matrix import FeatureMatrix
 
 

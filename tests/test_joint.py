@@ -146,7 +146,7 @@ def test_delta_equals_phi_difference(seed, transitions):
     predicted = gold.copy()
     flip = rng.random(matrix.n_positions) < 0.5
     predicted[flip] = rng.integers(0, L, size=int(flip.sum()))
-    indices, values, owner = joint.delta(matrix, gold, predicted)
+    indices, values, owner = joint.feature_difference(matrix, gold, predicted)
     assert len(indices) == len(values) == len(owner)
     for b in range(matrix.n_instances):
         got = np.zeros(joint.size)
@@ -159,7 +159,7 @@ def test_delta_small_by_hand():
     # One instance of 2 positions, labels {0, 1}; position 0 has row 0 (value 2), position 1 has row 1 (value 1).
     joint = JointFeatureMap(["a", "b"], [5, 9])
     m = FeatureMatrix([0, 1, 2], [0, 1], [2.0, 1.0], [2])
-    indices, values, _ = joint.delta(m, np.array([1, 1]), np.array([0, 1]))
+    indices, values, _ = joint.feature_difference(m, np.array([1, 1]), np.array([0, 1]))
     got = np.zeros(joint.size)
     np.add.at(got, indices, values)
     expected = np.zeros(joint.size)
@@ -173,7 +173,7 @@ def test_delta_no_mistakes_is_empty():
     joint = JointFeatureMap(["a", "b"], [0, 1])
     m = FeatureMatrix([0, 1, 2, 3], [0, 1, 0], np.ones(3), [2, 0, 1])
     gold = np.array([1, 0, 1])
-    indices, values, owner = joint.delta(m, gold, gold.copy())
+    indices, values, owner = joint.feature_difference(m, gold, gold.copy())
     assert len(indices) == len(values) == len(owner) == 0
 
 

@@ -168,7 +168,7 @@ def test_the_lecture_frogs():
 def test_save_load_round_trip(tmp_path, name, features):
     clf = Classifier(features, make_learner(name, alpha=0.3)).fit(TRAIN, LABELS, dev=(TRAIN, LABELS))
     loaded = assert_classifier_round_trip(clf, TRAIN, LABELS, tmp_path)
-    assert loaded.learner.alpha == 0.3 and loaded.learner.probabilistic
+    assert loaded.learner.alpha == 0.3 and loaded.learner.capabilities.probabilistic
     np.testing.assert_array_equal(loaded.predict_proba(TEST), clf.predict_proba(TEST))
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from structlin.learners.protocol import Capabilities
+
 from structlin import Classifier
 from structlin.errors import StructlinError
 from structlin.learners import AveragedPerceptron, Perceptron
@@ -95,7 +97,7 @@ def test_errors():
     assert len(clf.history_) == 2
 
     class BatchOnly(Perceptron):
-        online = False
+        capabilities = Capabilities(online=False)
 
     with pytest.raises(TypeError, match="learner 'perceptron' is not online"):
         Classifier("text-unigram", BatchOnly()).partial_fit(DOCS, LABELS, classes=["pos", "neg"])

@@ -81,7 +81,7 @@ def test_mira_updates_against_the_prediction_with_the_cost_as_margin():
     learner = MIRA(1, C=1.0, cost=2.0, averaging=False, shuffle=False).fit(joint, Multiclass(), X, y)
     np.testing.assert_allclose(joint.emission_weights(learner.weights_), [[-0.1, 0, 0.1], [-0.3, 0, 0.3]])
     assert learner.params() == {"epochs": 1, "C": 1.0, "cost": 2.0, "averaging": False, "seed": 0, "shuffle": False,
-                                "batch_size": 1, "patience": None, "delta": None}
+                                "batch_size": 1, "patience": None, "eval_every": 1, "delta": None}
     assert make_learner("mira", **learner.params()).params() == learner.params()
 
 

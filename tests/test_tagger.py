@@ -131,7 +131,7 @@ def test_save_load_save_keeps_metadata(tmp_path):
     Tagger.load(tmp_path / "a.model").save(tmp_path / "b.model")
     meta = [json.loads(zipfile.ZipFile(tmp_path / n).read("metadata.json")) for n in ("a.model", "b.model")]
     assert meta[1]["learner"] == meta[0]["learner"] == {"name": "averaged-perceptron", "epochs": 3, "seed": 4,
-                                                         "shuffle": True, "batch_size": 2, "patience": 5,
+                                                         "shuffle": True, "batch_size": 2, "patience": 5, "eval_every": 1,
                                                          "margin": 0.0, "delta": None}
     assert meta[1] == meta[0]
 

@@ -173,8 +173,8 @@ def perceptron_tagger() -> Tagger:
 
 @pytest.mark.parametrize("call", PROBABILITY_CALLS)
 def test_perceptron_tagger_is_refused(perceptron_tagger, call):
-    with pytest.raises(StructlinError, match="learner 'averaged-perceptron' gives no probabilities; train with "
-                                             "learner='maxent'"):
+    with pytest.raises(StructlinError, match="learner 'averaged-perceptron' gives no probabilities; train with one "
+                                             "of maxent, naive-bayes, bernoulli-nb"):
         PROBABILITY_CALLS[call](perceptron_tagger)
 
 

@@ -23,11 +23,11 @@ def test_votes_and_average_equal_brute_force_over_every_visit():
     votes = np.zeros((len(test_rows), L))
     for W in after_visit:  # every visit's hypothesis votes once: c_k votes for hypothesis k
         votes[np.arange(len(test_rows)), (test_rows @ W).argmax(axis=1)] += 1
-    np.testing.assert_array_equal(learner.decision_function(X_test), votes)
+    np.testing.assert_array_equal(learner.scores(joint, X_test).emissions, votes)
     learner.hypothesis = "averaged"
-    np.testing.assert_allclose(learner.decision_function(X_test), test_rows @ np.mean(after_visit, axis=0), atol=1e-9)
+    np.testing.assert_allclose(learner.scores(joint, X_test).emissions, test_rows @ np.mean(after_visit, axis=0), atol=1e-9)
     learner.hypothesis = "last"
-    np.testing.assert_array_equal(learner.decision_function(X_test), test_rows @ after_visit[-1])
+    np.testing.assert_array_equal(learner.scores(joint, X_test).emissions, test_rows @ after_visit[-1])
 
 
 def test_weights_equal_the_perceptrons_of_the_same_run():
@@ -46,8 +46,8 @@ def test_dev_selection_scores_the_votes():
     learner = VotedPerceptron(6, seed=0).fit(joint, Multiclass(), X, y[:90], dev=(X_dev, y[90:]))
     scores = [h["dev_accuracy"] for h in learner.history_]
     assert scores[learner.best_epoch_ - 1] == max(scores)
-    assert learner.decision_function(X_dev).argmax(axis=1).tolist() != []
-    assert float((learner.decision_function(X_dev).argmax(axis=1) == y[90:]).mean()) == max(scores)
+    assert learner.scores(joint, X_dev).emissions.argmax(axis=1).tolist() != []
+    assert float((learner.scores(joint, X_dev).emissions.argmax(axis=1) == y[90:]).mean()) == max(scores)
 
 
 def test_save_load_keeps_the_votes(tmp_path):
@@ -77,5 +77,5 @@ def test_the_delta_trick_keeps_votes_on_the_real_features():
     tricked = VotedPerceptron(5, seed=0, delta=2.0).fit(joint, Multiclass(), X, y)
     assert tricked.history_[0]["train_mistakes"] == plain.history_[0]["train_mistakes"]  # ids start at zero
     assert len(tricked.weights_) == joint.size and (tricked._model.indices < joint.size).all()
-    votes = tricked.decision_function(X)  # every visit's hypothesis votes once
+    votes = tricked.scores(joint, X).emissions  # every visit's hypothesis votes once
     np.testing.assert_allclose(votes.sum(axis=1), len(tricked.history_) * len(y))

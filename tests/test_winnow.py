@@ -87,7 +87,7 @@ def test_classifier_save_load_round_trip(tmp_path):
     clf = Classifier("text-presence", Winnow(epochs=20, learning_rate=0.5)).fit(DOCUMENTS, LABELS,
                                                                                  dev=(DOCUMENTS, LABELS))
     loaded = assert_classifier_round_trip(clf, DOCUMENTS, LABELS, tmp_path)
-    assert loaded.learner.params() == {"epochs": 20, "seed": 0, "shuffle": True, "batch_size": 1, "patience": None,
+    assert loaded.learner.params() == {"epochs": 20, "seed": 0, "shuffle": True, "batch_size": 1, "patience": None, "eval_every": 1,
                                        "delta": None, "learning_rate": 0.5}
 
 

@@ -50,7 +50,6 @@ it is no grid option.  ``[ablation]`` and ``[learning_curve]`` exclude each othe
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import re
 import typing
@@ -353,18 +352,19 @@ class _Checker:
                 common: dict | None = None) -> dict[str, list]:
         """The learner option lists of a grid table, checked against ``learner``'s parameters (an error
         points to the tables of the ``listed`` learners that take the option)."""
-        hints = typing.get_type_hints(LEARNERS[learner].__init__)
-        accepted = sorted(set(inspect.signature(LEARNERS[learner]).parameters) - _NOT_GRID_OPTIONS)
+        declared = {option.name: option for option in LEARNERS[learner].options}
+        accepted = sorted(set(declared) - _NOT_GRID_OPTIONS)
         options = {}
         for key, given in table.items():
             if key in (common or {}):
                 self.fail(where + key, "also given in [grid] for every learner: give it once")
             if key not in accepted:
-                takers = [name for name in listed if key in inspect.signature(LEARNERS[name]).parameters]
+                takers = [name for name in listed if any(o.name == key for o in LEARNERS[name].options)]
                 hint = f"; put it in {', '.join(f'[grid.{name}]' for name in takers)}" if takers else ""
                 self.fail(where + key, f"learner {learner!r} has no option {key!r}{hint} "
                                        f"(options of {learner}: {', '.join(accepted)})")
-            kinds = hints.get(key, object)  # an option without a type annotation takes any value
+            option = declared[key]  # a number option also takes its special words (gamma = "scale")
+            kinds = (option.type, *([str] if any(v not in ("callable", "any") for v in option.special) else []))
             values = [_typed(v, kinds) for v in self.values(table, key, where)]
             if any(v is None for v in values):
                 self.fail(where + key, f"expected {_kind_names(kinds)} values, got {given!r}")

@@ -27,80 +27,80 @@ is added, the oldest (``removal="oldest"``, the Forgetron's idea) or a random on
 together with its coefficients.  The averaged and voted hypotheses then cover the visits after the
 last removal only, whose hypotheses are exactly those of the run (earlier ones held supports that are
 gone: restricted to the kept supports they were mostly empty and voted the first label).  Memory and
-prediction time stay bounded; training still scores every training example after each mistake.  The accuracy cost can be large: ppattach with a budget of 2,000 of the 7,485
-supports lost 10.8 points (last hypothesis, degree-2 kernel, 3 epochs; ``scripts/bench_kernel.py``).
+prediction time stay bounded; training still scores every training example after each mistake.  The
+accuracy cost can be large (``scripts/bench_kernel.py`` measures it).
 """
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
-from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse
-from tqdm import tqdm
 
 from ..decoders import Decoder, Multiclass
 from ..joint import JointFeatureMap, Scores
-from ..kernels import Kernel, squared_norms
+from ..kernels import KERNELS, Kernel, squared_norms
 from ..matrix import FeatureMatrix
-from .common import quiet, require_finite
-from .perceptron import epoch_order
+from .epochs import epoch_order
+from .protocol import CALLBACK, EPOCHS, PATIENCE, PROGRESS, SEED, SHUFFLE, Capabilities, HistoryField, Learner, Option
+from .training import TrainingRun, accuracy, require_finite
 
 HYPOTHESES = ("averaged", "last", "voted")
 REMOVALS = ("oldest", "random")
 _BLOCK = 1 << 22  # kernel values computed per block of prediction rows
 
 
-class KernelPerceptron:
+class KernelPerceptron(Learner):
     """Multiclass kernel perceptron with α counts, seeded shuffling, early stopping on dev, an
     optional support budget, and the last, averaged and voted hypotheses of one run.
 
-    After :meth:`fit`: ``support_`` (training indices of the support examples, in order of creation),
+    After :meth:`fit`: ``kernel_`` (the :class:`~structlin.kernels.Kernel`, ``gamma`` resolved on the
+    training data), ``support_`` (training indices of the support examples, in order of creation),
     ``n_support_``, ``alpha_`` (``(n_support_, labels)`` integer counts of wrong predictions),
-    ``coef_`` (the signed coefficients of ``hypothesis``), ``history_`` (per epoch: ``epoch``,
-    ``train_mistakes``, ``n_support``, ``dev_accuracy``, ``seconds``), ``best_epoch_``,
-    ``removed_`` (support examples removed by the budget) and ``weights_ = None``: the model is dual.
+    ``coef_`` (the signed coefficients of ``hypothesis``), ``history_`` (per epoch: ``train_mistakes``,
+    ``n_support`` and the common fields), ``best_epoch_``, ``removed_`` (support examples removed by the
+    budget) and ``weights_ = None``: the model is dual.
     """
 
     name = "kernel-perceptron"
     summary = "the perceptron in dual form (α counts), linear/poly/rbf kernels (classifiers)"
-    online = False
-    probabilistic = False
-    scores_itself = True
+    capabilities = Capabilities(scores_itself=True, hypotheses=HYPOTHESES, sequences=False)
+    options = (EPOCHS,
+               Option("kernel", str, "poly", "the kernel (or, in Python, a callable f(A, B) on sparse row blocks)",
+                      choices=tuple(KERNELS), special=("callable",)),
+               Option("degree", int, 3, "the poly kernel's degree d", minimum=1),
+               Option("gamma", float, "scale", "γ of the poly and rbf kernels, a number or 'scale' = "
+                      "1/(features·Var(X)) on the training data", minimum=0, exclusive_minimum=True,
+                      special=("scale",), parse=lambda text: text if text == "scale" else float(text)),
+               Option("coef0", float, 1.0, "c₀ of the poly kernel (γx·x' + c₀)^d"),
+               Option("hypothesis", str, "averaged", "the hypothesis to predict with, and to select the dev epoch by",
+                      choices=HYPOTHESES),
+               Option("budget", int, None, "at most this many support examples (default: no limit)", minimum=1,
+                      nullable=True),
+               Option("removal", str, "oldest", "which support example a full budget drops", choices=REMOVALS),
+               SEED, SHUFFLE, PATIENCE,
+               Option("cache_mb", float, 512.0, "memory for cached kernel columns, in MiB", minimum=0, cli=False),
+               CALLBACK, PROGRESS)
+    history_fields = (HistoryField("train_mistakes", "mistakes", "{:>6}"),
+                      HistoryField("n_support", "support examples", "{:>6}"))
 
-    def __init__(self, epochs: int = 10, *, kernel: str | Callable = "poly", degree: int = 3,
-                 gamma: float | str = "scale", coef0: float = 1.0, hypothesis: str = "averaged",
-                 budget: int | None = None, removal: str = "oldest", seed: int = 0, shuffle: bool = True,
-                 patience: int | None = None, cache_mb: float = 512.0, callback: Callable | None = None,
-                 progress: bool | None = None):
-        if epochs < 1:
-            raise ValueError(f"epochs must be at least 1, got {epochs}")
-        if hypothesis not in HYPOTHESES:
-            raise ValueError(f"hypothesis must be one of {', '.join(HYPOTHESES)}, got {hypothesis!r}")
-        if removal not in REMOVALS:
-            raise ValueError(f"removal must be one of {', '.join(REMOVALS)}, got {removal!r}")
-        if budget is not None and budget < 1:
-            raise ValueError(f"budget must be at least 1 support example, got {budget}")
-        if not cache_mb >= 0:
-            raise ValueError(f"cache_mb must be non-negative, got {cache_mb}")
-        self.kernel = Kernel(kernel, degree=degree, gamma=gamma, coef0=coef0)
-        self.epochs, self.hypothesis, self.budget, self.removal = epochs, hypothesis, budget, removal
-        self.seed, self.shuffle, self.patience, self.cache_mb = seed, shuffle, patience, cache_mb
-        self.callback, self.progress = callback, progress
+    def __init__(self, *args, **params):
+        super().__init__(*args, **params)
         self.weights_ = None
+
+    def _kernel(self) -> Kernel:
+        """The kernel the options describe (``gamma`` may still be ``"scale"``)."""
+        return Kernel(self.kernel, degree=self.degree, gamma=self.gamma, coef0=self.coef0)
 
     def params(self) -> dict:
         """The hyper-parameters, as stored in a model file (``gamma`` as resolved in training)."""
-        return {"epochs": self.epochs, **self.kernel.params(), "hypothesis": self.hypothesis, "budget": self.budget,
-                "removal": self.removal, "seed": self.seed, "shuffle": self.shuffle, "patience": self.patience,
-                "cache_mb": self.cache_mb}
+        return {**super().params(), **getattr(self, "kernel_", self._kernel()).params()}
 
     # --- training -------------------------------------------------------------------------------
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
-            dev: tuple[FeatureMatrix, np.ndarray] | None = None) -> KernelPerceptron:
+            dev: tuple[FeatureMatrix, np.ndarray] | None = None, *, bias_row: int | None = None) -> KernelPerceptron:
         """Train on the indexed corpus ``X`` (one position per instance) with gold label ids ``y``;
         with ``dev = (X_dev, y_dev)`` the epoch whose ``hypothesis`` scores best on dev is kept and
         training stops after ``patience`` epochs without improvement."""
@@ -110,32 +110,21 @@ class KernelPerceptron:
         require_finite(X, "training")
         self.n_columns_ = joint.n_rows
         rows = X.csr(joint.n_rows).astype(np.float64)
-        self.kernel = self.kernel.resolved(rows)
+        self.kernel_ = self._kernel().resolved(rows)
         run = _DualRun(self, rows, np.asarray(y), joint.n_labels)
-        best, best_score, self.best_epoch_, self.history_ = None, -1.0, None, []
-        with tqdm(total=self.epochs * X.n_instances, disable=quiet(self.progress), unit="inst", leave=False) as bar:
-            for epoch in range(1, self.epochs + 1):
-                began = time.perf_counter()
+
+        def score(model: _DualModel) -> float:
+            X_dev, y_dev = dev
+            return accuracy(decoder.argmax(Scores(self._scores(model, X_dev), X_dev.lengths)), y_dev)
+
+        with TrainingRun(self, joint, decoder, dev, score=score) as training:
+            bar = training.bar(self.epochs * X.n_instances, "inst")
+            for _ in range(self.epochs):
                 mistakes = run.epoch(bar)
                 self._model = model = run.model()  # the callback and the dev evaluation see this epoch's model
-                record = {"epoch": epoch, "train_mistakes": mistakes, "n_support": len(model.support),
-                          "dev_accuracy": None, "seconds": 0.0}
-                if dev is not None:
-                    X_dev, y_dev = dev
-                    predicted = decoder.argmax(Scores(self.decision_function(X_dev), X_dev.lengths))
-                    record["dev_accuracy"] = float((predicted == y_dev).mean()) if len(y_dev) else 0.0
-                    if record["dev_accuracy"] > best_score:
-                        best, best_score, self.best_epoch_ = model, record["dev_accuracy"], epoch
-                record["seconds"] = time.perf_counter() - began
-                self.history_.append(record)
-                bar.set_postfix(epoch=epoch, mistakes=mistakes, support=record["n_support"], dev=record["dev_accuracy"])
-                if self.callback is not None and self.callback(record, self):
-                    break
-                if dev is not None and self.patience is not None and epoch - self.best_epoch_ >= self.patience:
-                    break
-        if best is None:
-            best, self.best_epoch_ = model, len(self.history_)
-        self._model = best
+                training.record(lambda model=model: model, train_mistakes=mistakes, n_support=len(model.support))
+        self._model = training.finish()
+        self.history_, self.best_epoch_, self.stopped_ = training.history, training.best_step, training.stopped
         self.removed_ = run.removed
         return self
 
@@ -175,7 +164,13 @@ class KernelPerceptron:
     def decision_function(self, X: FeatureMatrix) -> np.ndarray:
         """``(instances, labels)`` scores of ``hypothesis``: ``K(X, S) c`` for the last and averaged
         hypotheses, the summed survival counts of the votes for ``voted``."""
-        model = self._model
+        return self._scores(self._model, X)
+
+    def scores(self, joint: JointFeatureMap, X: FeatureMatrix) -> Scores:
+        """:meth:`decision_function` as the decoder's :class:`~structlin.joint.Scores`."""
+        return Scores(self.decision_function(X), X.lengths)
+
+    def _scores(self, model: _DualModel, X: FeatureMatrix) -> np.ndarray:
         rows = X.csr(self.n_columns_).astype(np.float64)
         support = model.support_rows
         out = np.zeros((rows.shape[0], model.last.shape[1]))
@@ -184,7 +179,7 @@ class KernelPerceptron:
         per_row = len(model.support) + (2 * len(model.survival) * model.last.shape[1] if self.hypothesis == "voted" else 0)
         step = max(1, _BLOCK // per_row)
         for start in range(0, rows.shape[0], step):
-            K = self.kernel(rows[start : start + step], support)
+            K = self.kernel_(rows[start : start + step], support)
             if self.hypothesis == "voted":
                 out[start : start + step] = model.votes(K)
             else:
@@ -193,8 +188,8 @@ class KernelPerceptron:
 
     def model_arrays(self) -> dict:
         """The arrays a model file keeps (support rows, counts, coefficients, the mistake log)."""
-        if callable(self.kernel.kernel):
-            raise ValueError(f"a model with the user kernel {self.kernel.name!r} cannot be saved: a file keeps "
+        if callable(self.kernel_.kernel):
+            raise ValueError(f"a model with the user kernel {self.kernel_.name!r} cannot be saved: a file keeps "
                              "kernel names and parameters, never code")
         m = self._model
         S = m.support_rows
@@ -218,6 +213,7 @@ class KernelPerceptron:
                 and len(model.survival) == len(model.mistake_support) + 1 and self.n_columns_ == joint.n_rows):
             raise ValueError(f"the support arrays do not fit each other or the {joint.n_labels} labels")
         self._model = model
+        self.kernel_ = self._kernel()  # a model file keeps the resolved gamma
         self.weights_ = None
 
 
@@ -268,7 +264,7 @@ class _DualRun:
         self.visits = self.removed = self.last_removal = 0
         self.rng = np.random.default_rng(learner.seed)
 
-    def epoch(self, bar: tqdm) -> int:
+    def epoch(self, bar) -> int:
         """One pass over the training examples; the number of mistakes."""
         n = self.rows.shape[0]
         order = epoch_order(np.ones(n, dtype=np.int64), 1, self.rng) if self.learner.shuffle else np.arange(n)
@@ -332,7 +328,7 @@ class _DualRun:
             self.cache.move_to_end(sid)
             return column
         t = self.example_of[sid]
-        kernel = self.learner.kernel
+        kernel = self.learner.kernel_
         if callable(kernel.kernel):
             column = kernel(self.rows, self.rows[t]).ravel()
         else:  # a sparse matrix times a dense vector: about 4× faster than the sparse × sparse product

@@ -30,13 +30,15 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse
 
-from ..decoders import Decoder, Viterbi, length_batches
-from ..errors import StructlinError, UnknownNameError
-from ..joint import JointFeatureMap, Scores
+from ..decoders import Decoder, length_batches
+from ..errors import OptionValueError, StructlinError
+from ..joint import Chains, JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
-from .common import StopTraining, TrainingRun, require_finite
+from .epochs import minibatches
 from .owlqn import minimize_owlqn, pseudo_gradient
-from .sgd import SGDWeights, minibatches
+from .protocol import BATCH_SIZE, CALLBACK, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities, HistoryField, Learner, Option
+from .sgd import SGDWeights
+from .training import TrainingRun, require_finite
 
 
 class MaxEntObjective:
@@ -51,7 +53,7 @@ class MaxEntObjective:
     def __init__(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, *, l2: float):
         self.joint, self.l2 = joint, l2
         # Greedy defines no distribution; it decodes the chain whose distribution Viterbi's marginals give.
-        self.inference = Viterbi() if decoder.uses_transitions else decoder
+        self.inference = decoder.exact
         self.X = scipy.sparse.csr_matrix((X.values.astype(np.float64), X.indices, X.indptr),
                                          shape=(X.n_positions, joint.n_rows))
         self.y, self.lengths = np.asarray(y, dtype=np.int64), X.lengths
@@ -100,10 +102,10 @@ class MaxEntObjective:
         gold_score = E[rows, y].sum()
         tail = None
         if self.joint.transitions:
-            first, last, gold_tail = chain_counts(lengths, y, L)
+            chain, gold_tail = Chains(lengths), self.joint.tail_counts(lengths, y)
             gold_score += tail_weights @ gold_tail
-            tail = np.concatenate([expected_transitions.ravel(), nodes[first].sum(axis=0),
-                                   nodes[last].sum(axis=0)]) - gold_tail
+            tail = np.concatenate([expected_transitions.ravel(), nodes[chain.first].sum(axis=0),
+                                   nodes[chain.last].sum(axis=0)]) - gold_tail
         nodes[rows, y] -= 1.0  # nodes − onehot(gold): expected minus gold emission counts, per position
         return float(log_z - gold_score), nodes, tail
 
@@ -116,14 +118,16 @@ class MaxEntObjective:
         joint, L = self.joint, self.joint.n_labels
         rows, local = np.unique(batch.indices, return_inverse=True)
         local = local.ravel()
-        E = batch.dot_rows(local, weights(rows))
-        tail_rows = np.arange(joint.n_rows, joint.size // L)
+        touched = np.concatenate([rows, joint.tail_rows])
+        current = weights(touched)
         everything = [(np.arange(batch.n_positions), batch.lengths)]
-        loss, residual, tail = self._data_term(E, y, batch.lengths, everything, weights(tail_rows).ravel())
+        tail_weights = current[len(rows) :].ravel()
+        scores = joint.row_scores(batch, local, current[: len(rows)], tail_weights)
+        loss, residual, tail = self._data_term(scores.emissions, y, batch.lengths, everything, tail_weights)
         gradient = batch.transpose_dot_rows(local, len(rows), residual)
         if tail is None:
             return loss, rows, gradient
-        return loss, np.concatenate([rows, tail_rows]), np.vstack([gradient, tail.reshape(-1, L)])
+        return loss, touched, np.vstack([gradient, tail.reshape(-1, L)])
 
     def at(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         """``(f, gradient)`` at ``w``: the last evaluation's when it was of this very array (the
@@ -133,21 +137,7 @@ class MaxEntObjective:
         return self(w)
 
 
-def chain_counts(lengths: np.ndarray, y: np.ndarray, n_labels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The first and last positions of the non-empty instances of ``lengths`` and the gold counts of
-    the tail block (transitions ``[previous, next]``, start labels, end labels) of labels ``y``."""
-    offsets = np.concatenate([[0], np.cumsum(lengths)])
-    nonempty = np.asarray(lengths) > 0
-    first, last = offsets[:-1][nonempty], offsets[1:][nonempty] - 1
-    follows = np.ones(len(y), dtype=bool)
-    follows[first] = False
-    p = np.flatnonzero(follows)
-    counts = np.concatenate([np.bincount(y[p - 1] * n_labels + y[p], minlength=n_labels * n_labels),
-                             np.bincount(y[first], minlength=n_labels), np.bincount(y[last], minlength=n_labels)])
-    return first, last, counts
-
-
-class MaxEnt:
+class MaxEnt(Learner):
     """Multinomial logistic regression / linear-chain CRF, trained in batch (L-BFGS) or online (SGD).
 
     ``solver="lbfgs"`` (batch; OWL-QN when ``l1 > 0``): ``epochs`` (default 100) is the maximum number
@@ -183,50 +173,44 @@ class MaxEnt:
 
     name = "maxent"
     summary = "max-ent: logistic regression / linear-chain CRF by L-BFGS, OWL-QN (L1) or SGD"
-    online = False
-    probabilistic = True  # p(y|x) from the decoder's marginals
+    capabilities = Capabilities(probabilistic=True)  # p(y|x) from the decoder's marginals
     solvers = ("lbfgs", "sgd")
+    options = (Option("epochs", int, None, "the most L-BFGS iterations (default 100), or SGD epochs (default 10)",
+                      minimum=1, nullable=True),
+               Option("solver", str, "lbfgs", "batch L-BFGS (OWL-QN with l1) or online SGD", choices=solvers),
+               Option("l2", float, 1.0, "the L2 prior's 1/σ² on the summed log-likelihood", minimum=0),
+               Option("l1", float, 0.0, "the L1 penalty, exact zeros by OWL-QN (lbfgs only)", minimum=0),
+               Option("tol", float, 1e-6, "L-BFGS: stop at this relative decrease of the objective", minimum=0),
+               Option("gtol", float, 1e-5, "L-BFGS: stop when no (pseudo-)gradient component exceeds this",
+                      minimum=0, cli=False),
+               Option("memory", int, 6, "L-BFGS: the number of correction pairs", minimum=1, cli=False),
+               Option("learning_rate", float, 0.1, "SGD: the initial learning rate η₀", minimum=0,
+                      exclusive_minimum=True),
+               Option("averaging", bool, True, "SGD: return the average of the iterates from the second epoch on",
+                      cli=False),
+               Option("momentum", float, 0.0, "SGD: heavy-ball momentum", minimum=0, maximum=1,
+                      exclusive_maximum=True),
+               EVAL_EVERY, SEED, BATCH_SIZE, PATIENCE, CALLBACK, PROGRESS)
+    history_fields = (HistoryField("objective", "objective", "{:.6g}"),
+                      HistoryField("gradient_norm", "gradient norm", "{:.3g}"))
 
-    def __init__(self, epochs: int | None = None, *, solver: str = "lbfgs", l2: float = 1.0, l1: float = 0.0,
-                 tol: float = 1e-6, gtol: float = 1e-5, memory: int = 6, learning_rate: float = 0.1, averaging: bool = True,
-                 momentum: float = 0.0, eval_every: int = 1, seed: int = 0, batch_size: int = 1,
-                 patience: int | None = None, callback: Callable | None = None, progress: bool | None = None):
-        if solver not in self.solvers:
-            raise UnknownNameError("solver", solver, self.solvers)
-        if epochs is None:
-            epochs = 100 if solver == "lbfgs" else 10
-        for label, value, least in (("epochs", epochs, 1), ("memory", memory, 1), ("eval_every", eval_every, 1),
-                                    ("batch_size", batch_size, 1)):
-            if value < least:
-                raise ValueError(f"{label} must be at least {least}, got {value}")
-        for label, value in (("l2", l2), ("l1", l1), ("tol", tol), ("gtol", gtol)):
-            if not value >= 0:
-                raise ValueError(f"{label} must be non-negative, got {value}")
-        if l1 and solver != "lbfgs":
-            raise ValueError(f"l1 needs the lbfgs solver (OWL-QN), not {solver!r}")
-        if not learning_rate > 0:
-            raise ValueError(f"learning_rate must be positive, got {learning_rate}")
-        if not 0 <= momentum < 1:
-            raise ValueError(f"momentum must be in [0, 1), got {momentum}")
-        self.epochs, self.solver, self.l2, self.l1 = epochs, solver, l2, l1
-        self.tol, self.gtol, self.memory = tol, gtol, memory
-        self.learning_rate, self.averaging, self.momentum = learning_rate, averaging, momentum
-        self.eval_every, self.seed, self.batch_size, self.patience = eval_every, seed, batch_size, patience
-        self.callback, self.progress = callback, progress
+    def _check_options(self) -> None:
+        if self.l1 and self.solver != "lbfgs":
+            raise OptionValueError(f"l1 needs the lbfgs solver (OWL-QN), not {self.solver!r}")
+        if self.tol != self.option("tol").default and self.solver != "lbfgs":
+            raise OptionValueError(f"tol applies to the lbfgs solver, not {self.solver!r}")
 
-    def params(self) -> dict:
-        """The hyper-parameters, as stored in a model file."""
-        return {"epochs": self.epochs, "solver": self.solver, "l2": self.l2, "l1": self.l1, "tol": self.tol, "gtol": self.gtol,
-                "memory": self.memory, "learning_rate": self.learning_rate, "averaging": self.averaging,
-                "momentum": self.momentum, "eval_every": self.eval_every, "seed": self.seed,
-                "batch_size": self.batch_size, "patience": self.patience}
+    @property
+    def max_epochs(self) -> int:
+        """``epochs``, or the solver's default when it is None."""
+        return self.epochs if self.epochs is not None else (100 if self.solver == "lbfgs" else 10)
 
     def objective(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray) -> MaxEntObjective:
         """The objective this learner minimises on a corpus (with its ``l2``)."""
         return MaxEntObjective(joint, decoder, X, y, l2=self.l2)
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
-            dev: tuple[FeatureMatrix, np.ndarray] | None = None) -> MaxEnt:
+            dev: tuple[FeatureMatrix, np.ndarray] | None = None, *, bias_row: int | None = None) -> MaxEnt:
         """Train from ``w = 0`` on the indexed corpus ``X`` with gold label ids ``y`` (one per position);
         ``dev = (X_dev, y_dev)`` selects the iteration kept (gold ids of −1 count as errors).
 
@@ -235,20 +219,19 @@ class MaxEnt:
         require_finite(X, "training")
         if dev is not None:
             require_finite(dev[0], "dev")
-        run = TrainingRun(self, joint, decoder, dev)
         objective = self.objective(joint, decoder, X, y)
-        try:
+        unit = "iteration" if self.solver == "lbfgs" else "epoch"
+        with TrainingRun(self, joint, decoder, dev, unit=unit) as run:
             if self.solver == "lbfgs":
-                w = self._lbfgs(objective, joint, run)
+                self._lbfgs(objective, joint, run)
             else:
-                w = self._sgd(objective, X, y, run)
-        except StopTraining as stop:
-            w, self.stopped_ = stop.w, stop.reason
-        self.weights_ = run.finish(w)
+                self._sgd(objective, X, y, run)
+        self.weights_ = run.finish(initial=lambda: np.zeros(joint.size))
+        self.stopped_ = run.stopped or self.stopped_
         self.history_, self.best_epoch_ = run.history, run.best_step
         return self
 
-    def _lbfgs(self, objective: MaxEntObjective, joint: JointFeatureMap, run: TrainingRun) -> np.ndarray:
+    def _lbfgs(self, objective: MaxEntObjective, joint: JointFeatureMap, run: TrainingRun) -> None:
         evaluations = 0
 
         def after_iteration(w: np.ndarray) -> None:
@@ -256,29 +239,29 @@ class MaxEnt:
             value, gradient = objective.at(w)
             if self.l1:
                 value, gradient = value + self.l1 * np.abs(w).sum(), pseudo_gradient(w, gradient, self.l1)
-            run.record(w, "iteration", value, gradient, evaluations=objective.evaluations - evaluations)
+            run.record(lambda: w, objective=value, gradient_norm=float(np.linalg.norm(gradient)),
+                       evaluations=objective.evaluations - evaluations)
             evaluations = objective.evaluations
 
-        with run.bar(self.epochs, "it"):
-            result = minimize_owlqn(objective, np.zeros(joint.size), l1=self.l1, maxiter=self.epochs, ftol=self.tol,
-                                    gtol=self.gtol, memory=self.memory, callback=after_iteration)
+        run.bar(self.max_epochs, "it")
+        result = minimize_owlqn(objective, np.zeros(joint.size), l1=self.l1, maxiter=self.max_epochs, ftol=self.tol,
+                                gtol=self.gtol, memory=self.memory, callback=after_iteration)
         self.stopped_ = result.message
-        return result.x
 
-    def _sgd(self, objective: MaxEntObjective, X: FeatureMatrix, y: np.ndarray, run: TrainingRun) -> np.ndarray:
+    def _sgd(self, objective: MaxEntObjective, X: FeatureMatrix, y: np.ndarray, run: TrainingRun) -> None:
         weights = SGDWeights(objective.joint.size, objective.joint.n_labels, momentum=self.momentum,
                              averaged=self.averaging)
         rng = np.random.default_rng(self.seed)
         decay = self.l2 / max(X.n_instances, 1)  # λ per instance
-        with run.bar(self.epochs * X.n_instances, "inst") as bar:
-            for _ in range(self.epochs):
-                weights.start_epoch()
-                for batch, gold in minibatches(X, y, self.batch_size, rng):
-                    _, rows, gradient = objective.minibatch(batch, gold, weights.at)
-                    rate = self.learning_rate / (1.0 + self.learning_rate * decay * weights.steps)
-                    weights.step(1.0 - rate * decay, rows, gradient * (-rate / batch.n_instances))
-                    bar.update(batch.n_instances)
-                w = weights.hypothesis()
-                run.record(w, "epoch", *objective(w))
-        self.stopped_ = f"{self.epochs} epochs"
-        return w
+        self.stopped_ = f"{self.max_epochs} epochs"
+        bar = run.bar(self.max_epochs * X.n_instances, "inst")
+        for _ in range(self.max_epochs):
+            weights.start_epoch()
+            for batch, gold in minibatches(X, y, self.batch_size, rng):
+                _, rows, gradient = objective.minibatch(batch, gold, weights.at)
+                rate = self.learning_rate / (1.0 + self.learning_rate * decay * weights.steps)
+                weights.step(1.0 - rate * decay, rows, gradient * (-rate / batch.n_instances))
+                bar.update(batch.n_instances)
+            w = weights.hypothesis()
+            value, gradient = objective(w)
+            run.record(lambda w=w: w, objective=value, gradient_norm=float(np.linalg.norm(gradient)))

@@ -31,51 +31,43 @@ training values, and ``history_`` counts such rows (``mixed_sign_rows``).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..decoders import Decoder, decode_corpus
 from ..errors import OptionValueError
 from ..joint import JointFeatureMap
 from ..matrix import FeatureMatrix
-from .common import dev_accuracy, require_finite
+from .protocol import Capabilities, HistoryField, Learner, Option
+from .training import TrainingRun, require_finite
 
 
-class NaiveBayes:
+class NaiveBayes(Learner):
     """Multinomial naive Bayes (the feature values are counts of the features' events), fitted in closed form.
 
     ``alpha`` is the additive smoothing of the estimates (1: Laplace).  It classifies single instances
     (the Multiclass decoder; a chain of NB emissions would be an HMM, not implemented here) and needs a
     bias feature (see the module docstring) whose value is the same in every training instance, i.e.
-    feature values without normalisation.  ``seed`` and ``progress`` are accepted for the common learner
-    interface; the closed form uses neither.
+    feature values without normalisation.
 
-    After :meth:`fit`: ``weights_``, ``best_epoch_`` (1) and ``history_``, one record: ``epoch`` (1),
-    ``train_mistakes`` and ``train_token_errors`` (misclassified training positions), ``mixed_sign_rows``,
-    ``dev_accuracy``, ``seconds``.
+    After :meth:`fit`: ``weights_``, ``best_epoch_`` (1) and ``history_``, one record (step 1):
+    ``train_mistakes`` and ``train_token_errors`` (misclassified training positions), ``mixed_sign_rows``
+    and the common fields.
     """
 
     name = "naive-bayes"
     summary = "multinomial naive Bayes in closed form, as joint weights (classifiers)"
-    online = False
-    probabilistic = True  # the softmax of the scores is Bayes' rule
-    needs_bias = True  # fit takes the row of the bias feature, which holds the per-label constant
-
-    def __init__(self, *, alpha: float = 1.0, seed: int = 0, progress: bool | None = None):
-        if not 0 < alpha < np.inf:
-            raise ValueError(f"alpha must be positive and finite, got {alpha}")
-        self.alpha, self.seed, self.progress = alpha, seed, progress
-
-    def params(self) -> dict:
-        """The hyper-parameters, as stored in a model file."""
-        return {"alpha": self.alpha}
+    # The softmax of the scores is Bayes' rule; fit takes the row of the bias feature, which holds the
+    # per-label constant.
+    capabilities = Capabilities(probabilistic=True, needs_bias=True, sequences=False)
+    options = (Option("alpha", float, 1.0, "additive smoothing of P(f|y): 1 = Laplace, other α > 0 = Lidstone",
+                      minimum=0, exclusive_minimum=True),)
+    history_fields = (HistoryField("train_mistakes", "mistakes", "{:>6}"),)
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
             dev: tuple[FeatureMatrix, np.ndarray] | None = None, *, bias_row: int | None = None) -> NaiveBayes:
         """Set ``weights_`` to the NB log-probabilities of the indexed corpus ``X`` with gold label ids ``y``
         (one per position); ``bias_row`` is the weight row of the bias feature."""
-        began = time.perf_counter()
+        run = TrainingRun(self, joint, decoder, dev)
         if decoder.uses_transitions:
             raise OptionValueError(f"{self.name} classifies single instances: it needs the multiclass decoder, "
                                    f"not {decoder.name!r} (naive Bayes over label chains, an HMM, is not implemented)")
@@ -100,12 +92,11 @@ class NaiveBayes:
         emission = joint.emission_weights(w)
         emission[:] = sign[:, None] * log_likelihood
         emission[bias_row] = (log_prior + constant) / bias_value
-        self.weights_, self.best_epoch_ = w, 1
         errors = int(np.count_nonzero(decode_corpus(decoder, joint, w, X) != y))
-        self.history_ = [{"epoch": 1, "train_mistakes": errors, "train_token_errors": errors,
-                          "mixed_sign_rows": mixed_sign_rows,
-                          "dev_accuracy": None if dev is None else dev_accuracy(decoder, joint, w, dev),
-                          "seconds": time.perf_counter() - began}]
+        with run:
+            run.record(lambda: w, train_mistakes=errors, train_token_errors=errors, mixed_sign_rows=mixed_sign_rows)
+        self.weights_ = run.finish()
+        self.history_, self.best_epoch_ = run.history, run.best_step
         return self
 
     def _events(self, values: np.ndarray) -> np.ndarray:

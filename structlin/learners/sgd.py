@@ -19,12 +19,7 @@ With momentum ``μ > 0`` (Polyak's heavy ball, on the loss part of the step) the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
-
-from ..matrix import FeatureMatrix
-from .perceptron import epoch_order
 
 _RESCALE_BELOW, _RESCALE_ABOVE = 1e-6, 1e6
 
@@ -131,14 +126,3 @@ class SGDWeights:
         out -= self._u
         out /= self._averaged_steps
         return out.ravel()
-
-
-def minibatches(X: FeatureMatrix, y: np.ndarray, batch_size: int,
-                rng: np.random.Generator) -> Iterator[tuple[FeatureMatrix, np.ndarray]]:
-    """One epoch's mini-batches of ``X`` with their gold label ids, in :func:`~.perceptron.epoch_order`
-    (seeded by ``rng``; batches of instances of similar length)."""
-    order = epoch_order(X.lengths, batch_size, rng)
-    Xe, ye = X.take(order), y[X.positions(order)]
-    for start in range(0, Xe.n_instances, batch_size):
-        stop = min(start + batch_size, Xe.n_instances)
-        yield Xe.slice(start, stop), ye[Xe.offsets[start] : Xe.offsets[stop]]

@@ -40,17 +40,19 @@ is computed exactly after every pass (one loss-augmented decoding of the corpus)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
-from ..decoders import Decoder, Viterbi, length_batches
-from ..errors import CorpusFormatError, OptionValueError, UnknownNameError
+from ..decoders import Cost, Decoder, length_batches
+from ..errors import CorpusFormatError, OptionValueError
 from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
-from .common import StopTraining, TrainingRun, require_finite
-from .sgd import SGDWeights, minibatches
+from .epochs import minibatches
+from .protocol import BATCH_SIZE, CALLBACK, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities, HistoryField, Learner, Option
+from .sgd import SGDWeights
+from .training import TrainingRun, require_finite
 
 
 class StructuredHinge:
@@ -62,9 +64,9 @@ class StructuredHinge:
     def __init__(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, *, C: float,
                  cost: float = 1.0, cost_matrix: np.ndarray | None = None):
         self.joint, self.decoder, self.X, self.y = joint, decoder, X, np.asarray(y, dtype=np.int64)
-        self.cost, self.cost_matrix = cost, cost_matrix
+        self.cost = Cost(cost, cost_matrix)
         # Greedy's loss-augmented decoding is no max: train on the exact chain argmax its scores define.
-        self.inference = Viterbi() if decoder.uses_transitions else decoder
+        self.inference = decoder.exact
         self.n = X.n_instances
         self.lam = 1.0 / (C * max(self.n, 1))
         # Taken once: every evaluation of P scores the whole corpus in these batches of similar length.
@@ -72,23 +74,16 @@ class StructuredHinge:
 
     def oracle(self, scores: Scores, gold: np.ndarray) -> np.ndarray:
         """``ŷ = argmax_y Δ(gold, y) + w·φ(x, y)`` for every instance of a batch."""
-        if self.cost_matrix is None:
-            return self.inference.loss_augmented_argmax(scores, gold, self.cost)
-        return self.inference.argmax(Scores(scores.emissions + self.cost_matrix[gold], scores.lengths))
+        return self.inference.loss_augmented_argmax(scores, gold, self.cost)
 
     def task_loss(self, gold: np.ndarray, predicted: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """``Δ(y, ŷ)`` of every instance of a batch of ``lengths``."""
-        if self.cost_matrix is None:
-            per_position = self.cost * (gold != predicted)
-        else:
-            per_position = self.cost_matrix[gold, predicted]
-        owner = np.repeat(np.arange(len(lengths)), lengths)
-        return np.bincount(owner, per_position, minlength=len(lengths))
+        return self.cost.per_instance(gold, predicted, lengths)
 
     def hinge(self, gold: np.ndarray, predicted: np.ndarray, lengths: np.ndarray, owner: np.ndarray,
               margins: np.ndarray) -> np.ndarray:
         """``H_t = Δ(y_t, ŷ_t) − w·ψ_t(ŷ_t)`` per instance of a batch, from the entries of ``ψ(ŷ)``
-        (:meth:`JointFeatureMap.delta`) as their ``owner`` instances and ``margins``, value times weight."""
+        (:meth:`JointFeatureMap.feature_difference`) as their ``owner`` instances and ``margins``, value times weight."""
         losses = self.task_loss(gold, predicted, lengths) - np.bincount(owner, margins, minlength=len(lengths))
         return np.maximum(losses, 0.0)  # ŷ maximises, so H_t ≥ 0 but for rounding
 
@@ -100,7 +95,7 @@ class StructuredHinge:
             scores = joint.scores(w, batch)
             errors += int(np.count_nonzero(self.decoder.argmax(scores) != gold))
             predicted = self.oracle(scores, gold)
-            indices, values, owner = joint.delta(batch, gold, predicted)
+            indices, values, owner = joint.feature_difference(batch, gold, predicted)
             hinge = self.hinge(gold, predicted, batch.lengths, owner, values * w[indices])
             total += hinge.sum()
             active = hinge[owner] > 0
@@ -108,7 +103,7 @@ class StructuredHinge:
         return 0.5 * self.lam * float(w @ w) + float(total) / n, subgradient, errors
 
 
-class SVM:
+class SVM(Learner):
     """Multiclass (Crammer–Singer) / structured hinge-loss SVM, trained by Pegasos or by BCFW.
 
     The objective, with ``λ = 1/(C·n)`` for ``n`` training instances, is ``P(w)`` of the module
@@ -149,45 +144,50 @@ class SVM:
 
     name = "svm"
     summary = "hinge loss: Crammer–Singer / structured SVM by Pegasos or BCFW, with the duality gap"
-    online = False
-    probabilistic = False
+    capabilities = Capabilities()
     solvers = ("pegasos", "bcfw")
+    options = (Option("epochs", int, None, "passes over the data (default: 10 for pegasos, at most 50 for bcfw)",
+                      minimum=1, nullable=True),
+               Option("solver", str, "pegasos", "stochastic subgradient steps (pegasos) or block-coordinate "
+                      "Frank–Wolfe with the duality gap (bcfw)", choices=solvers),
+               Option("C", float, 1.0, "LIBLINEAR's C, i.e. λ = 1/(C·n) for n training instances", minimum=0,
+                      exclusive_minimum=True),
+               Option("cost", float, 1.0, "the cost of a wrong token (a wrong document) in the margin", minimum=0,
+                      exclusive_minimum=True),
+               Option("cost_matrix", object, None, "a file of misclassification costs: a header line of predicted "
+                      "labels, then 'true-label cost cost ...' per line (tab-separated, or comma for .csv); every "
+                      "pair of training labels, zero diagonal", nullable=True, special=("any",),
+                      parse=lambda path: read_cost_matrix(path), metavar="FILE"),
+               Option("projection", bool, True, "pegasos: project w onto the ball of radius 1/√λ", cli=False),
+               Option("averaging", bool, True, "pegasos: return the average of the iterates from the second epoch on",
+                      cli=False),
+               Option("tol", float, 1e-3, "bcfw: stop at this duality gap P(w) − D(α), on the scale of P, a mean over "
+                      "instances", minimum=0),
+               EVAL_EVERY, SEED, BATCH_SIZE, PATIENCE, CALLBACK, PROGRESS)
+    history_fields = (HistoryField("objective", "objective", "{:.6g}"),
+                      HistoryField("gradient_norm", "gradient norm", "{:.3g}"),
+                      HistoryField("duality_gap", "duality gap", "{:.3g}"))
 
-    def __init__(self, epochs: int | None = None, *, solver: str = "pegasos", C: float = 1.0, cost: float = 1.0,
-                 cost_matrix=None, projection: bool = True, averaging: bool = True, tol: float = 1e-3,
-                 eval_every: int = 1, seed: int = 0, batch_size: int = 1, patience: int | None = None,
-                 callback: Callable | None = None, progress: bool | None = None):
-        if solver not in self.solvers:
-            raise UnknownNameError("solver", solver, self.solvers)
-        if epochs is None:
-            epochs = 10 if solver == "pegasos" else 50
-        for label, value in (("epochs", epochs), ("eval_every", eval_every), ("batch_size", batch_size)):
-            if value < 1:
-                raise ValueError(f"{label} must be at least 1, got {value}")
-        if not 0 < C < math.inf:
-            raise ValueError(f"C must be positive and finite (λ = 1/(C·n)), got {C}")
-        if not 0 < cost < math.inf:
-            raise ValueError(f"cost must be positive and finite, got {cost}")
-        if not tol >= 0:
-            raise ValueError(f"tol must be non-negative, got {tol}")
-        if cost_matrix is not None:
-            if not isinstance(cost_matrix, Mapping):  # by label name: checked against the labels in fit
-                cost_matrix = _checked_costs(np.array(cost_matrix, dtype=np.float64))
-            if cost != 1.0:
-                raise ValueError("give cost or cost_matrix, not both")
-        self.epochs, self.solver, self.C, self.cost, self.cost_matrix = epochs, solver, C, cost, cost_matrix
-        self.projection, self.averaging, self.tol, self.eval_every = projection, averaging, tol, eval_every
-        self.seed, self.batch_size, self.patience = seed, batch_size, patience
-        self.callback, self.progress = callback, progress
+    def _check_options(self) -> None:
+        if self.tol != self.option("tol").default and self.solver != "bcfw":
+            raise OptionValueError(f"tol applies to the bcfw solver, not {self.solver!r}")
+        if self.cost_matrix is not None:
+            if not isinstance(self.cost_matrix, Mapping):  # by label name: checked against the labels in fit
+                self.cost_matrix = _checked_costs(np.array(self.cost_matrix, dtype=np.float64))
+            if self.cost != 1.0:
+                raise OptionValueError("give cost or cost_matrix, not both")
+
+    @property
+    def max_epochs(self) -> int:
+        """``epochs``, or the solver's default when it is None."""
+        return self.epochs if self.epochs is not None else (10 if self.solver == "pegasos" else 50)
 
     def params(self) -> dict:
-        """The hyper-parameters, as stored in a model file."""
-        return {"epochs": self.epochs, "solver": self.solver, "C": self.C, "cost": self.cost,
-                "cost_matrix": (self.cost_matrix if self.cost_matrix is None or isinstance(self.cost_matrix, Mapping)
-                                else self.cost_matrix.tolist()),
-                "projection": self.projection, "averaging": self.averaging, "tol": self.tol,
-                "eval_every": self.eval_every, "seed": self.seed, "batch_size": self.batch_size,
-                "patience": self.patience}
+        """The hyper-parameters, as stored in a model file (a cost matrix as nested lists or by label)."""
+        params = super().params()
+        if isinstance(self.cost_matrix, np.ndarray):
+            params["cost_matrix"] = self.cost_matrix.tolist()
+        return params
 
     def objective(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray) -> StructuredHinge:
         """The primal this learner minimises on a corpus (with its ``C``, ``cost`` and ``cost_matrix``)."""
@@ -205,19 +205,20 @@ class SVM:
         return StructuredHinge(joint, decoder, X, y, C=self.C, cost=self.cost, cost_matrix=self.cost_matrix)
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
-            dev: tuple[FeatureMatrix, np.ndarray] | None = None) -> SVM:
+            dev: tuple[FeatureMatrix, np.ndarray] | None = None, *, bias_row: int | None = None) -> SVM:
         """Train from ``w = 0`` on the indexed corpus ``X`` with gold label ids ``y`` (one per position);
         ``dev = (X_dev, y_dev)`` selects the epoch kept (gold ids of −1 count as errors)."""
         objective = self.objective(joint, decoder, X, y)
         require_finite(X, "training")
         if dev is not None:
             require_finite(dev[0], "dev")
-        run = TrainingRun(self, joint, decoder, dev)
-        try:
-            w = self._pegasos(objective, run) if self.solver == "pegasos" else self._bcfw(objective, run)
-        except StopTraining as stop:
-            w, self.stopped_ = stop.w, stop.reason
-        self.weights_ = run.finish(w)
+        with TrainingRun(self, joint, decoder, dev) as run:
+            if self.solver == "pegasos":
+                self._pegasos(objective, run)
+            else:
+                self._bcfw(objective, run)
+        self.weights_ = run.finish()
+        self.stopped_ = run.stopped or self.stopped_
         self.history_, self.best_epoch_ = run.history, run.best_step
         return self
 
@@ -228,25 +229,24 @@ class SVM:
         if bcfw:
             dual = bcfw["dual_objective"]
             extra.update(bcfw, duality_gap=value - dual)
-        run.record(w, "epoch", value, subgradient, primal_objective=value, **extra, train_errors=errors)
-        return run.history[-1]
+        w = w.copy()  # BCFW goes on changing its w in place
+        return run.record(lambda: w, objective=value, gradient_norm=float(np.linalg.norm(subgradient)),
+                          primal_objective=value, **extra, train_errors=errors)
 
-    def _pegasos(self, objective: StructuredHinge, run: TrainingRun) -> np.ndarray:
+    def _pegasos(self, objective: StructuredHinge, run: TrainingRun) -> None:
         X, y, L = objective.X, objective.y, objective.joint.n_labels
         weights = SGDWeights(objective.joint.size, L, averaged=self.averaging)
         rng = np.random.default_rng(self.seed)
         squared_norm = 0.0  # ‖w‖², kept up to date for the projection
-        with run.bar(self.epochs * X.n_instances, "inst") as bar:
-            for _ in range(self.epochs):
-                weights.start_epoch()
-                for batch, gold in minibatches(X, y, self.batch_size, rng):
-                    squared_norm = self._pegasos_step(objective, weights, batch, gold, squared_norm)
-                    bar.update(batch.n_instances)
-                squared_norm = weights.squared_norm()  # recomputed every epoch, against the drift of the updates
-                w = weights.hypothesis()
-                self._record(run, objective, w)
-        self.stopped_ = f"{self.epochs} epochs"
-        return w
+        self.stopped_ = f"{self.max_epochs} epochs"
+        bar = run.bar(self.max_epochs * X.n_instances, "inst")
+        for _ in range(self.max_epochs):
+            weights.start_epoch()
+            for batch, gold in minibatches(X, y, self.batch_size, rng):
+                squared_norm = self._pegasos_step(objective, weights, batch, gold, squared_norm)
+                bar.update(batch.n_instances)
+            squared_norm = weights.squared_norm()  # recomputed every epoch, against the drift of the updates
+            self._record(run, objective, weights.hypothesis())
 
     def _pegasos_step(self, objective: StructuredHinge, weights: SGDWeights, batch: FeatureMatrix, gold: np.ndarray,
                       squared_norm: float) -> float:
@@ -254,12 +254,11 @@ class SVM:
         (changed by the rows the step touches only)."""
         joint, lam, L = objective.joint, objective.lam, objective.joint.n_labels
         rows, local = np.unique(batch.indices, return_inverse=True)
-        touched = np.concatenate([rows, np.arange(joint.n_rows, joint.size // L)])  # and the tail, as rows of L
+        touched = np.concatenate([rows, joint.tail_rows])
         current = weights.at(touched)
-        scores = Scores(batch.dot_rows(local.ravel(), current[: len(rows)]), batch.lengths,
-                        *joint.tail_weights(current[len(rows) :].ravel()))
+        scores = joint.row_scores(batch, local.ravel(), current[: len(rows)], current[len(rows) :].ravel())
         predicted = objective.oracle(scores, gold)
-        indices, values, owner = joint.delta(batch, gold, predicted)
+        indices, values, owner = joint.feature_difference(batch, gold, predicted)
         slot = np.searchsorted(touched, indices // L) * L + indices % L  # where in current.ravel()
         hinge = objective.hinge(gold, predicted, batch.lengths, owner, values * current.ravel()[slot])
         active = hinge[owner] > 0
@@ -276,46 +275,44 @@ class SVM:
         weights.step(shrink, touched, step)
         return squared_norm
 
-    def _bcfw(self, objective: StructuredHinge, run: TrainingRun) -> np.ndarray:
+    def _bcfw(self, objective: StructuredHinge, run: TrainingRun) -> None:
         joint, X, y, lam, n = objective.joint, objective.X, objective.y, objective.lam, objective.n
         blocks = BlockWeights(joint, X)
         w, total_loss, block_loss = np.zeros(joint.size), 0.0, np.zeros(n)
         emission = joint.emission_weights(w)
         rng = np.random.default_rng(self.seed)
         offsets = X.offsets
-        with run.bar(self.epochs * n, "inst") as bar:
-            for _ in range(self.epochs):
-                gap_sum = 0.0
-                for done, i in enumerate(rng.permutation(n), 1):
-                    batch, gold = X.slice(i, i + 1), y[offsets[i] : offsets[i + 1]]
-                    scores = Scores(batch.dot_rows(batch.indices, emission), batch.lengths,
-                                    *joint.tail_weights(w[joint.transition_offset :]))
-                    predicted = objective.oracle(scores, gold)
-                    indices, values, _ = joint.delta(batch, gold, predicted)
-                    support, w_i = blocks.support(i), blocks.block(i)
-                    w_s = np.bincount(np.searchsorted(support, indices), values, minlength=len(support)) / (lam * n)
-                    loss_s = objective.task_loss(gold, predicted, batch.lengths)[0] / n
-                    direction = w_i - w_s
-                    gap = lam * float(direction @ w[support]) - block_loss[i] + loss_s
-                    curvature = lam * float(direction @ direction)
-                    gamma = min(max(gap / curvature, 0.0), 1.0) if curvature > 0 else 0.0
-                    direction *= gamma
-                    w[support] -= direction
-                    w_i -= direction
-                    change = gamma * (loss_s - block_loss[i])
-                    block_loss[i] += change
-                    total_loss += change
-                    gap_sum += gap
-                    if done % 64 == 0:
-                        bar.update(64)
-                bar.update(n % 64)
-                record = self._record(run, objective, w, dual_objective=float(total_loss - 0.5 * lam * (w @ w)),
-                                      block_gap_sum=float(gap_sum))
-                if record["duality_gap"] <= self.tol:
-                    self.stopped_ = f"duality gap {record['duality_gap']:.3g} <= tol {self.tol:g}"
-                    return w
-        self.stopped_ = f"{self.epochs} passes"
-        return w
+        self.stopped_ = f"{self.max_epochs} passes"
+        bar = run.bar(self.max_epochs * n, "inst")
+        for _ in range(self.max_epochs):
+            gap_sum = 0.0
+            for done, i in enumerate(rng.permutation(n), 1):
+                batch, gold = X.slice(i, i + 1), y[offsets[i] : offsets[i + 1]]
+                scores = joint.row_scores(batch, batch.indices, emission, w[joint.transition_offset :])
+                predicted = objective.oracle(scores, gold)
+                indices, values, _ = joint.feature_difference(batch, gold, predicted)
+                support, w_i = blocks.support(i), blocks.block(i)
+                w_s = np.bincount(np.searchsorted(support, indices), values, minlength=len(support)) / (lam * n)
+                loss_s = objective.task_loss(gold, predicted, batch.lengths)[0] / n
+                direction = w_i - w_s
+                gap = lam * float(direction @ w[support]) - block_loss[i] + loss_s
+                curvature = lam * float(direction @ direction)
+                gamma = min(max(gap / curvature, 0.0), 1.0) if curvature > 0 else 0.0
+                direction *= gamma
+                w[support] -= direction
+                w_i -= direction
+                change = gamma * (loss_s - block_loss[i])
+                block_loss[i] += change
+                total_loss += change
+                gap_sum += gap
+                if done % 64 == 0:
+                    bar.update(64)
+            bar.update(n % 64)
+            record = self._record(run, objective, w, dual_objective=float(total_loss - 0.5 * lam * (w @ w)),
+                                  block_gap_sum=float(gap_sum))
+            if record["duality_gap"] <= self.tol:
+                self.stopped_ = f"duality gap {record['duality_gap']:.3g} <= tol {self.tol:g}"
+                return
 
 
 class BlockWeights:

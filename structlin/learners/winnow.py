@@ -28,52 +28,38 @@ Epochs, seeded shuffling, mini-batches, dev selection, patience and the callback
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from ..joint import JointFeatureMap
 from ..matrix import FeatureMatrix
-from .perceptron import Perceptron
+from .perceptron import DELTA_TRICK, Perceptron
+from .protocol import EPOCHS, RUN_OPTIONS, Capabilities, Option
 
 _SHIFT_ABOVE = 500.0  # the shift c moves up to the largest exponent when θ − c exceeds this (e^500 ≈ 1e217)
 
 
 class Winnow(Perceptron):
-    """Balanced Winnow with learning rate ``learning_rate`` = η > 0 (Littlestone's promotion factor 2 is η = ln 2).
-    The default η = 0.1 was chosen by 10-fold cross-validation on movie_reviews with unigram presence
-    (``text-presence``, seed 0): η = 1 64.6%, 0.3 77.9%, 0.1 83.7%, 0.03 84.3%, 0.01 83.6%.
+    """Balanced Winnow with learning rate ``learning_rate`` = η > 0 (Littlestone's promotion factor 2 is
+    η = ln 2).  The default η = 0.1 was chosen by 10-fold cross-validation on a sentiment corpus with
+    unigram presence (docs/benchmarks.md).
 
     After :meth:`fit`: ``weights_`` (``w⁺ − w⁻`` with ``Σ(w⁺ + w⁻) = 1``), ``history_`` and ``best_epoch_``
     as for the perceptron.  The run's state ``(w⁺, w⁻)`` is not in a model file, so training does not
-    go on after a run (``online = False``).
+    go on after a run (not online).
     """
 
     name = "winnow"
     summary = "balanced Winnow: multiplicative updates of positive weights w⁺ − w⁻"
-    online = False
-
-    def __init__(self, epochs: int = 10, *, learning_rate: float = 0.1, seed: int = 0, shuffle: bool = True,
-                 batch_size: int = 1, patience: int | None = None, delta: float | None = None,
-                 callback: Callable | None = None, progress: bool | None = None):
-        super().__init__(epochs, seed=seed, shuffle=shuffle, batch_size=batch_size, patience=patience, delta=delta,
-                         callback=callback, progress=progress)
-        if not 0 < learning_rate < np.inf:
-            raise ValueError(f"learning_rate must be positive and finite, got {learning_rate}")
-        self.learning_rate = learning_rate
-
-    def params(self) -> dict:
-        params = {**super().params(), "learning_rate": self.learning_rate}
-        del params["margin"]
-        return params
+    capabilities = Capabilities()
+    margin = 0.0  # updates on mistakes only: a margin would make no multiplicative step smaller
+    options = (EPOCHS, *RUN_OPTIONS, DELTA_TRICK,
+               Option("learning_rate", float, 0.1, "η of the multiplicative update w± ← w± e^(±ηΔ)/Z", minimum=0,
+                      exclusive_minimum=True))
 
     def start(self, joint: JointFeatureMap, weights: np.ndarray | None = None, history: list | None = None) -> None:
         """Begin a run with ``θ⁺ = θ⁻ = 0`` (so ``w = 0``) and the shift ``c = 0``."""
         super().start(joint, weights, history)
         self._log_plus, self._log_minus, self._shift = np.zeros(joint.size), np.zeros(joint.size), 0.0
-
-    def partial_fit(self, *args, **kwargs):
-        raise TypeError("winnow's state (w⁺, w⁻) lasts one run: train it with fit")
 
     def _step(self, w: np.ndarray, batch: FeatureMatrix, wrong: np.ndarray, indices: np.ndarray, values: np.ndarray,
               owner: np.ndarray) -> np.ndarray:

@@ -1,0 +1,411 @@
+"""The ``structlin`` commands: what each one does with the parsed command line (``args``).
+
+Errors caused by input raise ``StructlinError``; ``structlin.cli.main`` prints them.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from contextlib import contextmanager
+from itertools import chain
+from pathlib import Path
+
+import numpy as np
+
+from ..analysis import analyze
+from ..catalog import Catalog, is_corpus_name
+from ..errors import StructlinError, UnknownNameError
+from ..experiments import cross_validate, load_config, run_experiment, write_report
+from ..learners import LEARNERS, make_learner
+from .parser import learner_cli_options
+from ..modelfile import model_kind
+from ..models import Classifier, Tagger
+from ..readers import guess_format, read_file, read_text, write_conllu
+from ..significance import (
+    METRIC_SCORES,
+    approximate_randomization,
+    mcnemar,
+    paired_bootstrap,
+    unit_statistics,
+)
+from ..sources import (
+    DOCUMENT_FORMATS,
+    ReadOptions,
+    guess_document_format,
+    hold_out,
+    read_documents,
+    read_sentences,
+)
+from ..spans import is_bio_style
+from ..stats import corpus_stats, document_stats, format_stats
+
+
+def _read_options(args) -> ReadOptions:
+    """The data options of the command (each command has some of them)."""
+    columns, strip = getattr(args, "columns", None), getattr(args, "strip", None)
+    return ReadOptions(args.format, getattr(args, "column", None), tuple(columns.split(",")) if columns else None,
+                       tuple(strip.split(",")) if strip else (), getattr(args, "granularity", None),
+                       getattr(args, "encoding", None))
+
+
+def _sentences(corpus: str, split: str | None, args) -> list:
+    """A named corpus split or a file, read with the command's data options."""
+    return read_sentences(corpus, split, _read_options(args))
+
+
+def _documents(source: str, split: str | None, args) -> list:
+    """Labelled documents: a named corpus split, or a file / folder / archive in ``--format``."""
+    return read_documents(source, split, _read_options(args))
+
+
+def _learner(args, progress: bool | None, **params):
+    """The learner ``--learner`` names, with the options the command line gives (every option it declares
+    has a flag: :func:`~.parser.learner_cli_options`); an option of other learners only is refused by name."""
+    if args.learner not in LEARNERS:
+        raise UnknownNameError("learner", args.learner, LEARNERS)
+    declared = {option.name: option for option in LEARNERS[args.learner].options}
+    params.update(epochs=args.epochs, seed=args.seed, progress=progress)
+    for name, takers in learner_cli_options().items():
+        value = getattr(args, name, None)
+        if value is None or name in params:  # the command's own setting (a tagger's batch size) is passed as is
+            continue
+        if name not in declared:
+            raise StructlinError(f"{takers[0][1].command_line_flag} does not apply to learner {args.learner!r}")
+        parse = declared[name].parse
+        try:
+            params[name] = parse(value) if parse is not None else value
+        except StructlinError:
+            raise
+        except ValueError:
+            raise StructlinError(f"{declared[name].command_line_flag}: cannot read {value!r}") from None
+    return make_learner(args.learner, **{name: value for name, value in params.items() if name in declared})
+
+
+def _document_features(args) -> str:
+    """``--features``, by default numeric for SVMlight input and text-ngrams otherwise."""
+    source = args.corpus or args.train
+    svmlight = not (args.corpus and not args.format) and (args.format or guess_document_format(source)) == "svmlight"
+    return args.features or ("numeric" if svmlight else "text-ngrams")
+
+
+def _new_classifier(args, progress: bool | None = None) -> Classifier:
+    return Classifier(_document_features(args), _learner(args, progress), bits=args.bits)
+
+
+def _cross_validate(args) -> None:
+    documents = _documents(args.corpus, None, args) if args.corpus else _documents(args.train, None, args)
+    result = cross_validate(lambda: _new_classifier(args, progress=False), [d.text for d in documents],
+                            [d.label for d in documents], folds=args.folds, seed=args.seed)
+    if args.json:
+        print(json.dumps(result))
+        return
+    for row in result["per_fold"]:
+        print(f"fold {row['fold']:>2}  accuracy {100 * row['accuracy']:.2f}%  macro-F1 {100 * row['macro_f1']:.2f}%  "
+              f"({row['n_test']} test documents, {row['train_seconds']:.1f}s training)")
+    print(f"{args.folds}-fold accuracy {100 * result['accuracy']:.2f}% ± {100 * result['accuracy_std']:.2f}, "
+          f"macro-F1 {100 * result['macro_f1']:.2f}% ± {100 * result['macro_f1_std']:.2f} (seed {args.seed})")
+
+
+def _training_data(args, read, *, default_dev: bool = True) -> tuple[list, list | None]:
+    """What ``train`` fits on: ``--corpus``'s ``--split`` (split names joined by ``+``, read in that order)
+    or the ``--train`` file, and the dev data: ``--dev`` (a split of the corpus or a path; ``none`` for no
+    dev), else, with ``default_dev``, the corpus's ``dev`` split when it is not among the training splits.
+    ``read(source, split, args)`` reads one split or file.  Training on the dev split is refused."""
+    dev_name = None if args.dev in (None, "none") else args.dev
+    if not args.corpus:
+        if args.split:
+            raise StructlinError("--split chooses splits of --corpus; with --train give the file itself")
+        return read(args.train, None, args), (read(dev_name, None, args) if dev_name else None)
+    entry = Catalog.load()[args.corpus]
+    names = args.split.split("+") if args.split else ["train" if "train" in entry.splits else None]
+    for name in names:
+        if name is not None and name not in entry.splits:
+            raise UnknownNameError(f"split of corpus {entry.name!r}", name, entry.splits)
+    if dev_name is None and args.dev is None and default_dev and "dev" in entry.splits and "dev" not in names:
+        dev_name = "dev"
+    if dev_name is not None and dev_name in names:
+        raise StructlinError(f"--dev {dev_name} is also a training split (--split {args.split}): early stopping "
+                             "on training data would choose nothing; give another dev, or --dev none")
+    train = [item for name in names for item in read(args.corpus, name, args)]
+    if dev_name is None:
+        return train, None
+    return train, read(args.corpus, dev_name, args) if dev_name in entry.splits else read(dev_name, None, args)
+
+
+def _train_classifier(args) -> None:
+    classifier = _new_classifier(args, progress=False if args.quiet else None)
+    train, dev = _training_data(args, _documents, default_dev=args.dev_fraction is None)
+    if args.dev_fraction is not None:
+        if not 0 < args.dev_fraction < 1:
+            raise StructlinError(f"--dev-fraction must be between 0 and 1, got {args.dev_fraction}")
+        train, dev = hold_out(train, args.dev_fraction, args.seed)
+    began = time.perf_counter()
+    classifier.fit([d.text for d in train], [d.label for d in train],
+                   None if dev is None else ([d.text for d in dev], [d.label for d in dev]))
+    seconds = time.perf_counter() - began
+    classifier.save(args.output)
+    if not args.quiet:
+        _print_history(classifier)
+        print(f"trained on {len(train):,} documents in {seconds:.1f}s; kept epoch {classifier.learner.best_epoch_}; "
+              f"model written to {args.output}")
+
+
+def _print_history(model) -> None:
+    """One line per history record: the step, the learner's own fields (its ``history_fields``), the dev
+    accuracy and the time."""
+    for record in model.history_:
+        fields = "".join(f"  {field.label} {field.format.format(record[field.key])}"
+                         for field in model.learner.history_fields if record.get(field.key) is not None)
+        dev_text = "" if record["dev_accuracy"] is None else f"  dev accuracy {100 * record['dev_accuracy']:.2f}%"
+        print(f"{record['unit']} {record['step']:>3}{fields}{dev_text}  {record['seconds']:.1f}s")
+
+
+def _train_tagger(args) -> None:
+    learner = _learner(args, False if args.quiet else None, batch_size=args.batch_size, patience=args.patience)
+    tagger = Tagger(args.features, learner, args.decoder, bits=args.bits)
+    catalog = Catalog.load()
+    train, dev = _training_data(args, _sentences)
+    began = time.perf_counter()
+    tagger.fit(train, dev)
+    seconds = time.perf_counter() - began
+    if args.corpus:
+        conllu = catalog[args.corpus].format == "conllu"
+    else:
+        conllu = (args.format or guess_format(args.train)) == "conllu"
+    tagger.column = args.column or ("upos" if conllu else None)
+    tagger.save(args.output)
+    if not args.quiet:
+        _print_history(tagger)
+        tokens = sum(len(s.words) if hasattr(s, "words") else len(s) for s in train)
+        print(f"trained on {len(train):,} sentences ({tokens:,} tokens) in {seconds:.1f}s; "
+              f"kept epoch {tagger.learner.best_epoch_}; model written to {args.output}")
+
+
+def _evaluate(args) -> None:
+    if model_kind(args.model) == "classifier":
+        classifier = _load(Classifier, args)
+        gold = _documents(*_test_data(args), args)
+        report = classifier.report([d.text for d in gold], [d.label for d in gold])
+        print(json.dumps(report.to_dict()) if args.json else report.format())
+        return
+    tagger = _load(Tagger, args)
+    args.column = args.column or tagger.column
+    gold = _sentences(*_test_data(args), args)
+    report = tagger.report(gold)
+    print(json.dumps(report.to_dict()) if args.json else report.format())
+
+
+def _test_data(args) -> tuple[str, str | None]:
+    """The test corpus name and split, or the test file (no split)."""
+    return (args.corpus, args.split) if args.corpus else (args.test, None)
+
+
+def _compare(args) -> None:
+    paths = (args.model_a, args.model_b)
+    kind, other = (model_kind(path) for path in paths)
+    if kind != other:
+        raise StructlinError(f"cannot compare {paths[0]}, a {kind}, with {paths[1]}, a {other}")
+    if args.samples < 1:
+        raise StructlinError(f"--samples must be at least 1, got {args.samples}")
+    gold, predictions = (_tagger_outputs if kind == "tagger" else _classifier_outputs)(paths, args)
+    unit, item = ("sentence", "token") if kind == "tagger" else ("document", "document")
+    if not gold:
+        raise StructlinError(f"{_test_data(args)[0]}: no {unit}s to compare on")
+    items = list(chain.from_iterable(gold))
+    mcnemar_test = mcnemar(*(np.asarray(list(chain.from_iterable(p))) == np.asarray(items) for p in predictions))
+    resampling = {"samples": args.samples, "seed": args.seed}
+    scores = _paired_tests("accuracy", gold, predictions, resampling)
+    result = {
+        "a": {"model": paths[0], "accuracy": scores["a"]},
+        "b": {"model": paths[1], "accuracy": scores["b"]},
+        "difference": scores["difference"],
+        "unit": unit,
+        "units": len(gold),
+        "tests": {
+            "mcnemar": {"p_value": mcnemar_test.p_value, "method": mcnemar_test.method,
+                        "discordant": mcnemar_test.discordant, "only_a": mcnemar_test.only_a,
+                        "only_b": mcnemar_test.only_b, "item": item, "items": len(items)},
+            "bootstrap": {"p_value": scores["bootstrap"], **resampling},
+            "randomization": {"p_value": scores["randomization"], **resampling},
+        },
+    }
+    if kind == "tagger" and is_bio_style(items):
+        result["span_f1"] = _paired_tests("span_f1", gold, predictions, resampling)
+    print(json.dumps(result) if args.json else _format_comparison(result))
+
+
+def _paired_tests(metric: str, gold: list[list[str]], predictions: list[list[list[str]]], resampling: dict) -> dict:
+    """Both systems' ``metric`` on the test units, the difference b − a, and the paired bootstrap and
+    approximate randomization p-values over units."""
+    statistics = [unit_statistics(metric, gold, predicted) for predicted in predictions]
+    score = METRIC_SCORES[metric]
+    a, b = (float(score(s.sum(axis=0))) for s in statistics)
+    return {"a": a, "b": b, "difference": b - a,
+            "bootstrap": paired_bootstrap(*statistics, score, **resampling),
+            "randomization": approximate_randomization(*statistics, score, **resampling)}
+
+
+def _tagger_outputs(paths, args) -> tuple[list[list[str]], list[list[list[str]]]]:
+    """Gold tags and both taggers' tags of every test sentence."""
+    taggers = [Tagger.load(path) for path in paths]
+    if not args.column and taggers[0].column != taggers[1].column:
+        raise StructlinError(f"{paths[0]} tags {taggers[0].column}, {paths[1]} tags {taggers[1].column}: "
+                             f"choose the gold column with --column")
+    args.column = args.column or taggers[0].column
+    sentences = _sentences(*_test_data(args), args)
+    return [s.tags for s in sentences], [tagger.predict(sentences) for tagger in taggers]
+
+
+def _classifier_outputs(paths, args) -> tuple[list[list[str]], list[list[list[str]]]]:
+    """Gold labels and both classifiers' labels of every test document (a unit of one label)."""
+    classifiers = [Classifier.load(path) for path in paths]
+    documents = _documents(*_test_data(args), args)
+    texts = [d.text for d in documents]
+    return [[d.label] for d in documents], [[[label] for label in c.predict(texts)] for c in classifiers]
+
+
+def _format_comparison(result: dict) -> str:
+    """The text report of ``compare``: both scores, their difference and the p-value of every test."""
+    tests, unit, units = result["tests"], result["unit"], result["units"]
+    mcnemar_test, bootstrap, randomization = tests["mcnemar"], tests["bootstrap"], tests["randomization"]
+    item = mcnemar_test["item"]
+    items = f" ({mcnemar_test['items']:,} {item}s)" if item != unit else ""
+    return "\n".join([
+        f"a: {result['a']['model']}  accuracy {100 * result['a']['accuracy']:.2f}%",
+        f"b: {result['b']['model']}  accuracy {100 * result['b']['accuracy']:.2f}%",
+        f"difference b − a: {100 * result['difference']:+.2f} points on {units:,} {unit}s{items}",
+        (f"McNemar's test ({mcnemar_test['method']}): p = {mcnemar_test['p_value']:.4g} "
+         f"({mcnemar_test['discordant']:,} discordant {item}s: {mcnemar_test['only_a']:,} right in a only, "
+         f"{mcnemar_test['only_b']:,} in b only)"),
+        (f"paired bootstrap: p = {bootstrap['p_value']:.4g} ({bootstrap['samples']:,} samples of {unit}s, "
+         f"seed {bootstrap['seed']})"),
+        (f"approximate randomization: p = {randomization['p_value']:.4g} ({randomization['samples']:,} shuffles "
+         f"of {unit}s, seed {randomization['seed']})"),
+        *([] if "span_f1" not in result else [
+            (f"span F1: a {100 * result['span_f1']['a']:.2f}, b {100 * result['span_f1']['b']:.2f}, difference "
+             f"{100 * result['span_f1']['difference']:+.2f} points; paired bootstrap p = "
+             f"{result['span_f1']['bootstrap']:.4g}, approximate randomization p = "
+             f"{result['span_f1']['randomization']:.4g} (over {unit}s)")]),
+    ])
+
+
+def _tag(args) -> None:
+    tagger = Tagger.load(args.model)
+    fmt = args.format or ("conllu" if (args.input or "").removesuffix(".gz").endswith(".conllu") else "text")
+    column = args.column or tagger.column or "upos"
+    source = args.input or sys.stdin
+    sentences = list(read_file(source, format="conllu", column=column, require_tags=False) if fmt == "conllu"
+                     else read_text(source))
+    tags = tagger.predict(sentences)
+    with _output(args.output) as out:
+        if fmt == "conllu":
+            write_conllu(sentences, tags, out, column=column)
+        else:
+            for sentence, sentence_tags in zip(sentences, tags):
+                out.write(" ".join(f"{w}/{t}" for w, t in zip(sentence.words, sentence_tags)) + "\n")
+
+
+def _load(kind, args):
+    """The model file's tagger or classifier (``kind``); ``--hypothesis`` picks one of the hypotheses its
+    learner can predict with."""
+    model = kind.load(args.model)
+    if args.hypothesis is not None:
+        hypotheses = model.learner.capabilities.hypotheses
+        if args.hypothesis not in hypotheses:
+            takers = [name for name, cls in LEARNERS.items() if args.hypothesis in cls.capabilities.hypotheses]
+            raise StructlinError(f"--hypothesis {args.hypothesis} applies to models of {', '.join(takers)}; "
+                                 f"{args.model} was trained by {model.learner.name!r}"
+                                 + (f" (its hypotheses: {', '.join(hypotheses)})" if hypotheses else ""))
+        model.learner.set_params(hypothesis=args.hypothesis)
+    return model
+
+
+def _classify(args) -> None:
+    classifier = _load(Classifier, args)
+    if args.input and Path(args.input).is_dir():
+        files = sorted(p for p in Path(args.input).rglob("*") if p.is_file())
+        documents = [p.read_bytes().decode(args.encoding) for p in files]
+        names = [str(p) for p in files]
+    elif args.input:
+        with open(args.input, encoding=args.encoding) as lines:
+            documents, names = [line.rstrip("\n") for line in lines], None
+    else:
+        documents, names = [line.rstrip("\n") for line in sys.stdin], None
+    labels = classifier.predict(documents)
+    with _output(args.output) as out:
+        for k, label in enumerate(labels):
+            out.write(f"{names[k]}\t{label}\n" if names else f"{label}\n")
+
+
+@contextmanager
+def _output(path: str | None):
+    """``path`` opened for writing UTF-8 text, or standard output (left open)."""
+    if not path:
+        yield sys.stdout
+        return
+    with open(path, "w", encoding="utf-8") as out:
+        yield out
+
+
+def _data_kind(source: str, args):
+    """The catalog entry of ``source`` (None for a path, or with ``--format``) and whether it holds documents
+    (a path does with a document ``--format``)."""
+    catalog = Catalog.load()
+    entry = catalog[source] if is_corpus_name(catalog, source) and not args.format else None
+    return entry, entry.kind == "documents" if entry else args.format in DOCUMENT_FORMATS
+
+
+def _stats(args) -> None:
+    entry, documents = _data_kind(args.corpus, args)
+    read = _documents if documents else _sentences
+    split = args.split if entry and args.split in entry.splits else None  # a file, or a one-split corpus
+    against = args.against or ("train" if entry and split != "train" and "train" in entry.splits else None)
+    reference = None
+    if against is not None:
+        reference = read(args.corpus, against, args) if entry and against in entry.splits else read(against, None, args)
+    data = read(args.corpus, split, args)
+    stats = (document_stats if documents else corpus_stats)(data, reference)
+    print(json.dumps(stats) if args.json else format_stats(args.corpus, stats))
+
+
+def _analyze(args) -> None:
+    source = args.corpus or args.train
+    entry, documents = _data_kind(source, args)
+    split = args.split if entry and args.split in entry.splits else None
+    if documents:
+        if args.decoder == "viterbi":
+            raise StructlinError("documents take the multiclass decoder, not viterbi")
+        features = _document_features(args)
+        data = _documents(source, split, args)
+        model = Classifier(features, bits=args.bits)
+        X, y = model.training_data([d.text for d in data], [d.label for d in data])
+    else:
+        features = args.features or "pos-rich"
+        model = Tagger(features, decoder=args.decoder or "viterbi", bits=args.bits)
+        X, y = model.training_data(_sentences(source, split, args))
+    try:
+        result = analyze(model.joint, model.decoder, X, y, C=args.C, passes=args.passes, epochs=args.epochs,
+                         seed=args.seed, delta=args.delta, delta_trick=args.delta_trick)
+    except ValueError as err:  # an option out of range: one line, as for every other bad input
+        raise StructlinError(str(err)) from None
+    described = {"corpus": source, "split": split, "features": features, "decoder": model.decoder.name}
+    if args.json:
+        print(json.dumps({**described, **result.to_dict()}))
+    else:
+        print(f"{source}{f' ({split})' if split else ''}, features {features}, decoder {model.decoder.name}")
+        print(result.format())
+
+
+def _experiment(args) -> None:
+    config = load_config(args.config)
+    folder = Path(args.output or Path("experiments") / config.name)
+    command = shlex.join(["structlin", "experiment", args.config, *(["--output", args.output] if args.output else []),
+                          *(["--quiet"] if args.quiet else [])])
+    result = run_experiment(config, command=command, log=(lambda line: None) if args.quiet else print,
+                            models=folder / "models" if config.keep_models else None)
+    written = write_report(result, folder)
+    if not args.quiet:
+        print(f"report: {written[2]} ({len(written)} files in {folder})")

@@ -1,0 +1,235 @@
+"""The learner protocol: what every learner declares as data, and the behaviour it gets from that.
+
+A learner is a class with
+
+* ``name`` and ``summary`` (the registry key and the line ``structlin train --help`` prints);
+* ``capabilities`` (:class:`Capabilities`): whether it trains online, gives probabilities, needs a
+  bias feature, scores inputs from arrays of its own, which hypotheses it can predict with, and
+  whether it handles label chains;
+* ``options`` (a tuple of :class:`Option`): every hyper-parameter with its type, default, range and
+  help.  The constructor, ``get_params`` / ``set_params``, the model file's record of the
+  hyper-parameters and the command line's options are all generated from this one declaration;
+* ``history_fields`` (:class:`HistoryField`): what its history records hold besides the common fields
+  of :mod:`.training`, and how a person reads them;
+* ``fit(joint, decoder, X, y, dev=None, *, bias_row=None)`` and, when ``capabilities.online``,
+  ``partial_fit(joint, decoder, X, y)``.
+
+Adding a learner is one module with such a class and one line in :data:`structlin.learners.LEARNERS`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..errors import OptionValueError
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a learner can do, as data that models and the command line read instead of probing it.
+
+    ``online``: :meth:`partial_fit` continues a run one epoch at a time.  ``probabilistic``: its scores
+    are ``log p(y|x)`` up to a constant per instance, so the decoder's marginals are probabilities.
+    ``needs_bias``: ``fit`` needs ``bias_row``, the weight row of the feature set's bias feature.
+    ``scores_itself``: it predicts from arrays of its own (``decision_function``, ``model_arrays``,
+    ``restore``) rather than from a weight vector.  ``hypotheses``: the hypotheses one trained model can
+    predict with, chosen by its ``hypothesis`` option.  ``sequences``: it trains on label chains, not
+    only on one label per instance.
+    """
+
+    online: bool = False
+    probabilistic: bool = False
+    needs_bias: bool = False
+    scores_itself: bool = False
+    hypotheses: tuple[str, ...] = ()
+    sequences: bool = True
+
+
+@dataclass(frozen=True)
+class Option:
+    """One hyper-parameter: its name, type (``int``, ``float``, ``bool`` or ``str``), default and help.
+
+    ``choices`` limits a string; ``minimum`` / ``maximum`` bound a number (``exclusive_minimum`` /
+    ``exclusive_maximum`` make a bound strict); ``nullable`` accepts None (off, or the solver's default:
+    the help says which).  ``special`` names other values accepted as they are (``gamma = "scale"``, a
+    callable kernel).  ``stored = False`` marks a setting of the run rather than of the model (the
+    callback, the progress bar): it is not written to a model file.  ``flag`` is its command-line
+    option (default ``--name`` with dashes); ``parse`` turns that option's text into a value (default:
+    the type); ``cli = False`` keeps it off the command line.
+    """
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    choices: tuple = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    exclusive_maximum: bool = False
+    nullable: bool = False
+    special: tuple = ()
+    stored: bool = True
+    cli: bool = True
+    flag: str | None = None
+    parse: Callable[[str], Any] | None = None
+    metavar: str | None = None
+
+    @property
+    def command_line_flag(self) -> str:
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    def describe_range(self) -> str:
+        """The accepted values in words, e.g. ``positive``, ``at least 1``, ``in [0, 1)``, ``one of pa, pa-i``."""
+        if self.choices:
+            return "one of " + ", ".join(map(str, self.choices))
+        low, high = self.minimum, self.maximum
+        if low is not None and high is not None:
+            return f"in {'(' if self.exclusive_minimum else '['}{low:g}, {high:g}{')' if self.exclusive_maximum else ']'}"
+        if low == 0:
+            return "positive" if self.exclusive_minimum else "non-negative"
+        if low is not None:
+            return f"{'greater than' if self.exclusive_minimum else 'at least'} {low:g}"
+        if high is not None:
+            return f"{'less than' if self.exclusive_maximum else 'at most'} {high:g}"
+        return ""
+
+    def check(self, value):
+        """``value`` as this option's type; a value of the wrong type or out of range raises
+        :class:`OptionValueError` naming the option and what it accepts."""
+        if value is None:
+            if self.nullable or self.default is None:
+                return None
+            raise OptionValueError(f"{self.name} must be given (None is not accepted)")
+        if ((isinstance(value, str) and value in self.special) or (callable(value) and "callable" in self.special)
+                or "any" in self.special):
+            return value
+        if self.type is bool:
+            if not isinstance(value, (bool, int)) or value not in (0, 1):
+                raise OptionValueError(f"{self.name} must be true or false, got {value!r}")
+            return bool(value)
+        if self.type in (int, float):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+                    self.type is int and not float(value).is_integer()):
+                raise OptionValueError(f"{self.name} must be {'an integer' if self.type is int else 'a number'}, "
+                                       f"got {value!r}")
+            value = self.type(value)
+            if not math.isfinite(value) or not self._in_range(value):
+                accepted = " and ".join(filter(None, [self.describe_range(), "finite" if self.type is float else ""]))
+                raise OptionValueError(f"{self.name} must be {accepted}, got {value}")
+            return value
+        if self.type is object:  # only None and the special values (a callback)
+            raise OptionValueError(f"{self.name} must be None or a callable, got {value!r}")
+        if not isinstance(value, self.type):
+            raise OptionValueError(f"{self.name} must be a {self.type.__name__}, got {value!r}")
+        if self.choices and value not in self.choices:
+            raise OptionValueError(f"{self.name} must be {self.describe_range()}, got {value!r}")
+        return value
+
+    def _in_range(self, value: float) -> bool:
+        low, high = self.minimum, self.maximum
+        if low is not None and (value <= low if self.exclusive_minimum else value < low):
+            return False
+        return high is None or (value < high if self.exclusive_maximum else value <= high)
+
+
+@dataclass(frozen=True)
+class HistoryField:
+    """A learner-specific field of its history records: the key, the words a person reads beside the
+    value, and the value's format (``None`` values are not shown)."""
+
+    key: str
+    label: str
+    format: str = "{}"
+
+
+class Learner:
+    """The base of every learner: a constructor, ``get_params`` / ``set_params`` and ``params`` generated
+    from ``options``.  Subclasses declare the class attributes of the module docstring, check options
+    that constrain each other in :meth:`_check_options`, and implement ``fit``."""
+
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    capabilities: ClassVar[Capabilities] = Capabilities()
+    options: ClassVar[tuple[Option, ...]] = ()
+    history_fields: ClassVar[tuple[HistoryField, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        names = [option.name for option in cls.options]
+        if len(set(names)) != len(names):
+            raise TypeError(f"{cls.__name__} declares an option twice")
+        # scikit-learn's get_params and inspect read the constructor's signature: give them the options
+        # (``epochs`` may also come first without its name).
+        parameters = [inspect.Parameter(option.name, inspect.Parameter.POSITIONAL_OR_KEYWORD
+                                        if k == 0 and option.name == "epochs" else inspect.Parameter.KEYWORD_ONLY,
+                                        default=option.default) for k, option in enumerate(cls.options)]
+        cls.__signature__ = inspect.Signature(parameters)
+
+    def __init__(self, *args, **params):
+        if args:
+            if len(args) > 1 or not self.options or self.options[0].name != "epochs" or "epochs" in params:
+                raise TypeError(f"{type(self).__name__} takes only epochs without its name, got {len(args)} "
+                                "positional arguments")
+            params["epochs"] = args[0]
+        declared = {option.name: option for option in self.options}
+        unknown = sorted(set(params) - set(declared))
+        if unknown:
+            raise OptionValueError(f"learner {self.name!r} has no option {', '.join(unknown)} (its options: "
+                                   f"{', '.join(declared)})")
+        for option in self.options:
+            setattr(self, option.name, option.check(params.get(option.name, option.default)))
+        self._check_options()
+
+    @classmethod
+    def option(cls, name: str) -> Option:
+        return next(option for option in cls.options if option.name == name)
+
+    def _check_options(self) -> None:
+        """Refuse combinations of options that exclude each other (each option alone is already checked)."""
+
+    def get_params(self, deep: bool = True) -> dict:
+        """Every option's value (scikit-learn's ``get_params``)."""
+        return {option.name: getattr(self, option.name) for option in self.options}
+
+    def set_params(self, **params) -> Learner:
+        """Change options (each checked as in the constructor; what was trained stays); returns the learner."""
+        declared = {option.name: option for option in self.options}
+        unknown = sorted(set(params) - set(declared))
+        if unknown:
+            raise OptionValueError(f"learner {self.name!r} has no option {', '.join(unknown)}")
+        for name, value in params.items():
+            setattr(self, name, declared[name].check(value))
+        self._check_options()
+        return self
+
+    def params(self) -> dict:
+        """The hyper-parameters, as a model file stores them: the stored options, JSON values."""
+        return {option.name: getattr(self, option.name) for option in self.options if option.stored}
+
+    def __repr__(self) -> str:
+        changed = {k: v for k, v in self.get_params().items() if v is not self.option(k).default
+                   and not (isinstance(v, (bool, int, float, str)) and v == self.option(k).default)}
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+
+
+# --- options several learners share (a learner may `dataclasses.replace` one to change its default) ----
+
+EPOCHS = Option("epochs", int, 10, "passes over the training data", minimum=1)
+SEED = Option("seed", int, 0, "seed of the shuffling (and of every other random choice of the run)", minimum=0)
+SHUFFLE = Option("shuffle", bool, True, "visit the instances in a seeded random order each epoch", cli=False)
+BATCH_SIZE = Option("batch_size", int, 1, "instances decoded with the same weights before their updates "
+                    "are applied", minimum=1)
+PATIENCE = Option("patience", int, None, "stop after this many dev evaluations without improvement "
+                  "(default: none)", minimum=1, nullable=True)
+EVAL_EVERY = Option("eval_every", int, 1, "evaluate on dev every this many epochs (iterations), and at the last",
+                    minimum=1)
+CALLBACK = Option("callback", object, None, "callback(record, learner) after every step; a true return stops "
+                  "the run", nullable=True, special=("callable",), stored=False, cli=False)
+PROGRESS = Option("progress", bool, None, "show a progress bar (default: when stderr is a terminal)",
+                  nullable=True, stored=False, cli=False)
+RUN_OPTIONS = (SEED, SHUFFLE, BATCH_SIZE, PATIENCE, EVAL_EVERY, CALLBACK, PROGRESS)

@@ -1,0 +1,154 @@
+"""One training run, shared by every iterative learner: history records, dev evaluation and selection,
+patience, the callback and the progress bar.
+
+Every history record has the common fields
+
+    step          1, 2, ...: the epoch, pass or iteration the record is about
+    unit          "epoch" or "iteration" (the record also holds the step under this key: ``epoch`` or
+                  ``iteration``, as files written before the common fields did)
+    dev_accuracy  position accuracy on dev of the model as of this step, None when not evaluated
+    seconds       the step's time, with its dev evaluation
+
+plus the learner's own fields (its ``history_fields``: mistakes, objective, duality gap ...).
+
+A learner runs its loop inside ``with TrainingRun(...) as run:`` and calls :meth:`TrainingRun.record` after
+every step with a function that returns the model as of now (its *snapshot*: weights, or what the learner
+predicts with).  With a dev set the snapshot is taken and scored every ``eval_every`` steps and at the end,
+and the best one is kept; without one the last.  A true return of ``callback(record, learner)`` or
+``patience`` evaluations without improvement end the run (the ``with`` block ends quietly and
+``run.stopped`` says why).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+from tqdm import tqdm
+
+from ..decoders import Decoder, decode_corpus
+from ..errors import StructlinError
+from ..joint import JointFeatureMap
+from ..matrix import FeatureMatrix
+
+UNITS = ("epoch", "iteration")
+
+
+def quiet(progress: bool | None) -> bool | None:
+    """tqdm's ``disable``: None hides the bar when stderr is not a terminal."""
+    return None if progress is None else not progress
+
+
+def accuracy(predicted: np.ndarray, gold: np.ndarray) -> float:
+    """Position accuracy; gold ids of −1 (labels unseen in training) count as errors, no positions as 0."""
+    return float((predicted == gold).mean()) if len(gold) else 0.0
+
+
+def dev_accuracy(decoder: Decoder, joint: JointFeatureMap, w: np.ndarray, dev: tuple[FeatureMatrix, np.ndarray]) -> float:
+    """Position accuracy of the weights ``w`` on ``dev = (X_dev, y_dev)`` (see :func:`accuracy`)."""
+    X, gold = dev
+    return accuracy(decode_corpus(decoder, joint, w, X), gold)
+
+
+def require_finite(X: FeatureMatrix, what: str) -> None:
+    """Raise :class:`StructlinError` naming the first instance of ``X`` with a NaN or infinite
+    feature value: such a value would turn every weight it touches into NaN."""
+    bad = np.flatnonzero(~np.isfinite(X.values))
+    if len(bad):
+        row = int(np.searchsorted(X.indptr, bad[0], side="right")) - 1
+        instance = int(np.searchsorted(X.offsets, row, side="right")) - 1
+        raise StructlinError(f"{what} instance {instance} (0-based) has a non-finite feature value "
+                             f"({X.values[bad[0]]}); check the feature values of the input")
+
+
+class StopTraining(Exception):
+    """Raised by :meth:`TrainingRun.record` to end a run early; ``reason`` says why."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class TrainingRun:
+    """The bookkeeping of one run of ``learner`` (see the module docstring).
+
+    ``score(snapshot)`` gives a snapshot's dev accuracy (by default, the weights' position accuracy on
+    ``dev`` decoded with ``decoder``); ``history`` continues an earlier run's records.  The learner's
+    ``eval_every``, ``patience``, ``callback`` and ``progress`` options apply when it declares them.
+    """
+
+    def __init__(self, learner, joint: JointFeatureMap, decoder: Decoder, dev, *, unit: str = "epoch",
+                 score: Callable | None = None, history: list | None = None):
+        if unit not in UNITS:
+            raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+        self.learner, self.dev, self.unit = learner, dev, unit
+        self.score = score or (lambda w: dev_accuracy(decoder, joint, w, dev))
+        options = learner.get_params()
+        self.eval_every, self.patience = options.get("eval_every", 1), options.get("patience")
+        self.callback, self.progress = options.get("callback"), options.get("progress")
+        self.history: list[dict] = list(history or [])
+        self.best_step: int | None = None
+        self.best_score, self.best, self.waited = -1.0, None, 0
+        self.stopped: str | None = None
+        self.clock = time.perf_counter()  # the first step's seconds include the set-up
+        self._snapshot: Callable | None = None
+        self._bar = tqdm(total=0, disable=True)
+
+    def __enter__(self) -> TrainingRun:
+        return self
+
+    def __exit__(self, kind, error, trace) -> bool:
+        self._bar.close()
+        if isinstance(error, StopTraining):
+            self.stopped = error.reason
+            return True
+        return False
+
+    def bar(self, total: int, unit: str) -> tqdm:
+        """The run's progress bar over ``total`` ``unit`` s (hidden as the learner's ``progress`` says)."""
+        self._bar = tqdm(total=total, disable=quiet(self.progress), unit=unit, leave=False)
+        return self._bar
+
+    def _evaluate(self, record: dict, snapshot) -> None:
+        record["dev_accuracy"] = self.score(snapshot)
+        if record["dev_accuracy"] > self.best_score:
+            self.best_score, self.best, self.waited = record["dev_accuracy"], snapshot, 0
+            self.best_step = record["step"]
+        else:
+            self.waited += 1
+
+    def record(self, snapshot: Callable, **fields) -> dict:
+        """Append the record of the step just made, with the learner's ``fields``; ``snapshot()`` returns
+        the model as of now (called only when it is scored on dev or kept).  Raises :class:`StopTraining`
+        when the callback or the patience ends the run."""
+        step = len(self.history) + 1
+        record = {"step": step, "unit": self.unit, self.unit: step, **fields, "dev_accuracy": None, "seconds": 0.0}
+        self._snapshot = snapshot
+        if self.dev is not None and step % self.eval_every == 0:
+            self._evaluate(record, snapshot())
+        now = time.perf_counter()
+        record["seconds"], self.clock = now - self.clock, now
+        self.history.append(record)
+        shown = {field.label.split()[-1]: field.format.format(record[field.key])
+                 for field in self.learner.history_fields if record.get(field.key) is not None}
+        self._bar.set_postfix(**{self.unit: step, **shown, "dev": record["dev_accuracy"]})
+        if self.unit == "iteration":
+            self._bar.update()
+        if self.callback is not None and self.callback(record, self.learner):
+            raise StopTraining("stopped by the callback")
+        if self.dev is not None and self.patience is not None and self.waited >= self.patience:
+            raise StopTraining(f"no dev improvement in {self.patience} evaluations")
+        return record
+
+    def finish(self, initial: Callable | None = None):
+        """The snapshot to keep: the best on dev (the last step is always evaluated), or the last one;
+        ``best_step`` is its step.  With no step recorded, ``initial()`` (step 0)."""
+        if self._snapshot is None:
+            self.best_step = 0
+            return None if initial is None else initial()
+        if self.dev is not None and self.history[-1]["dev_accuracy"] is None:
+            self._evaluate(self.history[-1], self._snapshot())
+        if self.best is None:  # no dev set
+            self.best, self.best_step = self._snapshot(), len(self.history)
+        return self.best
