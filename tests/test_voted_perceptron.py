@@ -79,3 +79,20 @@ def test_the_delta_trick_keeps_votes_on_the_real_features():
     assert len(tricked.weights_) == joint.size and (tricked._model.indices < joint.size).all()
     votes = tricked.scores(joint, X).emissions  # every visit's hypothesis votes once
     np.testing.assert_allclose(votes.sum(axis=1), len(tricked.history_) * len(y))
+
+
+@pytest.mark.parametrize("hypothesis", ["averaged", "last"])
+def test_the_delta_trick_with_dev_selects_on_the_real_features(hypothesis):
+    """The dev set scores the kept (real-feature) weights on the real map: the recorded dev accuracies are
+    those of the weights, and the run is the run without dev, cut at the kept epoch."""
+    rows, y, L = integer_problem(seed=15, n=60)
+    joint, X = dense_corpus(rows[:45], L)
+    _, X_dev = dense_corpus(rows[45:], L)
+    learner = VotedPerceptron(6, seed=0, delta=2.0, hypothesis=hypothesis).fit(joint, Multiclass(), X, y[:45],
+                                                                               dev=(X_dev, y[45:]))
+    assert len(learner.weights_) == joint.size
+    kept = learner.scores(joint, X_dev).emissions.argmax(axis=1)
+    assert float((kept == y[45:]).mean()) == max(r["dev_accuracy"] for r in learner.history_)
+    again = VotedPerceptron(learner.best_epoch_, seed=0, delta=2.0, hypothesis=hypothesis).fit(joint, Multiclass(),
+                                                                                               X, y[:45])
+    np.testing.assert_array_equal(again.weights_, learner.weights_)
