@@ -28,7 +28,7 @@ from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
 from .delta_trick import DeltaTrick
 from .epochs import minibatches
-from .protocol import EPOCHS, RUN_OPTIONS, Capabilities, HistoryField, Learner, Option
+from .protocol import COST, EPOCHS, RUN_OPTIONS, Capabilities, HistoryField, Learner, Option
 from .training import TrainingRun, accuracy, dev_accuracy
 
 MARGIN = Option("margin", float, 0.0, "perceptron margin τ: update unless the gold output wins by τ per wrong "
@@ -226,8 +226,7 @@ class PassiveAggressive(Perceptron):
                       "ℓ/(‖Δφ‖² + 1/(2C)) (pa-ii)", choices=variants),
                Option("C", float, 1.0, "the largest step (pa-i) or the slack weight (pa-ii)", minimum=0,
                       exclusive_minimum=True),
-               Option("cost", float, 1.0, "the cost of a wrong token (a wrong document) in the margin", minimum=0,
-                      exclusive_minimum=True),
+               COST,
                Option("selection", str, "max-loss", "update against the cost-augmented argmax (max-loss) or the "
                       "prediction", choices=selections),
                Option("averaging", bool, True, "return the averaged weights"))

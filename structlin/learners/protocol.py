@@ -232,4 +232,6 @@ CALLBACK = Option("callback", object, None, "callback(record, learner) after eve
                   "the run", nullable=True, special=("callable",), stored=False, cli=False)
 PROGRESS = Option("progress", bool, None, "show a progress bar (default: when stderr is a terminal)",
                   nullable=True, stored=False, cli=False)
+COST = Option("cost", float, 1.0, "the cost of a wrong token (a wrong document) in the margin", minimum=0,
+              exclusive_minimum=True)
 RUN_OPTIONS = (SEED, SHUFFLE, BATCH_SIZE, PATIENCE, EVAL_EVERY, CALLBACK, PROGRESS)

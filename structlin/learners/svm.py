@@ -50,7 +50,7 @@ from ..errors import CorpusFormatError, OptionValueError
 from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
 from .epochs import minibatches
-from .protocol import BATCH_SIZE, CALLBACK, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities, HistoryField, Learner, Option
+from .protocol import BATCH_SIZE, CALLBACK, COST, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities, HistoryField, Learner, Option
 from .sgd import SGDWeights
 from .training import TrainingRun, require_finite
 
@@ -152,8 +152,7 @@ class SVM(Learner):
                       "Frank–Wolfe with the duality gap (bcfw)", choices=solvers),
                Option("C", float, 1.0, "LIBLINEAR's C, i.e. λ = 1/(C·n) for n training instances", minimum=0,
                       exclusive_minimum=True),
-               Option("cost", float, 1.0, "the cost of a wrong token (a wrong document) in the margin", minimum=0,
-                      exclusive_minimum=True),
+               COST,
                Option("cost_matrix", object, None, "a file of misclassification costs: a header line of predicted "
                       "labels, then 'true-label cost cost ...' per line (tab-separated, or comma for .csv); every "
                       "pair of training labels, zero diagonal", nullable=True, special=("any",),
