@@ -91,7 +91,7 @@ def _collector_paused():
     """Pause Python's cyclic garbage collector while a corpus is turned into many small objects.
 
     Otherwise the allocations trigger full collections that traverse every object alive (a loaded
-    training corpus holds millions); on EWT test one such pause cost 0.19 s of a 0.43 s tagging run.
+    training corpus holds millions), which can cost as much as the tagging itself (docs/benchmarks.md).
     The collector's previous state is restored afterwards.
     """
     enabled = gc.isenabled()
@@ -325,8 +325,8 @@ class Tagger(_Model, TaggerI):
     :class:`~structlin.learners.maxent.MaxEnt`).  ``bits`` and ``hash_seed`` set the feature hash.
 
     ``batch_size=4`` decodes four sentences with the same weights before applying their updates (in
-    order, each counted at its own visit for averaging): on a treebank's dev set the same accuracy as the
-    one-at-a-time perceptron in about half the time (docs/benchmarks.md); ``batch_size=1`` is the
+    order, each counted at its own visit for averaging): the same dev accuracy as the one-at-a-time
+    perceptron in about half the time (docs/benchmarks.md); ``batch_size=1`` is the
     textbook online algorithm.
 
     Trained with ``learner="maxent"`` (a linear-chain CRF, or per-token softmax with ``multiclass``), it also
@@ -588,8 +588,8 @@ class Classifier(_Model, ClassifierI):
         return self._extractor.transform(counts)
 
     #: Documents featurised and scored at a time.  Their arrays then stay small enough for the memory
-    #: allocator to reuse instead of mapping fresh pages for every call: on 20 Newsgroups test (7,532
-    #: posts) prediction took 2.2 s all at once and 1.5 s in batches of 1,000.
+    #: allocator to reuse instead of mapping fresh pages for every call (measured in docs/benchmarks.md:
+    #: about a third faster than all at once on a large test set).
     prediction_batch = 1000
 
     def decision_function(self, documents) -> np.ndarray:
