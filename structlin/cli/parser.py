@@ -122,7 +122,8 @@ def _boolean(text: str) -> bool:
 
 def _add_hypothesis_option(parser, what: str) -> None:
     hypotheses = list(dict.fromkeys(h for cls in LEARNERS.values() for h in cls.capabilities.hypotheses))
-    parser.add_argument("--hypothesis", choices=hypotheses, help=f"kernel-perceptron, voted-perceptron: {what}")
+    takers = [name for name, cls in LEARNERS.items() if cls.capabilities.hypotheses]
+    parser.add_argument("--hypothesis", choices=hypotheses, help=f"{', '.join(takers)}: {what}")
 
 
 def _add_classifier_options(parser):

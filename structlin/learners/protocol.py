@@ -35,7 +35,7 @@ class Capabilities:
     ``online``: :meth:`partial_fit` continues a run one epoch at a time.  ``probabilistic``: its scores
     are ``log p(y|x)`` up to a constant per instance, so the decoder's marginals are probabilities.
     ``needs_bias``: ``fit`` needs ``bias_row``, the weight row of the feature set's bias feature.
-    ``scores_itself``: it predicts from arrays of its own (``decision_function``, ``model_arrays``,
+    ``scores_itself``: it predicts from arrays of its own (``scores(joint, X)``, ``model_arrays``,
     ``restore``) rather than from a weight vector.  ``hypotheses``: the hypotheses one trained model can
     predict with, chosen by its ``hypothesis`` option.  ``sequences``: it trains on label chains, not
     only on one label per instance.
