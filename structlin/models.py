@@ -173,15 +173,19 @@ class _Model:
         rows = np.flatnonzero(self.joint.columns == bucket) if bucket is not None else []
         return int(rows[0]) if len(rows) else None
 
-    def _train(self, X: FeatureMatrix, labels: list[str], classes: list[str], dev=None) -> None:
-        """Fit the learner on the features ``X`` of the training instances (hashed buckets), their
-        ``labels`` (one per position) and ``classes`` (the label order); ``dev = (X_dev, labels)``."""
+    def _indexed(self, X: FeatureMatrix, labels: list[str], classes: list[str]) -> tuple[FeatureMatrix, np.ndarray]:
+        """Set :attr:`joint`, the map of ``classes`` (the label order) and of the buckets of ``X`` (the training
+        instances' hashed features); return ``X`` indexed by it and the ids of ``labels`` (one per position)."""
         self.joint = JointFeatureMap.from_training(classes, X, transitions=self.decoder.uses_transitions)
+        return self.joint.index(X), self.joint.encode_labels(labels)
+
+    def _train(self, X: FeatureMatrix, labels: list[str], classes: list[str], dev=None) -> None:
+        """Fit the learner on the training instances (see :meth:`_indexed`); ``dev = (X_dev, labels)``."""
+        X, y = self._indexed(X, labels, classes)
         dev_data = None
         if dev is not None:
             dev_data = (self.joint.index(dev[0]), _dev_label_ids(self.joint, dev[1], f"{self._item}s", 3))
-        self.learner.fit(self.joint, self.decoder, self.joint.index(X), self.joint.encode_labels(labels), dev_data,
-                         bias_row=self._bias_row())
+        self.learner.fit(self.joint, self.decoder, X, y, dev_data, bias_row=self._bias_row())
         self.weights_, self.history_ = self.learner.weights_, self.learner.history_
 
     def _train_online(self, instances: list, labels: list[str], classes) -> None:
@@ -357,8 +361,7 @@ class Tagger(_Model, TaggerI):
     def fit(self, train, dev=None) -> Tagger:
         """Train on tagged sentences; with ``dev``, keep the epoch with the best dev accuracy."""
         with _collector_paused():
-            words, tags = _tagged(train, "training data", self.feature_set.fields)
-            X, flat_tags = self._training_features(words), [t for sentence in tags for t in sentence]
+            words, X, flat_tags = self._training_set(train)
             dev_data = None
             if dev is not None:
                 dev_words, dev_tags = _tagged(dev, "dev data", self.feature_set.fields)
@@ -381,10 +384,13 @@ class Tagger(_Model, TaggerI):
         """What a learner trains on for tagged sentences ``train``: the indexed feature matrix and the gold
         label id of every token.  Sets :attr:`joint`, the map of their tags and features."""
         with _collector_paused():
-            words, tags = _tagged(train, "training data", self.feature_set.fields)
-            X, flat_tags = self._training_features(words), [t for sentence in tags for t in sentence]
-            self.joint = JointFeatureMap.from_training(sorted(set(flat_tags)), X, transitions=self.decoder.uses_transitions)
-            return self.joint.index(X), self.joint.encode_labels(flat_tags)
+            _, X, flat_tags = self._training_set(train)
+            return self._indexed(X, flat_tags, sorted(set(flat_tags)))
+
+    def _training_set(self, train) -> tuple[list[list], FeatureMatrix, list[str]]:
+        """The tokens of tagged sentences ``train``, their features and their tags (flat)."""
+        words, tags = _tagged(train, "training data", self.feature_set.fields)
+        return words, self._training_features(words), [t for sentence in tags for t in sentence]
 
     def _training_features(self, words: list[list], *, first: bool = True) -> FeatureMatrix:
         if not any(words):
@@ -510,8 +516,8 @@ class Classifier(_Model, ClassifierI):
     """A multiclass classifier: ``ŷ = argmax_y w·φ(x, y)`` with one weight block per label, the
     :class:`~structlin.decoders.Multiclass` decoder and any learner (the same as the tagger's).
 
-    Documents are texts, tuples of fields or feature dicts, as the feature set expects
-    (``text-ngrams``, ``ppattach``, ``names`` ...).  An NLTK ``ClassifierI`` (``classify``,
+    Documents are texts, tuples of fields or feature dicts, as the feature set expects (a text
+    feature set, or one that reads fields or dicts: see ``features/``).  An NLTK ``ClassifierI`` (``classify``,
     ``classify_many``, ``labels``) with scikit-learn's verbs (``fit``, ``partial_fit``, ``predict``,
     ``decision_function``, ``predict_proba``, ``classes_``, ``random_state``; ``prob_classify`` with
     the probabilistic learners ``maxent``, ``naive-bayes`` and ``bernoulli-nb``).  An empty document has no
@@ -538,9 +544,7 @@ class Classifier(_Model, ClassifierI):
     def fit(self, documents, labels, dev=None) -> Classifier:
         """Train on documents and labels; ``dev = (documents, labels)`` keeps the best dev epoch."""
         with _collector_paused():
-            documents, labels = _labelled(documents, labels, "training data")
-            classes = _label_set(labels, "training data")
-            X = self._training_features(documents, first=True)
+            X, labels, classes = self._training_set(documents, labels)
             dev_data = None
             if dev is not None:
                 dev_documents, dev_labels = _labelled(*dev, "dev data")
@@ -552,11 +556,13 @@ class Classifier(_Model, ClassifierI):
         """What a learner trains on: the indexed feature matrix of the documents and their gold label ids.
         Sets :attr:`joint` (the map of their labels and features) and tf-idf's idf."""
         with _collector_paused():
-            documents, labels = _labelled(documents, labels, "training data")
-            classes = _label_set(labels, "training data")
-            X = self._training_features(documents, first=True)
-            self.joint = JointFeatureMap.from_training(classes, X, transitions=False)
-            return self.joint.index(X), self.joint.encode_labels(labels)
+            return self._indexed(*self._training_set(documents, labels))
+
+    def _training_set(self, documents, labels) -> tuple[FeatureMatrix, list[str], list[str]]:
+        """The features of training documents (tf-idf's idf estimated on them), their labels and ``classes_``."""
+        documents, labels = _labelled(documents, labels, "training data")
+        classes = _label_set(labels, "training data")
+        return self._training_features(documents, first=True), labels, classes
 
     def partial_fit(self, documents, labels, classes=None) -> Classifier:
         """One epoch of the online learner over a batch, going on from the current model (scikit-learn's
