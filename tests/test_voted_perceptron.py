@@ -96,3 +96,18 @@ def test_the_delta_trick_with_dev_selects_on_the_real_features(hypothesis):
     again = VotedPerceptron(learner.best_epoch_, seed=0, delta=2.0, hypothesis=hypothesis).fit(joint, Multiclass(),
                                                                                                X, y[:45])
     np.testing.assert_array_equal(again.weights_, learner.weights_)
+
+
+def test_command_line_voted_tagger_gets_one_line(tmp_path, capsys):
+    from structlin.cli import main
+
+    train = tmp_path / "t.txt"
+    train.write_text("the\tDET\ndog\tNOUN\n\n", encoding="utf-8")
+    code = main(["train", "tagger", "--train", str(train), "--learner", "voted-perceptron", "--output",
+                 str(tmp_path / "v.model"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.strip().splitlines() == [
+        "structlin: error: the voted hypothesis needs the multiclass decoder, not 'viterbi': choose "
+        "hypothesis='averaged' or 'last'"]
+    assert main(["train", "tagger", "--train", str(train), "--learner", "voted-perceptron", "--hypothesis", "averaged",
+                 "--output", str(tmp_path / "v.model"), "--quiet"]) == 0

@@ -117,7 +117,7 @@ def _boolean(text: str) -> bool:
         return True
     if text.lower() in ("false", "no", "0"):
         return False
-    raise ValueError(text)
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
 def _add_hypothesis_option(parser, what: str) -> None:

@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse
 
 from ..decoders import Decoder, Multiclass
+from ..errors import OptionValueError
 from ..joint import JointFeatureMap, Scores
 from ..kernels import KERNELS, Kernel, squared_norms
 from ..matrix import FeatureMatrix
@@ -105,7 +106,7 @@ class KernelPerceptron(Learner):
         with ``dev = (X_dev, y_dev)`` the epoch whose ``hypothesis`` scores best on dev is kept and
         training stops after ``patience`` epochs without improvement."""
         if not isinstance(decoder, Multiclass) or (X.lengths != 1).any():
-            raise ValueError("the kernel perceptron classifies single instances: it needs the multiclass decoder "
+            raise OptionValueError("the kernel perceptron classifies single instances: it needs the multiclass decoder "
                              "and one position per instance")
         require_finite(X, "training")
         self.n_columns_ = joint.n_rows

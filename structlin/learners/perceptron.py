@@ -299,7 +299,7 @@ class VotedPerceptron(Perceptron):
 
     def fit(self, joint, decoder, X, y, dev=None, *, bias_row=None) -> VotedPerceptron:
         if self.hypothesis == "voted" and not isinstance(decoder, Multiclass):
-            raise ValueError(f"the voted hypothesis needs the multiclass decoder, not {decoder.name!r}: choose "
+            raise OptionValueError(f"the voted hypothesis needs the multiclass decoder, not {decoder.name!r}: choose "
                              "hypothesis='averaged' or 'last'")
         self._updates: list[tuple[np.ndarray, np.ndarray, int]] = []
         self.n_labels_ = joint.n_labels
