@@ -75,7 +75,7 @@ class FeatureHasher:
         """
         lengths = np.asarray(lengths, dtype=np.int64)
         longest = int(lengths.max()) if len(lengths) else 0
-        # a stable sort of 16-bit keys is a radix sort: 4× faster than sorting int64 keys
+        # a stable sort of 16-bit keys is a radix sort, cheaper than a comparison sort of int64 keys
         order = np.argsort((longest - lengths).astype(np.uint16 if longest < 2**16 else np.int64), kind="stable")
         first, size = np.asarray(starts, dtype=np.int64)[order], lengths[order]
         longer_than = len(size) - np.cumsum(np.bincount(size)) if len(size) else np.zeros(0, np.int64)

@@ -89,7 +89,7 @@ class FeatureMatrix:
     def dot_rows(self, entry_rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """``X @ weights`` with every entry's column renumbered to ``entry_rows`` (one per entry), for a
         ``(rows, k)`` array holding only the rows a small batch uses: one bincount, cheaper for a few
-        instances than building a scipy matrix (about 0.1 ms, more than the product itself)."""
+        instances than building a scipy matrix, whose set-up costs more than the product itself."""
         k = weights.shape[1]
         slots = (self.entry_positions() * k)[:, None] + np.arange(k)
         products = self.values[:, None] * weights[entry_rows]

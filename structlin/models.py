@@ -330,8 +330,8 @@ class Tagger(_Model, TaggerI):
 
     ``batch_size=4`` decodes four sentences with the same weights before applying their updates (in
     order, each counted at its own visit for averaging): the same dev accuracy as the one-at-a-time
-    perceptron in about half the time (docs/benchmarks.md); ``batch_size=1`` is the
-    textbook online algorithm.
+    perceptron in less time (measured in docs/benchmarks.md); ``batch_size=1`` is the textbook online
+    algorithm.
 
     Trained with ``learner="maxent"`` (a linear-chain CRF, or per-token softmax with ``multiclass``), it also
     gives probabilities: :meth:`tag_marginals` / :meth:`predict_marginals` per token, :meth:`sequence_probability`
@@ -594,8 +594,8 @@ class Classifier(_Model, ClassifierI):
         return self._extractor.transform(counts)
 
     #: Documents featurised and scored at a time.  Their arrays then stay small enough for the memory
-    #: allocator to reuse instead of mapping fresh pages for every call (measured in docs/benchmarks.md:
-    #: about a third faster than all at once on a large test set).
+    #: allocator to reuse instead of mapping fresh pages for every call (faster than all at once on a
+    #: large test set: docs/benchmarks.md).
     prediction_batch = 1000
 
     def decision_function(self, documents) -> np.ndarray:

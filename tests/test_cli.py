@@ -16,7 +16,8 @@ import pytest
 
 from structlin import Tagger
 from structlin.cli import main
-from structlin.readers import read_conllu
+from structlin.readers import read_conllu, read_file
+from structlin.sources import hold_out
 
 SMALL_CONLLU = """# sent_id = s1
 # text = The dog barks.
@@ -227,6 +228,25 @@ def test_maxent_tagger_takes_l2_and_the_perceptron_refuses_it(capsys, tmp_path):
     assert code == 0 and Tagger.load(tmp_path / "m.model").learner.l2 == 0.5
     code, _, err = run(capsys, "train", "tagger", "--train", good, "--output", tmp_path / "p.model", "--l2", "1")
     assert code == 1 and err.strip() == "structlin: error: --l2 does not apply to learner 'averaged-perceptron'"
+
+
+def test_tagger_holds_out_a_seeded_dev_fraction(capsys, tmp_path):
+    """--dev-fraction takes dev from the training file, as for a classifier: the model is the one trained on
+    the rest with the seeded held-out part as dev."""
+    train = tmp_path / "train.conllu"
+    train.write_text("".join(SMALL_CONLLU.replace("dog", f"dog{k}") for k in range(6)), "utf-8")
+    model = tmp_path / "m.model"
+    code, _, _ = run(capsys, "train", "tagger", "--train", train, "--output", model, "--dev-fraction", "0.25",
+                     "--seed", "3", "--epochs", "2", "-q", "--features", "pos-basic", "--bits", "12")
+    assert code == 0
+    rest, held_out = hold_out(list(read_file(train)), 0.25, 3)
+    expected = Tagger("pos-basic", epochs=2, seed=3, bits=12).fit(rest, held_out)
+    expected.save(tmp_path / "expected.model")
+    trained, expected = Tagger.load(model), Tagger.load(tmp_path / "expected.model")
+    assert [r["dev_accuracy"] for r in trained.history_] == [r["dev_accuracy"] for r in expected.history_]
+    np.testing.assert_array_equal(trained.weights_, expected.weights_)
+    code, _, err = run(capsys, "train", "tagger", "--train", train, "--output", model, "--dev-fraction", "1.5")
+    assert code == 1 and err.strip() == "structlin: error: --dev-fraction must be between 0 and 1, got 1.5"
 
 
 def test_model_cut_in_half(capsys, tmp_path):

@@ -343,6 +343,37 @@ epochs = 2
     assert "support examples" in (out / "report.md").read_text("utf-8")
 
 
+def test_a_grid_takes_a_cost_matrix_file_relative_to_the_config(tmp_path, data, no_plots):
+    """A file-valued option (the SVM's cost matrix) is given by its path, read by the option's own parser:
+    the systems are named by the file and the trained learner holds its costs; a missing or malformed file
+    fails on loading with the key."""
+    (tmp_path / "cheap.tsv").write_text("\tpets\tboats\npets\t0\t0.5\nboats\t0.5\t0\n", "utf-8")
+    (tmp_path / "dear.tsv").write_text("\tpets\tboats\npets\t0\t3\nboats\t3\t0\n", "utf-8")
+    text = f"""name = "costs"
+task = "classifier"
+train = "{data}/docs.tsv"
+test = "{data}/docs.tsv"
+dev_fraction = 0.2
+samples = 10
+[grid]
+features = "text-unigram"
+learner = "svm"
+epochs = 2
+cost_matrix = COSTS
+"""
+    config = load_config(write_config(tmp_path, text.replace("COSTS", '["cheap.tsv", "dear.tsv"]')))
+    assert [s.name for s in config.systems] == [f"cost_matrix={tmp_path / name}" for name in ("cheap.tsv", "dear.tsv")]
+    assert config.systems[1].learner_options() == {"epochs": 2, "cost_matrix": {"pets": {"pets": 0.0, "boats": 3.0},
+                                                                                  "boats": {"pets": 3.0, "boats": 0.0}}}
+    result = run_experiment(config, command="structlin experiment test")
+    assert len(result.outcomes) == 2
+    (tmp_path / "bad.tsv").write_text("\tpets\tboats\npets\t0\tx\n", "utf-8")
+    for value, message in (('["missing.tsv"]', "missing.tsv does not exist"), ('["bad.tsv"]', "expected numeric costs"),
+                           ("[3]", "expected the path of a file, got 3")):
+        with pytest.raises(StructlinError, match="grid.cost_matrix: .*" + message):
+            load_config(write_config(tmp_path, text.replace("COSTS", value)))
+
+
 def test_without_matplotlib_the_report_says_how_to_get_plots(tmp_path, data, no_plots):
     out = tmp_path / "report"
     run(write_config(tmp_path, GRID, data), out)

@@ -183,6 +183,7 @@ def test_command_line_trains_with_alpha_and_refuses_options_of_others(tmp_path, 
     for argv, message in ((["--learner", "naive-bayes", "--alpha", "0"], "alpha must be positive and finite, got 0.0"),
                           (["--learner", "naive-bayes", "--margin", "1"], "--margin does not apply to learner 'naive-bayes'"),
                           (["--learner", "perceptron", "--alpha", "1"], "--alpha does not apply to learner 'perceptron'"),
+                          (["--learner", "naive-bayes", "--epochs", "3"], "--epochs does not apply to learner 'naive-bayes'"),
                           (["--learner", "naive-bayes", "--features", "text-unigram"], "use a feature set with a bias")):
         assert main(["train", "classifier", "--train", str(train), "--output", str(model), *argv]) == 1
         assert message in capsys.readouterr().err

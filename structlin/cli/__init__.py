@@ -18,8 +18,7 @@ from .commands import (
     _experiment,
     _stats,
     _tag,
-    _train_classifier,
-    _train_tagger,
+    _train,
 )
 from .parser import build_parser
 
@@ -27,12 +26,9 @@ from .parser import build_parser
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "train":
-        action = _train_tagger if args.model == "tagger" else _train_classifier
-    else:
-        action = {"evaluate": _evaluate, "compare": _compare, "tag": _tag, "classify": _classify,
-                  "cross-validate": _cross_validate, "corpus": _stats, "experiment": _experiment,
-                  "analyze": _analyze}[args.command]
+    action = {"train": _train, "evaluate": _evaluate, "compare": _compare, "tag": _tag, "classify": _classify,
+              "cross-validate": _cross_validate, "corpus": _stats, "experiment": _experiment,
+              "analyze": _analyze}[args.command]
     try:
         action(args)
     except StructlinError as err:

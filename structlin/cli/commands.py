@@ -40,6 +40,7 @@ from ..sources import (
     read_sentences,
 )
 from ..spans import is_bio_style
+from ..tasks import CLASSIFICATION, TASKS, Task
 from ..stats import corpus_stats, document_stats, format_stats
 
 
@@ -61,16 +62,18 @@ def _documents(source: str, split: str | None, args) -> list:
     return read_documents(source, split, _read_options(args))
 
 
-def _learner(args, progress: bool | None, **params):
-    """The learner ``--learner`` names, with the options the command line gives (every option it declares
-    has a flag: :func:`~.parser.learner_cli_options`); an option of other learners only is refused by name."""
+def _learner(args, task: Task, progress: bool | None):
+    """The learner ``--learner`` names, with the command's seed, the task's learner defaults (for the learners
+    that declare them) and the options the command line gives (every option a learner declares has a
+    flag: :func:`~.parser.learner_cli_options`); an option of other learners only is refused by name."""
     if args.learner not in LEARNERS:
         raise UnknownNameError("learner", args.learner, LEARNERS)
     declared = {option.name: option for option in LEARNERS[args.learner].options}
-    params.update(epochs=args.epochs, seed=args.seed, progress=progress)
+    params = {name: value for name, value in {"seed": args.seed, "progress": progress, **task.learner_defaults}.items()
+              if name in declared}
     for name, takers in learner_cli_options().items():
         value = getattr(args, name, None)
-        if value is None or name in params:  # the command's own setting (a tagger's batch size) is passed as is
+        if value is None:
             continue
         if name not in declared:
             raise StructlinError(f"{takers[0][1].command_line_flag} does not apply to learner {args.learner!r}")
@@ -81,23 +84,28 @@ def _learner(args, progress: bool | None, **params):
             raise
         except ValueError:
             raise StructlinError(f"{declared[name].command_line_flag}: cannot read {value!r}") from None
-    return make_learner(args.learner, **{name: value for name, value in params.items() if name in declared})
+    return make_learner(args.learner, **params)
 
 
-def _document_features(args) -> str:
-    """``--features``, by default numeric for SVMlight input and text-ngrams otherwise."""
+def _features(args, task: Task) -> str | None:
+    """``--features``, else the task's feature set for the data's format (numeric for SVMlight documents),
+    else None: the model's default."""
+    if args.features:
+        return args.features
     source = args.corpus or args.train
-    svmlight = not (args.corpus and not args.format) and (args.format or guess_document_format(source)) == "svmlight"
-    return args.features or ("numeric" if svmlight else "text-ngrams")
+    fmt = args.format or (None if args.corpus else guess_document_format(source))
+    return task.features_by_format.get(fmt)
 
 
-def _new_classifier(args, progress: bool | None = None) -> Classifier:
-    return Classifier(_document_features(args), _learner(args, progress), bits=args.bits)
+def _new_model(args, task: Task, progress: bool | None = None):
+    """The untrained model the command line describes."""
+    return task.new_model(_features(args, task), _learner(args, task, progress), decoder=getattr(args, "decoder", None),
+                          bits=args.bits)
 
 
 def _cross_validate(args) -> None:
     documents = _documents(args.corpus, None, args) if args.corpus else _documents(args.train, None, args)
-    result = cross_validate(lambda: _new_classifier(args, progress=False), [d.text for d in documents],
+    result = cross_validate(lambda: _new_model(args, CLASSIFICATION, progress=False), [d.text for d in documents],
                             [d.label for d in documents], folds=args.folds, seed=args.seed)
     if args.json:
         print(json.dumps(result))
@@ -109,16 +117,20 @@ def _cross_validate(args) -> None:
           f"macro-F1 {100 * result['macro_f1']:.2f}% ± {100 * result['macro_f1_std']:.2f} (seed {args.seed})")
 
 
-def _training_data(args, read, *, default_dev: bool = True) -> tuple[list, list | None]:
+def _training_data(args, task: Task, *, default_dev: bool = True) -> tuple[list, list | None]:
     """What ``train`` fits on: ``--corpus``'s ``--split`` (split names joined by ``+``, read in that order)
     or the ``--train`` file, and the dev data: ``--dev`` (a split of the corpus or a path; ``none`` for no
     dev), else, with ``default_dev``, the corpus's ``dev`` split when it is not among the training splits.
-    ``read(source, split, args)`` reads one split or file.  Training on the dev split is refused."""
+    Training on the dev split is refused."""
+
+    def read(source: str, split: str | None) -> list:
+        return task.read(source, split, _read_options(args))
+
     dev_name = None if args.dev in (None, "none") else args.dev
     if not args.corpus:
         if args.split:
             raise StructlinError("--split chooses splits of --corpus; with --train give the file itself")
-        return read(args.train, None, args), (read(dev_name, None, args) if dev_name else None)
+        return read(args.train, None), (read(dev_name, None) if dev_name else None)
     entry = Catalog.load()[args.corpus]
     names = args.split.split("+") if args.split else ["train" if "train" in entry.splits else None]
     for name in names:
@@ -129,28 +141,39 @@ def _training_data(args, read, *, default_dev: bool = True) -> tuple[list, list 
     if dev_name is not None and dev_name in names:
         raise StructlinError(f"--dev {dev_name} is also a training split (--split {args.split}): early stopping "
                              "on training data would choose nothing; give another dev, or --dev none")
-    train = [item for name in names for item in read(args.corpus, name, args)]
+    train = [item for name in names for item in read(args.corpus, name)]
     if dev_name is None:
         return train, None
-    return train, read(args.corpus, dev_name, args) if dev_name in entry.splits else read(dev_name, None, args)
+    return train, read(args.corpus, dev_name) if dev_name in entry.splits else read(dev_name, None)
 
 
-def _train_classifier(args) -> None:
-    classifier = _new_classifier(args, progress=False if args.quiet else None)
-    train, dev = _training_data(args, _documents, default_dev=args.dev_fraction is None)
+def _train(args) -> None:
+    """``train tagger`` and ``train classifier``: fit on the training data (dev for early stopping), save."""
+    task = TASKS[args.model]
+    model = _new_model(args, task, progress=False if args.quiet else None)
+    train, dev = _training_data(args, task, default_dev=args.dev_fraction is None)
     if args.dev_fraction is not None:
         if not 0 < args.dev_fraction < 1:
             raise StructlinError(f"--dev-fraction must be between 0 and 1, got {args.dev_fraction}")
         train, dev = hold_out(train, args.dev_fraction, args.seed)
     began = time.perf_counter()
-    classifier.fit([d.text for d in train], [d.label for d in train],
-                   None if dev is None else ([d.text for d in dev], [d.label for d in dev]))
+    task.fit(model, train, dev)
     seconds = time.perf_counter() - began
-    classifier.save(args.output)
+    if task.column:
+        model.column = args.column or ("upos" if _format(args) == "conllu" else None)
+    model.save(args.output)
     if not args.quiet:
-        _print_history(classifier)
-        print(f"trained on {len(train):,} documents in {seconds:.1f}s; kept epoch {classifier.learner.best_epoch_}; "
-              f"model written to {args.output}")
+        _print_history(model)
+        items = f" ({task.items(train):,} {task.item}s)" if task.item != task.unit else ""
+        print(f"trained on {len(train):,} {task.unit}s{items} in {seconds:.1f}s; kept epoch "
+              f"{model.learner.best_epoch_}; model written to {args.output}")
+
+
+def _format(args) -> str:
+    """The format of the training data: the catalog corpus's, ``--format``, or the one the file name suggests."""
+    if args.corpus:
+        return Catalog.load()[args.corpus].format
+    return args.format or guess_format(args.train)
 
 
 def _print_history(model) -> None:
@@ -163,38 +186,12 @@ def _print_history(model) -> None:
         print(f"{record['unit']} {record['step']:>3}{fields}{dev_text}  {record['seconds']:.1f}s")
 
 
-def _train_tagger(args) -> None:
-    learner = _learner(args, False if args.quiet else None, batch_size=args.batch_size, patience=args.patience)
-    tagger = Tagger(args.features, learner, args.decoder, bits=args.bits)
-    catalog = Catalog.load()
-    train, dev = _training_data(args, _sentences)
-    began = time.perf_counter()
-    tagger.fit(train, dev)
-    seconds = time.perf_counter() - began
-    if args.corpus:
-        conllu = catalog[args.corpus].format == "conllu"
-    else:
-        conllu = (args.format or guess_format(args.train)) == "conllu"
-    tagger.column = args.column or ("upos" if conllu else None)
-    tagger.save(args.output)
-    if not args.quiet:
-        _print_history(tagger)
-        tokens = sum(len(s.words) if hasattr(s, "words") else len(s) for s in train)
-        print(f"trained on {len(train):,} sentences ({tokens:,} tokens) in {seconds:.1f}s; "
-              f"kept epoch {tagger.learner.best_epoch_}; model written to {args.output}")
-
-
 def _evaluate(args) -> None:
-    if model_kind(args.model) == "classifier":
-        classifier = _load(Classifier, args)
-        gold = _documents(*_test_data(args), args)
-        report = classifier.report([d.text for d in gold], [d.label for d in gold])
-        print(json.dumps(report.to_dict()) if args.json else report.format())
-        return
-    tagger = _load(Tagger, args)
-    args.column = args.column or tagger.column
-    gold = _sentences(*_test_data(args), args)
-    report = tagger.report(gold)
+    task = TASKS[model_kind(args.model)]
+    model = _load(task.model, args)
+    if task.column:
+        args.column = args.column or model.column
+    report = task.report(model, task.read(*_test_data(args), _read_options(args)))
     print(json.dumps(report.to_dict()) if args.json else report.format())
 
 
@@ -210,8 +207,9 @@ def _compare(args) -> None:
         raise StructlinError(f"cannot compare {paths[0]}, a {kind}, with {paths[1]}, a {other}")
     if args.samples < 1:
         raise StructlinError(f"--samples must be at least 1, got {args.samples}")
-    gold, predictions = (_tagger_outputs if kind == "tagger" else _classifier_outputs)(paths, args)
-    unit, item = ("sentence", "token") if kind == "tagger" else ("document", "document")
+    task = TASKS[kind]
+    gold, predictions = _outputs(task, paths, args)
+    unit, item = task.unit, task.item
     if not gold:
         raise StructlinError(f"{_test_data(args)[0]}: no {unit}s to compare on")
     items = list(chain.from_iterable(gold))
@@ -248,23 +246,16 @@ def _paired_tests(metric: str, gold: list[list[str]], predictions: list[list[lis
             "randomization": approximate_randomization(*statistics, score, **resampling)}
 
 
-def _tagger_outputs(paths, args) -> tuple[list[list[str]], list[list[list[str]]]]:
-    """Gold tags and both taggers' tags of every test sentence."""
-    taggers = [Tagger.load(path) for path in paths]
-    if not args.column and taggers[0].column != taggers[1].column:
-        raise StructlinError(f"{paths[0]} tags {taggers[0].column}, {paths[1]} tags {taggers[1].column}: "
-                             f"choose the gold column with --column")
-    args.column = args.column or taggers[0].column
-    sentences = _sentences(*_test_data(args), args)
-    return [s.tags for s in sentences], [tagger.predict(sentences) for tagger in taggers]
-
-
-def _classifier_outputs(paths, args) -> tuple[list[list[str]], list[list[list[str]]]]:
-    """Gold labels and both classifiers' labels of every test document (a unit of one label)."""
-    classifiers = [Classifier.load(path) for path in paths]
-    documents = _documents(*_test_data(args), args)
-    texts = [d.text for d in documents]
-    return [[d.label] for d in documents], [[[label] for label in c.predict(texts)] for c in classifiers]
+def _outputs(task: Task, paths, args) -> tuple[list[list[str]], list[list[list[str]]]]:
+    """Gold labels and both models' labels of every test unit."""
+    models = [task.model.load(path) for path in paths]
+    if task.column:
+        if not args.column and models[0].column != models[1].column:
+            raise StructlinError(f"{paths[0]} tags {models[0].column}, {paths[1]} tags {models[1].column}: "
+                                 f"choose the gold column with --column")
+        args.column = args.column or models[0].column
+    units = task.read(*_test_data(args), _read_options(args))
+    return task.labels(units), [task.predict(model, units) for model in models]
 
 
 def _format_comparison(result: dict) -> str:
@@ -378,7 +369,7 @@ def _analyze(args) -> None:
     if documents:
         if args.decoder == "viterbi":
             raise StructlinError("documents take the multiclass decoder, not viterbi")
-        features = _document_features(args)
+        features = _features(args, CLASSIFICATION) or "text-ngrams"
         data = _documents(source, split, args)
         model = Classifier(features, bits=args.bits)
         X, y = model.training_data([d.text for d in data], [d.label for d in data])

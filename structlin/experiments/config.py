@@ -71,7 +71,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 TASKS = ("tagger", "classifier")
 METRICS = {"accuracy": "accuracy", "span_f1": "span F1"}  # name → as reports write it
-_NOT_GRID_OPTIONS = {"seed", "callback", "progress", "cost_matrix"}  # the experiment's, or no TOML value
+_EXPERIMENT_OPTIONS = {"seed", "progress"}  # set by the experiment for every system
 _TOP_KEYS = {"name", "description", "task", "corpus", "train", "dev", "test", "format", "column", "columns",
              "dev_fraction", "strip", "granularity", "encoding", "metric", "seed", "bits", "samples", "keep_models",
              "grid", "ablation", "learning_curve"}
@@ -90,6 +90,10 @@ class System:
     ablated: TemplateSpec | None = None
     fraction: float = 1.0
     name: str = ""
+
+    def learner_options(self) -> dict:
+        """The options to build the learner with (see :func:`learner_options`)."""
+        return learner_options(self.learner, self.options)
 
     def settings(self) -> dict:
         """The system's settings as JSON: names, options, the dropped template's label and the fraction."""
@@ -353,7 +357,8 @@ class _Checker:
         """The learner option lists of a grid table, checked against ``learner``'s parameters (an error
         points to the tables of the ``listed`` learners that take the option)."""
         declared = {option.name: option for option in LEARNERS[learner].options}
-        accepted = sorted(set(declared) - _NOT_GRID_OPTIONS)
+        accepted = sorted(name for name, option in declared.items()
+                          if name not in _EXPERIMENT_OPTIONS and (option.type is not object or option.parse))
         options = {}
         for key, given in table.items():
             if key in (common or {}):
@@ -363,21 +368,45 @@ class _Checker:
                 hint = f"; put it in {', '.join(f'[grid.{name}]' for name in takers)}" if takers else ""
                 self.fail(where + key, f"learner {learner!r} has no option {key!r}{hint} "
                                        f"(options of {learner}: {', '.join(accepted)})")
-            option = declared[key]  # a number option also takes its special words (gamma = "scale")
-            kinds = (option.type, *([str] if any(v not in ("callable", "any") for v in option.special) else []))
+            option = declared[key]
+            if option.type is object:  # a structured value read from a file (a cost matrix): give its path
+                options[key] = [self.readable(option, where + key, path) for path in self.values(table, key, where)]
+                continue
+            # a number option also takes its special words (gamma = "scale")
+            kinds = (option.type, *([str] if any(v != "callable" for v in option.special) else []))
             values = [_typed(v, kinds) for v in self.values(table, key, where)]
             if any(v is None for v in values):
                 self.fail(where + key, f"expected {_kind_names(kinds)} values, got {given!r}")
             options[key] = values
         return options
 
+    def readable(self, option, key: str, path) -> str:
+        """``path`` (relative to the config file's folder) resolved, once ``option.parse`` has read it."""
+        if not isinstance(path, str):
+            self.fail(key, f"expected the path of a file, got {path!r}")
+        resolved = self.path.parent / path
+        if not resolved.is_file():
+            self.fail(key, f"{resolved} does not exist")
+        try:
+            option.parse(str(resolved))
+        except (StructlinError, ValueError) as err:
+            self.fail(key, str(err))
+        return str(resolved)
+
     def check_learner(self, learner: str, options: dict) -> None:
         """Build the learner once, so that an out-of-range value fails before anything trains."""
         try:
-            make_learner(learner, **options)
+            make_learner(learner, **learner_options(learner, options))
         except (ValueError, StructlinError) as err:
             shown = ", ".join(f"{k} = {v!r}" for k, v in options.items())
             self.fail(f"grid.{learner}", f"{err} (with {shown})")
+
+
+def learner_options(learner: str, options: dict) -> dict:
+    """``options`` of a grid for ``learner``, a file-valued option (a cost matrix, given by its path) read."""
+    declared = {option.name: option for option in LEARNERS[learner].options}
+    return {key: declared[key].parse(value) if declared[key].type is object else value
+            for key, value in options.items()}
 
 
 def _typed(value, kinds):

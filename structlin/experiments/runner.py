@@ -3,7 +3,6 @@ score it on test once, and test each system's difference from the best one."""
 
 from __future__ import annotations
 
-import inspect
 import tempfile
 import time
 from collections.abc import Callable
@@ -14,9 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import StructlinError
-from ..evaluation import evaluate_classification, evaluate_tagging
 from ..learners import LEARNERS, make_learner
-from ..models import Classifier, Tagger
 from ..significance import (
     METRIC_SCORES,
     approximate_randomization,
@@ -24,90 +21,10 @@ from ..significance import (
     paired_bootstrap,
     unit_statistics,
 )
-from ..sources import hold_out, read_documents, read_sentences
+from ..sources import hold_out
 from ..spans import is_bio_style
+from ..tasks import TASKS
 from .config import METRICS, ExperimentConfig, System
-
-_TAGGER_BATCH_SIZE = inspect.signature(Tagger).parameters["batch_size"].default
-
-
-class _TaggerTask:
-    """Taggers: units are sentences, items are tokens."""
-
-    unit, item = "sentence", "token"
-    read = staticmethod(read_sentences)
-
-    @staticmethod
-    def model(system: System, learner, bits: int) -> Tagger:
-        return Tagger(system.features, learner, system.decoder, bits=bits)
-
-    @staticmethod
-    def fit(model: Tagger, train: list, dev: list) -> None:
-        model.fit(train, dev)
-
-    @staticmethod
-    def labels(sentences: list) -> list[list[str]]:
-        return [list(s.tags) for s in sentences]
-
-    @staticmethod
-    def predict(model: Tagger, sentences: list) -> list[list[str]]:
-        return model.predict(sentences)
-
-    @staticmethod
-    def report(model: Tagger, sentences: list, predicted: list[list[str]]) -> dict:
-        return evaluate_tagging(_TaggerTask.labels(sentences), predicted, words=[s.words for s in sentences],
-                                known_words=model.known_words_).to_dict()
-
-    @staticmethod
-    def items(sentences: list) -> int:
-        return sum(len(s.words) for s in sentences)
-
-    @staticmethod
-    def sample(sentences: list) -> list:
-        return sentences[:4]
-
-
-class _ClassifierTask:
-    """Classifiers: every document is a unit of one item, its label."""
-
-    unit = item = "document"
-    read = staticmethod(read_documents)
-
-    @staticmethod
-    def model(system: System, learner, bits: int) -> Classifier:
-        return Classifier(system.features, learner, bits=bits)
-
-    @staticmethod
-    def fit(model: Classifier, train: list, dev: list) -> None:
-        model.fit([d.text for d in train], [d.label for d in train], ([d.text for d in dev], [d.label for d in dev]))
-
-    @staticmethod
-    def labels(documents: list) -> list[list[str]]:
-        return [[d.label] for d in documents]
-
-    @staticmethod
-    def predict(model: Classifier, documents: list) -> list[list[str]]:
-        return [[label] for label in model.predict([d.text for d in documents])]
-
-    @staticmethod
-    def report(model: Classifier, documents: list, predicted: list[list[str]]) -> dict:
-        return evaluate_classification([d.label for d in documents], [p[0] for p in predicted]).to_dict()
-
-    @staticmethod
-    def items(documents: list) -> int:
-        return len(documents)
-
-    @staticmethod
-    def sample(documents: list) -> list:
-        """The first document of every label (a classifier needs two labels or more)."""
-        first = {}
-        for document in documents:
-            first.setdefault(document.label, document)
-        return list(first.values())
-
-
-_TASKS = {"tagger": _TaggerTask, "classifier": _ClassifierTask}
-
 
 @dataclass
 class Data:
@@ -170,7 +87,7 @@ class ExperimentResult:
 
 def read_data(config: ExperimentConfig) -> Data:
     """The train, dev and test data of ``config`` (dev held out of train when ``dev_fraction`` is set)."""
-    read = _TASKS[config.task].read
+    read = TASKS[config.task].read
     if config.corpus:
         splits = {split: (config.corpus, split) for split in ("train", "dev", "test")}
     else:
@@ -204,22 +121,22 @@ def subset(items: list, fraction: float, seed: int) -> list:
 
 
 def _model(config: ExperimentConfig, system: System, *, epochs: int | None = None):
-    """The untrained model of ``system``, with the experiment's seed, no progress bar and, for a tagger, a
-    Tagger's default batch size (for the learners that take them); ``epochs`` replaces the configured one."""
-    accepted = inspect.signature(LEARNERS[system.learner]).parameters
-    defaults = {"seed": config.seed, "progress": False}
-    if config.task == "tagger":
-        defaults["batch_size"] = _TAGGER_BATCH_SIZE
-    options = {key: value for key, value in defaults.items() if key in accepted} | system.options
-    if epochs is not None and "epochs" in accepted:
+    """The untrained model of ``system``, with the experiment's seed, no progress bar and the task's learner
+    defaults (for the learners that take them); ``epochs`` replaces the configured one."""
+    task = TASKS[config.task]
+    declared = {option.name for option in LEARNERS[system.learner].options}
+    defaults = {"seed": config.seed, "progress": False, **task.learner_defaults}
+    options = {key: value for key, value in defaults.items() if key in declared} | system.learner_options()
+    if epochs is not None and "epochs" in declared:
         options["epochs"] = epochs
-    return _TASKS[config.task].model(system, make_learner(system.learner, **options), config.bits)
+    return task.new_model(system.features, make_learner(system.learner, **options), decoder=system.decoder,
+                          bits=config.bits)
 
 
 def check_systems(config: ExperimentConfig, data: Data) -> None:
     """Fit every system for one epoch on a few training examples, so that a learner, decoder and feature
     set that do not go together fail before any real training (naming the system)."""
-    task = _TASKS[config.task]
+    task = TASKS[config.task]
     sample = task.sample(data.train)
     for system in config.systems:
         try:
@@ -230,7 +147,7 @@ def check_systems(config: ExperimentConfig, data: Data) -> None:
 
 def run_system(config: ExperimentConfig, system: System, data: Data, metric: str, model_file: Path) -> Outcome:
     """Train one system, keep its best dev epoch, save it to ``model_file`` and score it on dev and test."""
-    task = _TASKS[config.task]
+    task = TASKS[config.task]
     model = _model(config, system)
     train = subset(data.train, system.fraction, config.seed)
     began = time.perf_counter()
@@ -247,7 +164,7 @@ def run_system(config: ExperimentConfig, system: System, data: Data, metric: str
         float(score(dev_statistics.sum(axis=0))), model.learner.best_epoch_, model.history_, seconds, size,
         model_file.name,
         None if model.weights_ is None else int(np.count_nonzero(model.weights_)),
-        getattr(model.learner, "n_support_", None), task.report(model, data.test, predicted), statistics,
+        model.learner.support_size(), task.report(model, data.test).to_dict(), statistics,
         list(chain.from_iterable(predicted)))
 
 
@@ -269,7 +186,7 @@ def run_experiment(config: ExperimentConfig, *, command: str, log: Callable[[str
     """Train and score every system of ``config`` and compare each with the best; ``log`` gets a line per
     system.  Model files go to ``models`` (default: a temporary folder, removed at the end)."""
     began = time.perf_counter()
-    task = _TASKS[config.task]
+    task = TASKS[config.task]
     data = read_data(config)
     for split in ("train", "dev", "test"):
         if not getattr(data, split):

@@ -139,6 +139,9 @@ class KernelPerceptron(Learner):
     def n_support_(self) -> int:
         return len(self._model.support)
 
+    def support_size(self) -> int:
+        return self.n_support_
+
     @property
     def alpha_(self) -> np.ndarray:
         return self._model.alpha
@@ -332,7 +335,7 @@ class _DualRun:
         kernel = self.learner.kernel_
         if callable(kernel.kernel):
             column = kernel(self.rows, self.rows[t]).ravel()
-        else:  # a sparse matrix times a dense vector: about 4× faster than the sparse × sparse product
+        else:  # a sparse matrix times a dense vector: cheaper than the sparse × sparse product
             products = self.rows @ self.rows[t].toarray().ravel()
             column = kernel.of_products(products, self.squared_norms, self.squared_norms[t])
         if self.cache_limit:

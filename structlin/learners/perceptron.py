@@ -158,7 +158,7 @@ class Perceptron(Learner):
             wrong = predicted != gold
             if wrong.any():
                 indices, values, owner = joint.feature_difference(batch, gold, predicted)
-                values = self._step(w, batch, wrong, indices, values, owner)
+                values = self._step(w, batch, gold, predicted, indices, values, owner)
                 np.add.at(w, indices, values)
                 if u is not None:
                     np.add.at(u, indices, values * (self._visits + owner))
@@ -176,9 +176,10 @@ class Perceptron(Learner):
         argmax."""
         return decoder.loss_augmented_argmax(scores, gold, self.margin) if self.margin else decoder.argmax(scores)
 
-    def _step(self, w: np.ndarray, batch: FeatureMatrix, wrong: np.ndarray, indices: np.ndarray, values: np.ndarray,
-              owner: np.ndarray) -> np.ndarray:
-        """The update's entries ``φ(x, y) − φ(x, ŷ)`` scaled by the instance's step size: 1 here."""
+    def _step(self, w: np.ndarray, batch: FeatureMatrix, gold: np.ndarray, predicted: np.ndarray, indices: np.ndarray,
+              values: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        """The update's entries ``φ(x, y) − φ(x, ŷ)`` (``y`` = ``gold``, ``ŷ`` = ``predicted``, per position)
+        scaled by the instance's step size: 1 here."""
         return values
 
     def _hypothesis(self) -> np.ndarray:
@@ -240,7 +241,7 @@ class PassiveAggressive(Perceptron):
             return decoder.argmax(scores)
         return decoder.loss_augmented_argmax(scores, gold, Cost(self.cost))
 
-    def _step(self, w, batch, wrong, indices, values, owner):
+    def _step(self, w, batch, gold, predicted, indices, values, owner):
         """``τ Δφ`` for every instance of the batch (the formulas of the class docstring)."""
         n = batch.n_instances
         margin = np.bincount(owner, w[indices] * values, minlength=n)  # w·Δφ
@@ -248,8 +249,7 @@ class PassiveAggressive(Perceptron):
         keys, slot = np.unique(owner * len(w) + indices, return_inverse=True)
         merged = np.bincount(slot, values, minlength=len(keys))
         squared_norm = np.bincount(keys // len(w), merged**2, minlength=n)
-        instance = np.repeat(np.arange(n), batch.lengths)
-        cost = self.cost * np.bincount(instance, wrong, minlength=n)
+        cost = Cost(self.cost).per_instance(gold, predicted, batch.lengths)
         loss = np.maximum(0.0, cost - margin)
         with np.errstate(divide="ignore", invalid="ignore"):
             if self.variant == "pa-ii":
@@ -305,7 +305,7 @@ class VotedPerceptron(Perceptron):
         self.n_labels_ = joint.n_labels
         return super().fit(joint, decoder, X, y, dev)
 
-    def _step(self, w, batch, wrong, indices, values, owner):
+    def _step(self, w, batch, gold, predicted, indices, values, owner):
         if self._trick:  # the Δ trick's id features: rows past the real ones, never seen at prediction
             real = indices < self._trick.source.n_rows * self.n_labels_
             self._updates.append((indices[real], values[real], self._visits + batch.n_instances))

@@ -56,10 +56,11 @@ class Option:
     ``choices`` limits a string; ``minimum`` / ``maximum`` bound a number (``exclusive_minimum`` /
     ``exclusive_maximum`` make a bound strict); ``nullable`` accepts None (off, or the solver's default:
     the help says which).  ``special`` names other values accepted as they are (``gamma = "scale"``, a
-    callable kernel).  ``stored = False`` marks a setting of the run rather than of the model (the
-    callback, the progress bar): it is not written to a model file.  ``flag`` is its command-line
-    option (default ``--name`` with dashes); ``parse`` turns that option's text into a value (default:
-    the type); ``cli = False`` keeps it off the command line.
+    callable kernel).  ``convert`` makes a structured value (a cost matrix) of an ``object`` option the
+    option's value, raising :class:`OptionValueError` when it cannot.  ``stored = False`` marks a setting
+    of the run rather than of the model (the callback, the progress bar): it is not written to a model
+    file.  ``flag`` is its command-line option (default ``--name`` with dashes); ``parse`` turns that
+    option's text into a value (default: the type); ``cli = False`` keeps it off the command line.
     """
 
     name: str
@@ -77,6 +78,7 @@ class Option:
     cli: bool = True
     flag: str | None = None
     parse: Callable[[str], Any] | None = None
+    convert: Callable[[Any], Any] | None = None
     metavar: str | None = None
 
     @property
@@ -105,9 +107,10 @@ class Option:
             if self.nullable or self.default is None:
                 return None
             raise OptionValueError(f"{self.name} must be given (None is not accepted)")
-        if ((isinstance(value, str) and value in self.special) or (callable(value) and "callable" in self.special)
-                or "any" in self.special):
+        if (isinstance(value, str) and value in self.special) or (callable(value) and "callable" in self.special):
             return value
+        if self.convert is not None:
+            return self.convert(value)
         if self.type is bool:
             if not isinstance(value, (bool, int)) or value not in (0, 1):
                 raise OptionValueError(f"{self.name} must be true or false, got {value!r}")
@@ -206,6 +209,10 @@ class Learner:
             setattr(self, name, declared[name].check(value))
         self._check_options()
         return self
+
+    def support_size(self) -> int | None:
+        """How many training instances a dual model keeps to score with (None: the model is its weights)."""
+        return None
 
     def params(self) -> dict:
         """The hyper-parameters, as a model file stores them: the stored options, JSON values."""

@@ -155,8 +155,8 @@ class SVM(Learner):
                COST,
                Option("cost_matrix", object, None, "a file of misclassification costs: a header line of predicted "
                       "labels, then 'true-label cost cost ...' per line (tab-separated, or comma for .csv); every "
-                      "pair of training labels, zero diagonal", nullable=True, special=("any",),
-                      parse=lambda path: read_cost_matrix(path), metavar="FILE"),
+                      "pair of training labels, zero diagonal", nullable=True,
+                      parse=lambda path: read_cost_matrix(path), convert=lambda value: _cost_matrix(value), metavar="FILE"),
                Option("projection", bool, True, "pegasos: project w onto the ball of radius 1/√λ", cli=False),
                Option("averaging", bool, True, "pegasos: return the average of the iterates from the second epoch on",
                       cli=False),
@@ -170,11 +170,8 @@ class SVM(Learner):
     def _check_options(self) -> None:
         if self.tol != self.option("tol").default and self.solver != "bcfw":
             raise OptionValueError(f"tol applies to the bcfw solver, not {self.solver!r}")
-        if self.cost_matrix is not None:
-            if not isinstance(self.cost_matrix, Mapping):  # by label name: checked against the labels in fit
-                self.cost_matrix = _checked_costs(np.array(self.cost_matrix, dtype=np.float64))
-            if self.cost != 1.0:
-                raise OptionValueError("give cost or cost_matrix, not both")
+        if self.cost_matrix is not None and self.cost != 1.0:
+            raise OptionValueError("give cost or cost_matrix, not both")
 
     @property
     def max_epochs(self) -> int:
@@ -340,6 +337,20 @@ class BlockWeights:
     def block(self, i: int) -> np.ndarray:
         """Block ``i``'s values on its :meth:`support` (a view: writing to it updates the block)."""
         return self.values[self.offsets[i] : self.offsets[i + 1]]
+
+
+def _cost_matrix(value):
+    """A cost matrix by label name (``{true: {predicted: cost}}``, checked against the labels in fit), or
+    an array-like of numbers made a checked array."""
+    if isinstance(value, Mapping):
+        return value
+    try:
+        return _checked_costs(np.array(value, dtype=np.float64))
+    except (TypeError, ValueError) as err:
+        if isinstance(err, OptionValueError):
+            raise
+        raise OptionValueError(f"cost_matrix must be a labels × labels array of numbers or costs by label, "
+                               f"got {value!r}") from None
 
 
 def _checked_costs(costs: np.ndarray) -> np.ndarray:

@@ -61,8 +61,8 @@ class Winnow(Perceptron):
         super().start(joint, weights, history)
         self._log_plus, self._log_minus, self._shift = np.zeros(joint.size), np.zeros(joint.size), 0.0
 
-    def _step(self, w: np.ndarray, batch: FeatureMatrix, wrong: np.ndarray, indices: np.ndarray, values: np.ndarray,
-              owner: np.ndarray) -> np.ndarray:
+    def _step(self, w: np.ndarray, batch: FeatureMatrix, gold: np.ndarray, predicted: np.ndarray, indices: np.ndarray,
+              values: np.ndarray, owner: np.ndarray) -> np.ndarray:
         """Add ``±ηΔ`` to ``θ±`` on the entries of ``Δ`` (repeated indices summed) and return what the
         perceptron's ``w += ...`` must add to make ``w = e^{θ⁺ − c} − e^{θ⁻ − c}`` there."""
         keys, first, inverse = np.unique(indices, return_index=True, return_inverse=True)

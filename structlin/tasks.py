@@ -1,0 +1,97 @@
+"""The two tasks a model learns, as data: tagging sentences and classifying documents.
+
+A :class:`Task` says what a unit (sentence, document) and an item (token, document) are, which model
+learns it, how its units are read, labelled, fitted on, predicted and scored, and what the task
+sets on a learner by default.  The CLI's ``train``, ``evaluate`` and ``compare`` and the experiment
+runner take a task and follow one path.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .models import Classifier, Tagger
+from .sources import read_documents, read_sentences
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task: its model class and what each step does with a list of units.
+
+    ``labels(units)`` gives every unit's labels (one per item); ``fit(model, train, dev)`` trains
+    (``dev`` may be None); ``predict(model, units)`` gives the labels the model predicts, shaped as
+    ``labels``; ``report(model, units)`` the model's evaluation report; ``sample(units)`` a few units
+    that still make a trainable set (to check a configuration before real training).
+    ``learner_defaults`` are the model's own defaults for learner settings (a tagger's batch size);
+    ``features_by_format`` the feature set for data of a format that the model's default cannot read
+    (SVMlight's numeric vectors); ``decoders`` says whether the task takes a decoder; ``column`` whether
+    a model records the tag column it was trained on."""
+
+    kind: str
+    unit: str
+    item: str
+    model: type
+    read: Callable
+    labels: Callable[[list], list[list[str]]]
+    fit: Callable[[object, list, list | None], None]
+    predict: Callable[[object, list], list[list[str]]]
+    report: Callable[[object, list], object]
+    sample: Callable[[list], list]
+    learner_defaults: dict = field(default_factory=dict)
+    features_by_format: dict = field(default_factory=dict)
+    decoders: bool = False
+    column: bool = False
+
+    def items(self, units: list) -> int:
+        """How many items (tokens, documents) ``units`` hold."""
+        return sum(len(labels) for labels in self.labels(units))
+
+    def default(self, parameter: str):
+        """The default of the model constructor's ``parameter`` (the model class stays the one place it is set)."""
+        return inspect.signature(self.model).parameters[parameter].default
+
+    def new_model(self, features, learner, *, decoder: str | None = None, bits: int):
+        """An untrained model of this task (``features`` None: the model's default; ``decoder`` only for a
+        task that takes one, None: the model's default)."""
+        features = features or self.default("features")
+        if self.decoders:
+            return self.model(features, learner, decoder or self.default("decoder"), bits=bits)
+        if decoder not in (None, "multiclass"):
+            raise ValueError(f"a {self.kind} labels each {self.unit} on its own; it takes no decoder ({decoder!r})")
+        return self.model(features, learner, bits=bits)
+
+
+def _fit_documents(model: Classifier, train: list, dev: list | None) -> None:
+    model.fit([d.text for d in train], [d.label for d in train],
+              None if dev is None else ([d.text for d in dev], [d.label for d in dev]))
+
+
+def _first_of_each_label(documents: list) -> list:
+    """The first document of every label (a classifier needs two labels or more)."""
+    first = {}
+    for document in documents:
+        first.setdefault(document.label, document)
+    return list(first.values())
+
+
+TAGGING = Task(
+    kind="tagger", unit="sentence", item="token", model=Tagger, read=read_sentences,
+    labels=lambda sentences: [list(s.tags) for s in sentences],
+    fit=lambda model, train, dev: model.fit(train, dev),
+    predict=lambda model, sentences: model.predict(sentences),
+    report=lambda model, sentences: model.report(sentences),
+    sample=lambda sentences: sentences[:4],
+    learner_defaults={"batch_size": inspect.signature(Tagger).parameters["batch_size"].default}, decoders=True, column=True)
+
+CLASSIFICATION = Task(
+    kind="classifier", unit="document", item="document", model=Classifier, read=read_documents,
+    labels=lambda documents: [[d.label] for d in documents],
+    fit=_fit_documents,
+    predict=lambda model, documents: [[label] for label in model.predict([d.text for d in documents])],
+    report=lambda model, documents: model.report([d.text for d in documents], [d.label for d in documents]),
+    sample=_first_of_each_label, features_by_format={"svmlight": "numeric"})
+
+#: The tasks by model kind (``Tagger.kind``, ``Classifier.kind``: what a model file records).
+TASKS = {task.kind: task for task in (TAGGING, CLASSIFICATION)}
