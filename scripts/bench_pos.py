@@ -1,6 +1,6 @@
 """Part-of-speech tagging benchmark: structlin against NLTK's perceptron tagger and CRFsuite.
 
-All systems train on the same sentences (UD English EWT v2.15 train) and are evaluated on the same
+All systems train on the same sentences (UD English EWT v2.16 train) and are evaluated on the same
 test set (EWT test), in one run of this script:
 
 * ``structlin``      -- ``Tagger(features="pos-rich", learner="averaged-perceptron", decoder="viterbi")``,

@@ -16,12 +16,22 @@ A file is looked for, in this order, under
 each joined with the file's relative path (for an NLTK archive ``corpora/<id>.zip`` the unzipped
 folder ``corpora/<id>/`` is accepted too, and for a ``folders`` archive such as ``x/x.tar.gz`` the
 unpacked folder ``x/x/``).  A download goes to a temporary file beside its target and
-is moved into place only once its checksum matched, so the cache never holds a partial file.
+is moved into place only once its SHA-256 is the catalog's ``sha256``, so the cache never holds a
+partial or unchecked file.
+
+Local copies.  A file in the data directory was put there by hand, so it is checked before use: its
+SHA-256 must be the catalog's ``sha256`` or one of the split's ``local_sha256``, the checksums of
+known re-packs holding the same data in other bytes (such as an archive re-compressed elsewhere);
+any other raises :class:`LocalCopyError`, one line naming the path, both checksums and the URL.
+Unpacked folders cannot be checked and are used as they are, as are the files in NLTK's data path
+(NLTK's downloader checks them against its own index, which may list another release).  When a
+file is missing and cannot be downloaded, the error says where to save it by hand.
 """
 
 from __future__ import annotations
 
 import codecs
+import functools
 import hashlib
 import importlib.resources
 import os
@@ -39,8 +49,8 @@ from collections.abc import Iterator
 
 from tqdm import tqdm
 
-from structlin.errors import (ChecksumError, CorpusFormatError, CorpusNotFoundError, StructlinError, UnknownNameError,
-                             UnknownOptionError)
+from structlin.errors import (ChecksumError, CorpusFormatError, CorpusNotFoundError, LocalCopyError, StructlinError,
+                              UnknownNameError, UnknownOptionError)
 
 try:
     import tomllib
@@ -52,8 +62,8 @@ if TYPE_CHECKING:
     from structlin.readers import Sentence
 
 __all__ = [
-    "Catalog", "CorpusEntry", "CorpusKindError", "NltkReaderSpec", "Split", "is_corpus_name", "load_documents",
-    "load_split", "resolve",
+    "Catalog", "CorpusEntry", "CorpusKindError", "LocalCopyError", "NltkReaderSpec", "Split", "is_corpus_name",
+    "load_documents", "load_split", "resolve",
 ]
 
 FORMATS = ("conllu", "nltk", "folders")
@@ -65,9 +75,9 @@ _DOCUMENT_OPTIONS = {"folders": ("strip",), "categorized": (), "qc": ("granulari
 TIMEOUT = 60  # seconds without data before a download gives up
 _CHUNK = 1 << 16
 
-_ENTRY_KEYS = {"kind", "format", "description", "licence", "column", "encoding", "path", "url", "sha256", "splits",
-               "nltk"}
-_SPLIT_KEYS = {"path", "url", "sha256", "fileids", "fraction", "subset"}
+_ENTRY_KEYS = {"kind", "format", "description", "licence", "column", "encoding", "path", "url", "sha256",
+               "local_sha256", "splits", "nltk"}
+_SPLIT_KEYS = {"path", "url", "sha256", "local_sha256", "fileids", "fraction", "subset"}
 _NLTK_KEYS = {"reader", "documents", "root", "fileids", "tagset", "columns", "options"}
 _MISSING = object()
 
@@ -83,6 +93,7 @@ class Split:
     fileids: tuple[str, ...] | None = None
     fraction: tuple[float, float] = (0.0, 1.0)
     subset: str | None = None  # format "folders": the split's top folder in the tree or archive
+    local_sha256: tuple[str, ...] = ()  # known re-packs, accepted in the data directory (not as a download)
 
 
 @dataclass
@@ -197,32 +208,65 @@ def resolve(
     Looks in the data directory, NLTK's data path and the cache (see the module docstring); if the
     file is in none of them and ``download`` is true, downloads it into the cache, with a progress bar
     unless ``progress`` is false (by default: when stderr is a terminal).  Raises
-    :class:`ChecksumError` when the download's SHA-256 differs from the catalog's, and
-    :class:`CorpusNotFoundError` when the file is absent and not downloaded.
+    :class:`LocalCopyError` for a file in the data directory with a checksum the catalog does not
+    accept, :class:`ChecksumError` when the download's SHA-256 differs from the catalog's, and
+    :class:`CorpusNotFoundError` (saying where to put the file by hand) when the file is absent and
+    not downloaded.
     """
     chosen = entry.split(split)
     relative = Path(chosen.path)
+    what = f"corpus {entry.name!r}" + (f" split {split!r}" if split else "")
     cache = _cache_dir(cache_dir)
-    bases = [*_data_dirs(data_dir), cache]
+    data = _data_dir(data_dir)
+    bases = [*([data] if data else []), *_nltk_dirs(), cache]
     for base in bases:
         candidate = base / relative
         if candidate.is_file():
+            if base is data:  # put there by hand: check it (see the module docstring)
+                _check_local_copy(candidate, chosen, what)
             return candidate
         if entry.format == "nltk" and relative.suffix == ".zip" and candidate.with_suffix("").is_dir():
             return candidate.with_suffix("")
         if entry.format == "folders" and (unpacked := _unpacked(candidate)) and unpacked.is_dir():
             return unpacked
-    what = f"corpus {entry.name!r}" + (f" split {split!r}" if split else "")
     looked = f"{what}: {chosen.path} is not in {', '.join(map(str, bases))}"
+    by_hand = f"save it as {data / relative}" if data else f"save it as DIR/{chosen.path} and set STRUCTLIN_DATA=DIR"
     if not download:
-        raise CorpusNotFoundError(f"{looked}; downloading is off, get it from {chosen.url}")
+        raise CorpusNotFoundError(f"{looked}; downloading is off: get {chosen.url} and {by_hand}")
     target = cache / relative
     try:
         _download(chosen.url, target, chosen.sha256, progress)
     except (OSError, HTTPException, ValueError) as err:
-        reason = err.reason if isinstance(err, urllib.error.URLError) else err
-        raise CorpusNotFoundError(f"{looked}, and downloading {chosen.url} failed: {reason}") from err
+        # a URLError holds the socket's error in .reason; its subclass HTTPError reads "HTTP Error 404: ..."
+        reason = err.reason if type(err) is urllib.error.URLError else err
+        raise CorpusNotFoundError(
+            f"{looked}, and downloading {chosen.url} failed: {reason}; to install it by hand, {by_hand}"
+        ) from err
     return target
+
+
+def _check_local_copy(path: Path, chosen: Split, what: str) -> None:
+    """Refuse a file of the data directory whose SHA-256 the catalog does not list for ``chosen``."""
+    stat = path.stat()
+    actual = _sha256_of(str(path), stat.st_size, stat.st_mtime_ns)
+    if actual == chosen.sha256 or actual in chosen.local_sha256:
+        return
+    expected = " or ".join((chosen.sha256, *chosen.local_sha256))
+    raise LocalCopyError(
+        f"{path}: SHA-256 is {actual}, the catalog expects {expected} for {what}; replace it with "
+        f"{chosen.url}, or delete it to have it downloaded"
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
+    """The SHA-256 of the file at ``path``, memoised by size and modification time (an experiment
+    resolves the same corpus file once per run)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while chunk := file.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 _READERS = {"tagged": ("tagged sentences", "load_split"), "documents": ("labelled documents", "load_documents")}
@@ -384,13 +428,17 @@ def _nltk_allowed(path: Path) -> Iterator[None]:
         del entries[len(entries) - 1 - entries[::-1].index(str(path))]
 
 
-def _data_dirs(data_dir: str | os.PathLike | None) -> list[Path]:
-    """The data directory (if any) followed by NLTK's data path."""
+def _data_dir(data_dir: str | os.PathLike | None) -> Path | None:
+    """The data directory: ``data_dir``, else ``STRUCTLIN_DATA``, else none."""
+    data = data_dir if data_dir is not None else os.environ.get("STRUCTLIN_DATA")
+    return Path(data) if data else None
+
+
+def _nltk_dirs() -> list[Path]:
+    """The directories of NLTK's data path (``nltk.data.path``, which honours ``NLTK_DATA``)."""
     import nltk.data
 
-    data = data_dir if data_dir is not None else os.environ.get("STRUCTLIN_DATA")
-    nltk_dirs = [Path(p) for p in nltk.data.path if isinstance(p, str)]
-    return [Path(data), *nltk_dirs] if data else nltk_dirs
+    return [Path(p) for p in nltk.data.path if isinstance(p, str)]
 
 
 def _cache_dir(cache_dir: str | os.PathLike | None) -> Path:
@@ -527,6 +575,9 @@ def _split(name: str, spec: object, corpus: dict, where: str) -> Split:
     path, url, sha256 = (_string(inherited, key, where) for key in ("path", "url", "sha256"))
     if not re.fullmatch(r"[0-9a-f]{64}", sha256):
         raise _Invalid(f"{where}: 'sha256' must be 64 lower-case hex digits")
+    local_sha256 = _strings(spec if "local_sha256" in spec else corpus, "local_sha256", where) or ()
+    if not all(re.fullmatch(r"[0-9a-f]{64}", digest) for digest in local_sha256):
+        raise _Invalid(f"{where}: 'local_sha256' must be a list of 64 lower-case hex digits each")
     fraction = spec.get("fraction", [0.0, 1.0])
     if not (
         isinstance(fraction, list)
@@ -537,7 +588,7 @@ def _split(name: str, spec: object, corpus: dict, where: str) -> Split:
         raise _Invalid(f"{where}: 'fraction' must be [a, b] with 0 <= a <= b <= 1")
     fileids = _strings(spec, "fileids", where)
     subset = _string(spec, "subset", where, None)
-    return Split(name, path, url, sha256, fileids, (float(fraction[0]), float(fraction[1])), subset)
+    return Split(name, path, url, sha256, fileids, (float(fraction[0]), float(fraction[1])), subset, local_sha256)
 
 
 def _nltk(table: dict, where: str) -> NltkReaderSpec:

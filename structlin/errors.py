@@ -54,7 +54,12 @@ class CorpusNotFoundError(StructlinError, FileNotFoundError):
 
 
 class ChecksumError(StructlinError):
-    """A downloaded file whose SHA-256 differs from the catalog's."""
+    """A corpus file whose SHA-256 differs from the catalog's: a download, or a local copy."""
+
+
+class LocalCopyError(ChecksumError):
+    """A file in the data directory whose SHA-256 is neither the catalog's ``sha256`` nor one of its
+    ``local_sha256``: another version of the corpus, or a damaged copy."""
 
 
 class UnknownOptionError(StructlinError, TypeError):

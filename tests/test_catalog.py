@@ -1,23 +1,20 @@
-"""Tests of structlin.catalog: the default catalog, schema errors, where files are found, downloads
-(against a real HTTP server on 127.0.0.1) and loading splits of the real corpora."""
+"""Tests of structlin.catalog: the default catalog, schema errors, where files are found and loading
+splits of the real corpora (downloads and the checking of local copies: test_downloads.py)."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import io
 import re
 import tarfile
-import threading
 import zipfile
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import nltk.data
 import pytest
 
 from structlin import catalog as catalog_module
 from structlin.catalog import Catalog, CorpusKindError, is_corpus_name, load_documents, load_split, resolve
-from structlin.errors import ChecksumError, CorpusFormatError, CorpusNotFoundError, UnknownNameError
+from structlin.errors import CorpusFormatError, CorpusNotFoundError, UnknownNameError
 
 CONTENT = b"1\tHello\thello\tINTJ\tUH\t_\t0\troot\t_\t_\n\n" * 1000
 SHA256 = hashlib.sha256(CONTENT).hexdigest()
@@ -35,9 +32,9 @@ def write_catalog(tmp_path, url="https://example.org/tiny.conllu", sha256=SHA256
     return Catalog.load(path)
 
 
-def files_under(directory) -> list[str]:
-    """Every file below ``directory`` (hidden temporary files included)."""
-    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())
+def digest(path) -> str:
+    """The SHA-256 of the file at ``path`` (an archive put in a data directory must have the catalog's)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @pytest.fixture
@@ -65,6 +62,9 @@ def test_default_catalog_lists_corpora_with_checksums_and_https_urls():
             assert re.fullmatch(r"[0-9a-f]{64}", split.sha256)
             assert split.url.startswith("https://")
     assert catalog["ud-english-ewt"].column == "upos"
+    release = "https://raw.githubusercontent.com/UniversalDependencies/UD_English-EWT/r2.16"  # ../shared's, docs/'
+    for name, split in catalog["ud-english-ewt"].splits.items():
+        assert split.url == f"{release}/en_ewt-ud-{name}.conllu"
     assert catalog["treebank"].splits["dev"].fraction == (0.8, 0.9)
     assert catalog["conll2000"].splits["dev"].fileids == ("train.txt",)
 
@@ -95,6 +95,10 @@ def test_bad_toml_is_reported_with_its_line(tmp_path):
         ('[corpus.tiny]\nformat = "tsv"\nsplits.train = {}\n', "format 'tsv'"),
         ('[corpus.tiny]\nformat = "conllu"\nsha265 = "x"\nsplits.train = {}\n', "unknown key 'sha265'"),
         ('[corpus.tiny]\nformat = "conllu"\nsplits.train = { path = "a", url = "b", sha256 = "0" }\n', "64"),
+        ('[corpus.tiny]\nformat = "conllu"\npath = "a"\nurl = "b"\nsha256 = "%s"\nlocal_sha256 = "%s"\n'
+         'splits.train = {}\n' % (SHA256, SHA256), "'local_sha256' must be a list of strings"),
+        ('[corpus.tiny]\nformat = "conllu"\nsplits.train = { path = "a", url = "b", sha256 = "%s", '
+         'local_sha256 = ["0"] }\n' % SHA256, "'local_sha256' must be a list of 64 lower-case hex digits each"),
         ('[corpus.tiny]\nformat = "nltk"\npath = "a"\nurl = "b"\nsha256 = "%s"\nsplits.train = {}\n' % SHA256,
          "'nltk' must be a table"),
     ],
@@ -185,120 +189,12 @@ def test_nltk_corpus_from_archive_or_folder_split_by_fraction(tmp_path, isolated
     else:
         (data / "mini").mkdir()
         (data / "mini" / "c01").write_text(TAGGED)
-    entry = tagged_catalog(tmp_path, "0" * 64)["mini"]
+    entry = tagged_catalog(tmp_path, digest(data / "mini.zip") if layout == "zip" else "0" * 64)["mini"]
     assert resolve(entry, data_dir=tmp_path / "data").name == ("mini.zip" if layout == "zip" else "mini")
     parts = {split: load_split(entry, split, data_dir=tmp_path / "data") for split in ("train", "dev", "test")}
     assert [len(parts[s]) for s in ("train", "dev", "test")] == [8, 1, 1]
     assert parts["train"][0].words == ["w0", "v0", "."] and parts["train"][0].tags == ["N", "V", "."]
     assert parts["test"][0].words[0] == "w9"
-
-
-# -- downloads -----------------------------------------------------------------------------------
-
-
-class Handler(SimpleHTTPRequestHandler):
-    """Serves a directory; ``/cut`` announces more bytes than it sends, then closes the connection."""
-
-    def do_GET(self):
-        self.server.requests.append(self.path)
-        if self.path != "/cut":
-            return super().do_GET()
-        self.send_response(200)
-        self.send_header("Content-Length", str(2 * len(CONTENT)))
-        self.end_headers()
-        self.wfile.write(CONTENT)
-        self.close_connection = True
-
-    def log_message(self, *args):
-        """Quiet."""
-
-
-@pytest.fixture
-def server(tmp_path, monkeypatch):
-    """An HTTP server on 127.0.0.1 serving tmp_path/www (which holds tiny.conllu); ``.requests`` logs paths."""
-    monkeypatch.setenv("no_proxy", "127.0.0.1")
-    www = tmp_path / "www"
-    www.mkdir()
-    (www / "tiny.conllu").write_bytes(CONTENT)
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(www)))
-    httpd.requests = []
-    httpd.url = f"http://127.0.0.1:{httpd.server_port}"
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
-
-
-def test_download_lands_in_the_cache_once(tmp_path, isolated, server):
-    entry = write_catalog(tmp_path, url=f"{server.url}/tiny.conllu")["tiny"]
-    path = resolve(entry, "train", progress=False)
-    assert path == isolated / "tiny" / "tiny.conllu" and path.read_bytes() == CONTENT
-    assert resolve(entry, "train") == path
-    assert server.requests == ["/tiny.conllu"]
-    assert files_under(isolated) == ["tiny/tiny.conllu"]
-
-
-def test_download_shows_progress_when_asked(tmp_path, isolated, server, capsys):
-    entry = write_catalog(tmp_path, url=f"{server.url}/tiny.conllu")["tiny"]
-    resolve(entry, "train", progress=True)
-    assert "tiny.conllu" in capsys.readouterr().err
-
-
-def test_wrong_checksum_leaves_nothing_in_the_cache(tmp_path, isolated, server):
-    entry = write_catalog(tmp_path, url=f"{server.url}/tiny.conllu", sha256="0" * 64)["tiny"]
-    with pytest.raises(ChecksumError) as err:
-        resolve(entry, "train")
-    assert all(part in str(err.value) for part in (f"{server.url}/tiny.conllu", "0" * 64, SHA256))
-    assert files_under(isolated) == []
-
-
-@pytest.mark.parametrize("name", ["missing.conllu", "cut"])
-def test_failed_download_leaves_nothing_in_the_cache(tmp_path, isolated, server, name):
-    entry = write_catalog(tmp_path, url=f"{server.url}/{name}")["tiny"]
-    with pytest.raises(CorpusNotFoundError) as err:
-        resolve(entry, "train")
-    assert f"{server.url}/{name}" in str(err.value) and "\n" not in str(err.value)
-    assert files_under(isolated) == []
-
-
-def test_connection_refused_is_not_found(tmp_path, isolated, server):
-    url = f"{server.url}/tiny.conllu"
-    server.shutdown()
-    server.server_close()
-    entry = write_catalog(tmp_path, url=url)["tiny"]
-    with pytest.raises(CorpusNotFoundError, match="failed"):
-        resolve(entry, "train")
-    assert files_under(isolated) == []
-
-
-def test_interrupted_download_leaves_nothing_in_the_cache(tmp_path, isolated, server, monkeypatch):
-    class Interrupt:  # a progress bar on which the user presses Ctrl-C
-        def __init__(self, **kwargs):
-            pass
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def update(self, n):
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(catalog_module, "tqdm", Interrupt)
-    entry = write_catalog(tmp_path, url=f"{server.url}/tiny.conllu")["tiny"]
-    with pytest.raises(KeyboardInterrupt):
-        resolve(entry, "train")
-    assert files_under(isolated) == []
-
-
-def test_download_off_reports_the_url(tmp_path, isolated, server):
-    entry = write_catalog(tmp_path, url=f"{server.url}/tiny.conllu")["tiny"]
-    with pytest.raises(CorpusNotFoundError, match=re.escape(f"{server.url}/tiny.conllu")):
-        resolve(entry, "train", download=False)
-    assert server.requests == []
 
 
 # -- the real corpora (skipped when ../shared is absent) --------------------------------------------
@@ -364,7 +260,10 @@ def test_default_catalog_document_corpora():
             assert split.path == f"corpora/{name}.zip"
     news = catalog["20news-bydate"]
     assert (news.format, news.encoding, news.licence) == ("folders", "latin-1", "as distributed by its authors for research")
-    assert news.split("train").url == "http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz"
+    train = news.split("train")  # the upstream archive as scikit-learn fetches it; the ../shared re-pack
+    assert (train.url, train.sha256) == ("https://ndownloader.figshare.com/files/5975967",
+                                         "8f1b2514ca22a5ade8fbb9cfa5727df95fa587f4c87b786e15c759fa66d95610")
+    assert train.local_sha256 == ("9f82a4a02c69b694ff61ffa2178454e660ca1a1c7df55fcec20202dc2e3135b2",)
     assert [news.split(s).subset for s in ("train", "test")] == ["20news-bydate-train", "20news-bydate-test"]
     assert catalog["qc"].splits["test"].fileids == ("test.txt",)
     assert catalog["ppattach"].splits["dev"].fileids == ("devset",)
@@ -417,11 +316,12 @@ def folders_catalog(tmp_path, layout="archive") -> tuple[Catalog, object]:
         for name, content in NEWS.items():
             (data / "news" / "news" / name).parent.mkdir(parents=True, exist_ok=True)
             (data / "news" / "news" / name).write_bytes(content)
+    sha256 = digest(data / "news" / "news.tar.gz") if layout == "archive" else SHA256
     catalog = write_catalog(
         tmp_path,
         body=(
             '[corpus.news]\nkind = "documents"\nformat = "folders"\nencoding = "latin-1"\npath = "news/news.tar.gz"\n'
-            f'url = "https://example.org/news.tar.gz"\nsha256 = "{SHA256}"\n'
+            f'url = "https://example.org/news.tar.gz"\nsha256 = "{sha256}"\n'
             'splits.train = { subset = "news-train" }\nsplits.test = { subset = "news-test" }\n'
             'splits.half = { subset = "news-train", fraction = [0.0, 0.5] }\n'
         ),
@@ -476,7 +376,7 @@ def test_load_documents_from_an_nltk_archive(tmp_path, isolated):
         tmp_path,
         body=(
             '[corpus.miniqc]\nkind = "documents"\nformat = "nltk"\npath = "corpora/miniqc.zip"\n'
-            f'url = "https://example.org/miniqc.zip"\nsha256 = "{SHA256}"\n'
+            f'url = "https://example.org/miniqc.zip"\nsha256 = "{digest(data / "miniqc.zip")}"\n'
             'splits.train = { fileids = ["train.txt"] }\nsplits.all = {}\n'
             '[corpus.miniqc.nltk]\nreader = "StringCategoryCorpusReader"\ndocuments = "qc"\n'
             'fileids = ["train.txt", "test.txt"]\noptions = { encoding = "ISO-8859-2" }\n'
