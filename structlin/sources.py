@@ -7,16 +7,18 @@ same everywhere.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from .catalog import Catalog, is_corpus_name, load_documents, load_split
-from .documents import Document, read_fasttext, read_folders, read_svmlight, read_tsv
+from .documents import Document, read_csv, read_fasttext, read_folders, read_svmlight, read_tsv
+from .errors import OptionValueError
 from .readers import Sentence, read_file
 
-DOCUMENT_FORMATS = ("folders", "tar", "tsv", "fasttext", "svmlight")
+DOCUMENT_FORMATS = ("folders", "tar", "tsv", "csv", "fasttext", "svmlight")
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,11 @@ class ReadOptions:
     name, the name is read as a path.  ``column``: the tag column (CoNLL-U ``upos``/``xpos``, or a
     column corpus's column such as ``chunk``).  ``columns``: the column names of a ``columns`` file.
     ``strip``, ``granularity`` and ``encoding`` concern documents: Usenet parts to drop, qc's
-    label granularity, the files' text encoding.
+    label granularity, the files' text encoding.  ``header``, ``label_column`` and ``text_column``
+    concern TSV and CSV files (see :func:`~structlin.documents.read_tsv`): whether the first row
+    names the columns (None: detect it), and the label and text columns (an index counted from 0, or
+    a header name).  ``report``, if given, is called with one line saying how many documents a TSV
+    or CSV file gave and what was decided about its header and columns.
     """
 
     format: str | None = None
@@ -37,6 +43,10 @@ class ReadOptions:
     strip: tuple[str, ...] = ()
     granularity: str | None = None
     encoding: str | None = None
+    header: bool | None = None
+    label_column: int | str | None = None
+    text_column: int | str | None = None
+    report: Callable[[str], None] | None = field(default=None, compare=False)
 
 
 def read_sentences(source: str, split: str | None, options: ReadOptions = ReadOptions()) -> list[Sentence]:
@@ -49,28 +59,60 @@ def read_sentences(source: str, split: str | None, options: ReadOptions = ReadOp
 
 def read_documents(source: str, split: str | None, options: ReadOptions = ReadOptions()) -> list[Document]:
     """Labelled documents: ``split`` of the catalog corpus ``source``, or a file / folder / archive."""
-    if is_corpus_name(Catalog.load(), source) and not options.format:
+    catalog = is_corpus_name(Catalog.load(), source) and not options.format
+    fmt = None if catalog else options.format or guess_document_format(source)
+    table_options = [name for name in ("header", "label_column", "text_column") if getattr(options, name) is not None]
+    if table_options and fmt not in ("tsv", "csv"):
+        what = "a catalog corpus" if catalog else f"read as {fmt}"
+        raise OptionValueError(f"the header and column options ({', '.join(table_options)}) apply to TSV and CSV "
+                               f"files; {source} is {what}")
+    if catalog:
         reading = {"strip": options.strip} if options.strip else {}
         if options.granularity:
             reading["granularity"] = options.granularity
         return load_documents(source, split, **reading)
-    fmt = options.format or guess_document_format(source)
     encoding = options.encoding or "utf-8"
+    if fmt in ("tsv", "csv"):
+        return _read_table(source, fmt, encoding, options)
     if fmt in ("folders", "tar"):
         return list(read_folders(source, encoding=encoding, strip=options.strip))
-    if fmt == "tsv":
-        return list(read_tsv(source, delimiter="," if source.endswith(".csv") else "\t", encoding=encoding))
     if fmt == "svmlight":
         return list(read_svmlight(source))
     return list(read_fasttext(source, encoding=encoding))
 
 
+def _read_table(source: str, fmt: str, encoding: str, options: ReadOptions) -> list[Document]:
+    """The documents of a TSV or CSV file, reported to ``options.report`` with the header and columns used."""
+    read = read_tsv if fmt == "tsv" else read_csv
+    table = read(source, label_column=options.label_column, text_column=options.text_column, header=options.header,
+                 encoding=encoding)
+    documents = list(table)
+    if options.report:
+        labels = len({document.label for document in documents})
+        said = f"read {_count(len(documents), 'document')} ({_count(labels, 'label')}) from {source}"
+        if table.header is not None:
+            names = table.header
+            said += (f" (header row: {', '.join(names)}; labels from {names[table.label_column]!r}, texts from "
+                     f"{names[table.text_column]!r})")
+        elif table.label_column is not None:
+            said += f" (no header row; labels from column {table.label_column}, texts from column {table.text_column})"
+        options.report(said)
+    return documents
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
 def guess_document_format(source: str) -> str:
-    """The document format a path's name suggests: folders (a folder or archive), tsv, svmlight or fasttext."""
+    """The document format a path's name suggests: folders (a folder or archive), csv (*.csv), tsv (*.tsv,
+    *.tab), svmlight (*.svm, *.svmlight) or fasttext; a ``.gz`` suffix is looked through."""
     name = source.removesuffix(".gz")
     if Path(source).is_dir() or name.endswith((".tar", ".tgz", ".zip")) or source.endswith(".tar.gz"):
         return "folders"
-    if name.endswith((".tsv", ".csv")):
+    if name.endswith(".csv"):
+        return "csv"
+    if name.endswith((".tsv", ".tab")):
         return "tsv"
     return "svmlight" if name.endswith((".svm", ".svmlight")) else "fasttext"
 

@@ -72,6 +72,62 @@ def test_bad_input_exits_with_one_line(tmp_path, capsys, name, content, expected
     assert code == 1 and expected in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+# GLUE SST-2's layout: a sentence<TAB>label header, labels 0/1, texts that may start with a quote.
+SST2 = "sentence\tlabel\n" + "".join(f"{x} \t{1 if y == 'pos' else 0}\n" for x, y in zip(TRAIN, LABELS)) + \
+    '"youre dead to me"... bad\t0\n'
+
+
+def test_tsv_and_csv_files_say_what_was_read(tmp_path, capsys):
+    train, model = tmp_path / "train.tsv", tmp_path / "m.model"
+    train.write_text(SST2, encoding="utf-8")
+    code, _, err = run(capsys, "train", "classifier", "--train", train, "--features", "text-unigram", "--epochs", "3",
+                       "--output", model)
+    assert code == 0 and err.splitlines() == [f"read 7 documents (2 labels) from {train} (header row: sentence, "
+                                              "label; labels from 'label', texts from 'sentence')"]
+    code, out, err = run(capsys, "evaluate", model, "--test", train, "--json")
+    assert code == 0 and json.loads(out)["n_instances"] == 7 and err.startswith("read 7 documents (2 labels)")
+    code, _, err = run(capsys, "train", "classifier", "--train", train, "--output", model, "--quiet")
+    assert code == 0 and err == ""
+    # No header, columns by index or by name, CSV by --format.
+    plain = tmp_path / "plain.tab"
+    plain.write_text("".join(f"{x}\t {y} \n" for x, y in zip(TRAIN, LABELS)), encoding="utf-8")
+    code, out, err = run(capsys, "evaluate", model, "--test", plain, "--label-column", "1", "--text-column", "0",
+                         "--json")
+    assert code == 0 and json.loads(out)["n_instances"] == 6
+    assert err.strip() == (f"read 6 documents (2 labels) from {plain} (no header row; labels from column 1, texts "
+                           "from column 0)")
+    data = tmp_path / "data.txt"
+    data.write_text("id,review,stars\n" + "".join(f'{k},"{x}, really",{y}\n' for k, (x, y) in
+                                                   enumerate(zip(TRAIN * 3, LABELS * 3))), encoding="utf-8")
+    code, out, err = run(capsys, "cross-validate", "--train", data, "--format", "csv", "--label-column", "stars",
+                         "--folds", "2", "--features", "text-unigram", "--epochs", "2", "--json")
+    assert code == 0 and "header row: id, review, stars; labels from 'stars', texts from 'review'" in err
+    code, out, err = run(capsys, "evaluate", model, "--test", train, "--no-header", "--json")
+    assert code == 0 and json.loads(out)["n_instances"] == 8 and "no header row" in err
+
+
+@pytest.mark.parametrize("content, options, expected", [
+    (SST2, ["--label-column", "polarity"], "train.tsv:1: no label column named 'polarity' in the header row (the "
+     "header row names columns 0 'sentence', 1 'label', counted from 0)"),
+    (SST2, ["--text-column", "2"], "train.tsv:1: no text column 2 (the header row names columns 0 'sentence', "
+     "1 'label', counted from 0)"),
+    (SST2 + "one\ttoo\tmany\n", [], "train.tsv:9: found 3 tab-separated fields, expected 2 as on line 1"),
+    (SST2 + "no label\t \n", [], "train.tsv:9: empty label (expected a label in column 1, counted from 0)"),
+])
+def test_bad_tsv_input_or_columns_exit_with_one_line(tmp_path, capsys, content, options, expected):
+    train = tmp_path / "train.tsv"
+    train.write_text(content, encoding="utf-8")
+    code, _, err = run(capsys, "train", "classifier", "--train", train, *options, "--output", tmp_path / "m.model")
+    assert code == 1 and expected in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_column_options_are_refused_for_other_formats(tmp_path, capsys, fasttext_files):
+    code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--header", "--output",
+                       tmp_path / "m.model")
+    assert code == 1 and err.strip() == (f"structlin: error: the header and column options (header) apply to TSV and "
+                                         f"CSV files; {fasttext_files} is read as fasttext")
+
+
 def test_corrupted_archive_member_exits_with_one_line(tmp_path, capsys):
     root = tmp_path / "tree"
     for label in ("a", "b"):

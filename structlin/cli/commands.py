@@ -45,11 +45,15 @@ from ..stats import corpus_stats, document_stats, format_stats
 
 
 def _read_options(args) -> ReadOptions:
-    """The data options of the command (each command has some of them)."""
+    """The data options of the command (each command has some of them); what a TSV or CSV file gave is
+    said on stderr unless ``--quiet``."""
     columns, strip = getattr(args, "columns", None), getattr(args, "strip", None)
+    report = None if getattr(args, "quiet", False) else (lambda line: print(line, file=sys.stderr))
     return ReadOptions(args.format, getattr(args, "column", None), tuple(columns.split(",")) if columns else None,
                        tuple(strip.split(",")) if strip else (), getattr(args, "granularity", None),
-                       getattr(args, "encoding", None))
+                       getattr(args, "encoding", None), header=getattr(args, "header", None),
+                       label_column=getattr(args, "label_column", None), text_column=getattr(args, "text_column", None),
+                       report=report)
 
 
 def _sentences(corpus: str, split: str | None, args) -> list:

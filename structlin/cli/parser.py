@@ -25,20 +25,36 @@ def _add_data_options(parser, *, split: str | None, document_formats: bool = Fal
     formats = FILE_FORMATS + (DOCUMENT_FORMATS if document_formats else ())
     parser.add_argument("--format", choices=formats, help="file format (default: conllu for *.conllu, else "
                                                           "word<TAB>tag; for classifiers: folders for a directory "
-                                                          "or archive, tsv, fasttext, svmlight)")
+                                                          "or archive, tsv, csv, fasttext, svmlight)")
     parser.add_argument("--columns", help="column names of a column file, e.g. word,pos,chunk (with --format columns)")
     if split:
         parser.add_argument("--split", default=split, help=f"split of a named corpus (default: {split})")
 
 
+def _column(text: str) -> int | str:
+    """A TSV/CSV column: digits are an index counted from 0, anything else a header name."""
+    return int(text) if text.isascii() and text.isdigit() else text
+
+
 def _add_document_options(parser, *, formats: bool = True):
     if formats:
         parser.add_argument("--format", choices=DOCUMENT_FORMATS, help="input format (default: folders for a "
-                            "directory or archive, tsv for *.tsv/*.csv, svmlight for *.svm, else fastText lines)")
+                            "directory or archive, tsv for *.tsv/*.tab (fields between tabs, no quoting), csv for "
+                            "*.csv (RFC 4180 quoting), svmlight for *.svm, else fastText lines)")
     parser.add_argument("--strip", help="drop parts of Usenet posts: any of headers,footers,quotes")
     parser.add_argument("--granularity", choices=("coarse", "fine"),
                         help="labels of the qc corpus: COARSE (6) or COARSE:fine (50) (default: coarse)")
     parser.add_argument("--encoding", help="text encoding of document files (default: the corpus's, else utf-8)")
+    parser.add_argument("--header", action=argparse.BooleanOptionalAction,
+                        help="TSV/CSV: the first row names the columns (--no-header: it is data; default: a header "
+                        "when its fields are all names, one a label name such as label/class/sentiment and one a "
+                        "text name such as text/sentence/review)")
+    parser.add_argument("--label-column", type=_column, metavar="COLUMN", help="TSV/CSV: the label column, a "
+                        "header name or an index counted from 0 (default: the column named label, class, ... in the "
+                        "header, else 0)")
+    parser.add_argument("--text-column", type=_column, metavar="COLUMN", help="TSV/CSV: the text column, a header "
+                        "name or an index counted from 0 (default: the column named text, sentence, ... in the "
+                        "header, else 1)")
 
 
 def _add_test_data(parser) -> None:

@@ -1,4 +1,4 @@
-"""Readers of labelled documents for classifiers: folder trees and archives, TSV/CSV, fastText,
+"""Readers of labelled documents for classifiers: folder trees and archives, TSV and CSV, fastText,
 SVMlight, and the NLTK corpora movie_reviews (or any categorized corpus), qc, ppattach and names.
 
 Every reader is a generator of :class:`Document` objects and streams: a folder tree or an archive is
@@ -17,11 +17,22 @@ re-exported here, so ``from structlin.documents import X`` is the import to use.
 """
 
 from structlin.documents.base import Document, NumberedLines, Source
-from structlin.documents.formats import ARCHIVE_SUFFIXES, read_fasttext, read_folders, read_svmlight, read_tsv
+from structlin.documents.formats import (
+    ARCHIVE_SUFFIXES,
+    LABEL_NAMES,
+    TEXT_NAMES,
+    TableDocuments,
+    read_csv,
+    read_fasttext,
+    read_folders,
+    read_svmlight,
+    read_tsv,
+)
 from structlin.documents.nltk_corpora import read_names, read_nltk_categorized, read_ppattach, read_qc
 from structlin.documents.usenet import STRIP_PARTS, strip_usenet
 
 __all__ = [
-    "ARCHIVE_SUFFIXES", "STRIP_PARTS", "Document", "read_fasttext", "read_folders", "read_names",
-    "read_nltk_categorized", "read_ppattach", "read_qc", "read_svmlight", "read_tsv", "strip_usenet",
+    "ARCHIVE_SUFFIXES", "LABEL_NAMES", "STRIP_PARTS", "TEXT_NAMES", "Document", "TableDocuments", "read_csv",
+    "read_fasttext", "read_folders", "read_names", "read_nltk_categorized", "read_ppattach", "read_qc",
+    "read_svmlight", "read_tsv", "strip_usenet",
 ]

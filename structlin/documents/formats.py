@@ -1,13 +1,14 @@
 """Readers of the generic formats of labelled documents, which hold any corpus: one-folder-per-class
-trees and their tar/zip archives (read member by member, never unpacked), and the line formats
-TSV/CSV, fastText and SVMlight. They share nothing with NLTK: a file or stream of the user's is all
-they read, decoded by :mod:`structlin.documents.base` and, for folder trees of Usenet posts,
-stripped by :mod:`structlin.documents.usenet`.
+trees and their tar/zip archives (read member by member, never unpacked), and the line formats TSV
+(no quoting), CSV (RFC 4180 quoting), fastText and SVMlight. They share nothing with NLTK: a file or
+stream of the user's is all they read, decoded by :mod:`structlin.documents.base` and, for folder
+trees of Usenet posts, stripped by :mod:`structlin.documents.usenet`.
 """
 
 from __future__ import annotations
 
 import csv
+import itertools
 import os
 import re
 import tarfile
@@ -26,7 +27,7 @@ from structlin.documents.base import (
     _open_lines,
 )
 from structlin.documents.usenet import _strip_parts, strip_usenet
-from structlin.errors import CorpusFormatError, CorpusNotFoundError
+from structlin.errors import CorpusFormatError, CorpusNotFoundError, OptionValueError
 from structlin.readers import open_text
 
 # --- One folder per class: trees and archives ----------------------------------------------------
@@ -242,78 +243,241 @@ def _check_tar_end(tar: tarfile.TarFile, archive: str, members: list[tarfile.Tar
 # --- Line formats: TSV/CSV, fastText, SVMlight ---------------------------------------------------------
 
 
+#: Header names that mark the label column and the text column, in order of preference (matched
+#: case-insensitively): they choose the columns of a TSV/CSV file with a header row, and detect that row.
+LABEL_NAMES = ("label", "labels", "class", "category", "target", "sentiment", "polarity", "gold_label", "topic",
+               "intent")
+TEXT_NAMES = ("text", "sentence", "review", "document", "content", "body", "tweet", "comment", "question",
+              "utterance", "message")
+_COLUMN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+#: A column of a TSV/CSV file: an index counted from 0, a header name, or None (chosen by the reader).
+Column = int | str | None
+
+
 def read_tsv(
     path: Source | IO,
     *,
-    label_column: int | str = 0,
-    text_column: int | str = 1,
-    delimiter: str = "\t",
-    header: bool = False,
+    label_column: Column = None,
+    text_column: Column = None,
+    header: bool | None = None,
     encoding: str = "utf-8",
-) -> Iterator[Document]:
-    """Read one document per row of a delimited file (``delimiter=","`` for CSV), with the csv module.
+) -> TableDocuments:
+    """Read one document per line of a tab-separated file (IANA TSV), as pandas and fastText users expect.
 
-    Columns are counted from 0; with ``header`` the first row names the columns and
-    ``label_column``/``text_column`` may be names. Quoted fields (``"a, b"``, ``""`` for a quote) may
-    hold the delimiter and line breaks; a badly quoted field, a row with too few columns or an empty
-    label is an error naming the row's first line. Empty lines are skipped, an empty text is an empty
-    document, and further columns are ignored. ``Document.line`` is the row's first line.
+    A field is exactly the text between two tabs: there is no quote processing, so a text may start
+    with ``"`` or hold unbalanced quotes, but cannot hold a tab or a line break (use :func:`read_csv`).
+
+    Columns: ``label_column`` and ``text_column`` are indices counted from 0, or header names. Left
+    unset, each is the first column whose header name is one of :data:`LABEL_NAMES` (resp.
+    :data:`TEXT_NAMES`), so GLUE SST-2's ``sentence<TAB>label`` works; else the label is column 0 and
+    the text column 1 (or the other of the two when the other role has it). Further columns are ignored.
+
+    Header: ``header=True`` takes the first row as column names, ``False`` as data, and ``None`` (the
+    default) detects it; a name given as a column declares a header. The rule: the first row is a
+    header when every field is a name (a letter or ``_``, then letters, digits, ``_``, ``.`` or ``-``),
+    no two alike, and either one of them is a label name and another a text name, or the field in the
+    label column (the one given, else the one with a label name, else 0) is never a label of the rows
+    below while some label of theirs repeats (the whole file is then read before the first document).  Anything else (a label
+    with a sentence, a number) keeps the row as data; and if a header detected by its names then
+    occurs as a label, that is an error asking to state ``header``. The result's ``header``, ``label_column`` and ``text_column`` say what
+    was decided.
+
+    Rows: a label is stripped of surrounding whitespace and must not be empty; a text is kept as it is.
+    Line ends (``\n``, ``\r\n``) and a leading byte order mark are removed. A blank line (whitespace
+    only, no delimiter) is skipped; every other row must have as many fields as the first row. Any error (a wrong
+    number of fields, an empty label, a column index out of range, a name not in the header) is a
+    :class:`~structlin.errors.CorpusFormatError` naming the file and line. ``Document.line`` is the row's line.
     """
-    if not (isinstance(delimiter, str) and len(delimiter) == 1):
-        raise ValueError(f"delimiter must be one character, not {delimiter!r}")
-    for role, column in (("label_column", label_column), ("text_column", text_column)):
-        if isinstance(column, str) and not header:
-            raise ValueError(f"{role}={column!r} names a column: that needs header=True")
-        if not isinstance(column, str) and not (isinstance(column, int) and column >= 0):
-            raise ValueError(f"{role} must be a column index >= 0 or a header name, not {column!r}")
-    if label_column == text_column:
-        raise ValueError(f"label_column and text_column are the same column ({label_column!r})")
-    _check_codec(encoding)
-    return _read_tsv(path, label_column, text_column, delimiter, header, encoding)
+    return TableDocuments(path, "\t", False, label_column, text_column, header, encoding)
 
 
-def _read_tsv(path, label_column, text_column, delimiter, header, encoding) -> Iterator[Document]:
-    name = _name(path)
-    kind = {"\t": "tab-separated", ",": "comma-separated"}.get(delimiter, f"{delimiter!r}-separated")
-    with _open_lines(path, encoding) as lines:
-        rows = csv.reader((text + "\n" for _, text in lines), delimiter=delimiter, strict=True)
-        columns = None if header else (label_column, text_column)
-        while True:
-            start = rows.line_num + 1
-            try:
-                row = next(rows)
-            except StopIteration:
+def read_csv(
+    path: Source | IO,
+    *,
+    label_column: Column = None,
+    text_column: Column = None,
+    header: bool | None = None,
+    delimiter: str = ",",
+    encoding: str = "utf-8",
+) -> TableDocuments:
+    """Read one document per row of a comma-separated file (RFC 4180).
+
+    A field may be quoted: a quoted field holds delimiters, line breaks and doubled quotes (``""`` for
+    ``"``), so a row may span lines (``Document.line`` is its first); a quote inside an unquoted field
+    is kept as it is, and a badly quoted field is an error. ``delimiter`` is another one-character
+    separator, such as ``";"``. Columns, header, labels, blank lines and errors: as :func:`read_tsv`.
+    """
+    if not (isinstance(delimiter, str) and len(delimiter) == 1) or delimiter in '"\r\n':
+        raise OptionValueError(f"delimiter must be one character other than a quote or line break, not {delimiter!r}")
+    return TableDocuments(path, delimiter, True, label_column, text_column, header, encoding)
+
+
+class TableDocuments(Iterator[Document]):
+    """The documents of a TSV or CSV file (see :func:`read_tsv`), read as they are asked for.
+
+    Once the first document has been read (or the file found empty), ``header`` holds the header row's
+    names (``None``: the first row was data) and ``label_column``/``text_column`` the column indices
+    used, so that a caller can say what was decided.
+    """
+
+    def __init__(self, path: Source | IO, delimiter: str, quoted: bool, label_column: Column, text_column: Column,
+                 header: bool | None, encoding: str):
+        if header not in (True, False, None):
+            raise OptionValueError(f"header must be True, False or None (detect), not {header!r}")
+        for role, column in (("label", label_column), ("text", text_column)):
+            if isinstance(column, str) and header is False:
+                raise OptionValueError(f"the {role} column {column!r} is a name: it needs a header row, "
+                                       "not header=False")
+            if not (column is None or isinstance(column, str) or type(column) is int and column >= 0):
+                raise OptionValueError(f"the {role} column must be an index counted from 0 or a header name, "
+                                       f"not {column!r}")
+        if label_column is not None and label_column == text_column:
+            raise OptionValueError(f"the label and text columns are the same column ({label_column!r})")
+        _check_codec(encoding)
+        self.name = _name(path)
+        self.header: tuple[str, ...] | None = None
+        self.label_column: int | None = None
+        self.text_column: int | None = None
+        kind = {"\t": "tab-separated", ",": "comma-separated"}.get(delimiter, f"{delimiter!r}-separated")
+        self._documents = self._read(path, delimiter, quoted, kind, label_column, text_column, header, encoding)
+
+    def __next__(self) -> Document:
+        return next(self._documents)
+
+    def _read(self, path, delimiter, quoted, kind, label_column, text_column, header, encoding) -> Iterator[Document]:
+        with _open_lines(path, encoding) as lines:
+            rows = _quoted_rows(lines, delimiter, self.name) if quoted else _split_rows(lines, delimiter)
+            first = next(rows, None)
+            if first is None:
                 return
-            except csv.Error as err:
-                raise CorpusFormatError(
-                    name, start, f"badly quoted field: {err} (expected a quoted field to end with a quote "
-                    "followed by the delimiter or the end of the line)",
-                ) from None
-            if not row:
-                continue
-            if columns is None:
-                columns = tuple(_header_index(row, column, name, start) for column in (label_column, text_column))
-                continue
-            label_index, text_index = columns
-            if len(row) <= max(columns):
-                raise CorpusFormatError(
-                    name, start,
-                    f"expected at least {max(columns) + 1} {kind} columns (label in column {label_index}, "
-                    f"text in column {text_index}, counted from 0), found {len(row)}",
-                )
-            if not row[label_index].strip():
-                raise CorpusFormatError(
-                    name, start, f"empty label (expected a label in column {label_index}, counted from 0)"
-                )
-            yield Document(row[text_index], row[label_index], name, start)
+            start, fields = first
+            names = tuple(field.strip() for field in fields)
+            named = isinstance(label_column, str) or isinstance(text_column, str)
+            detected = header is None and not named and _looks_like_header(names)
+            if header is None and not named and not detected and _all_names(names):
+                rows = list(rows)  # a row of names, but not the known ones: do the rows below use it as a label?
+                detected = _unused_as_label(names, rows, label_column)
+            if header or named or detected:
+                self.header = names
+            else:
+                rows = itertools.chain([first], rows)
+            label, text = self._columns(label_column, text_column, fields, start, kind, quoted)
+            self.label_column, self.text_column = label, text
+            width = len(fields)
+            for number, fields in rows:
+                if len(fields) != width:
+                    hint = "; a TSV field cannot hold a tab" if not quoted and len(fields) > width else ""
+                    raise CorpusFormatError(
+                        self.name, number, f"found {len(fields)} {kind} fields, expected {width} as on line {start} "
+                        f"(label in column {label}, text in column {text}, counted from 0{hint})",
+                    )
+                value = fields[label].strip()
+                if not value:
+                    raise CorpusFormatError(
+                        self.name, number, f"empty label (expected a label in column {label}, counted from 0)"
+                    )
+                if detected and value == names[label]:
+                    raise CorpusFormatError(
+                        self.name, number,
+                        f"label {value!r} is also the name of column {label} on line {start}, which was taken for a "
+                        f"header row (expected the header's names not to be labels; state whether line {start} is "
+                        "a header: header=True/False, --header/--no-header)",
+                    )
+                yield Document(fields[text], value, self.name, number)
+
+    def _columns(self, label_column: Column, text_column: Column, first: list[str], line: int, kind: str,
+                 quoted: bool) -> tuple[int, int]:
+        """The label and text column indices (see :func:`read_tsv`), checked against the first row."""
+        names, width = self.header, len(first)
+        if names is not None:
+            where = f"the header row names columns {', '.join(f'{k} {name!r}' for k, name in enumerate(names))}"
+        else:
+            fields = f"{width} {kind} fields: columns 0 to" if width > 1 else f"1 {kind} field: column"
+            where = f"the first row has {fields} {width - 1}"
+        where += ", counted from 0"
+        label, text = (self._given(role, column, where, line) for role, column in
+                       (("label", label_column), ("text", text_column)))
+        if names is not None:
+            label = _known_column(names, LABEL_NAMES, text) if label is None else label
+            text = _known_column(names, TEXT_NAMES, label) if text is None else text
+        label = (1 if text == 0 else 0) if label is None else label
+        text = (0 if label == 1 else 1) if text is None else text
+        if label == text:
+            raise CorpusFormatError(self.name, line, f"the label and the text are both column {label} ({where})")
+        for role, index in (("label", label), ("text", text)):
+            if index >= width:
+                hint = ""
+                if not quoted and width == 1 and "," in first[0]:
+                    hint = "; a comma-separated file is read as CSV (format csv)"
+                raise CorpusFormatError(self.name, line, f"no {role} column {index} ({where}{hint})")
+        return label, text
+
+    def _given(self, role: str, column: Column, where: str, line: int) -> int | None:
+        """The index of a column the caller gave, by index or header name (None: not given)."""
+        if not isinstance(column, str):
+            return column
+        if column not in self.header:
+            raise CorpusFormatError(self.name, line, f"no {role} column named {column!r} in the header row ({where})")
+        return self.header.index(column)
 
 
-def _header_index(row: list[str], column: int | str, name: str, line: int) -> int:
-    if not isinstance(column, str):
-        return column
-    if column not in row:
-        raise CorpusFormatError(name, line, f"no column {column!r} in the header (expected one of {row})")
-    return row.index(column)
+def _all_names(names: tuple[str, ...]) -> bool:
+    """Whether every field of a row is a column name (identifier-like), no two alike."""
+    lowered = [name.casefold() for name in names]
+    return all(_COLUMN_NAME.fullmatch(name) for name in names) and len(set(lowered)) == len(lowered)
+
+
+def _looks_like_header(names: tuple[str, ...]) -> bool:
+    """Whether a first row is a header row by its names (:func:`read_tsv`): a label name and a text name."""
+    lowered = [name.casefold() for name in names]
+    return (_all_names(names) and any(name in LABEL_NAMES for name in lowered)
+            and any(name in TEXT_NAMES for name in lowered))
+
+
+def _unused_as_label(names: tuple[str, ...], rows: list[tuple[int, list[str]]], label_column: Column) -> bool:
+    """Whether a first row of names is a header by its use (:func:`read_tsv`): its field in the label
+    column is no label of the ``rows`` below, while some label of theirs repeats."""
+    column = label_column if isinstance(label_column, int) else _known_column(names, LABEL_NAMES, None) or 0
+    if column >= len(names):
+        return False
+    labels = [fields[column].strip() for _, fields in rows if len(fields) > column]
+    return names[column] not in labels and len(set(labels)) < len(labels)
+
+
+def _known_column(names: tuple[str, ...], known: tuple[str, ...], taken: int | None) -> int | None:
+    """The first column (but ``taken``) named by the most preferred of the ``known`` names, if any."""
+    lowered = [name.casefold() for name in names]
+    for wanted in known:
+        for index, name in enumerate(lowered):
+            if name == wanted and index != taken:
+                return index
+    return None
+
+
+def _split_rows(lines, delimiter: str) -> Iterator[tuple[int, list[str]]]:
+    """``(line, fields)`` of every non-blank line, split at each delimiter (no quote processing)."""
+    for number, line in lines:
+        if line.strip() or delimiter in line:
+            yield number, line.split(delimiter)
+
+
+def _quoted_rows(lines, delimiter: str, name: str) -> Iterator[tuple[int, list[str]]]:
+    """``(first line, fields)`` of every non-blank row of RFC 4180 text, with the csv module."""
+    rows = csv.reader((text + "\n" for _, text in lines), delimiter=delimiter, strict=True)
+    while True:
+        start = rows.line_num + 1
+        try:
+            row = next(rows)
+        except StopIteration:
+            return
+        except csv.Error as err:
+            raise CorpusFormatError(
+                name, start, f"badly quoted field: {err} (expected a quoted field to end with a quote followed by "
+                "the delimiter or the end of the line, and a quote inside it doubled)",
+            ) from None
+        if len(row) > 1 or row and row[0].strip():
+            yield start, row
 
 
 _LABEL = "__label__"

@@ -13,7 +13,7 @@ The schema; any other key is an error, and relative paths are relative to the co
     train = "data/train.conllu"
     dev = "data/dev.conllu"
     test = "data/test.conllu"
-    format = "conllu"            # files only: conllu, word-tag, columns (tagger); folders, tar, tsv, fasttext,
+    format = "conllu"            # files only: conllu, word-tag, columns (tagger); folders, tar, tsv, csv, fasttext,
                                  # svmlight (classifier); default: guessed from the file name
     column = "upos"              # tagger: the tag column (CoNLL-U upos/xpos; conll2000: "chunk")
     columns = ["word", "pos", "chunk"]   # format "columns": the files' column names
@@ -21,6 +21,9 @@ The schema; any other key is an error, and relative paths are relative to the co
     strip = ["headers"]          # classifier: Usenet parts to drop (headers, footers, quotes)
     granularity = "fine"         # classifier on qc: coarse or fine labels
     encoding = "latin-1"         # classifier files: their text encoding (default utf-8)
+    header = true                # classifier TSV/CSV files: the first row names the columns (default: detected)
+    label_column = "label"       # classifier TSV/CSV files: the label column, a header name or an index from 0
+    text_column = 0              # ... and the text column (default: named by the header, else label 0, text 1)
 
     metric = "accuracy"          # what ranks the systems: "accuracy" (of tokens or documents) or "span_f1"
                                  # (chunks of BIO-style tags); default: span_f1 when the gold tags are BIO
@@ -73,9 +76,9 @@ TASKS = ("tagger", "classifier")
 METRICS = {"accuracy": "accuracy", "span_f1": "span F1"}  # name → as reports write it
 _EXPERIMENT_OPTIONS = {"seed", "progress"}  # set by the experiment for every system
 _TOP_KEYS = {"name", "description", "task", "corpus", "train", "dev", "test", "format", "column", "columns",
-             "dev_fraction", "strip", "granularity", "encoding", "metric", "seed", "bits", "samples", "keep_models",
-             "grid", "ablation", "learning_curve"}
-_CLASSIFIER_KEYS = ("strip", "granularity", "encoding")
+             "dev_fraction", "strip", "granularity", "encoding", "header", "label_column", "text_column", "metric",
+             "seed", "bits", "samples", "keep_models", "grid", "ablation", "learning_curve"}
+_CLASSIFIER_KEYS = ("strip", "granularity", "encoding", "header", "label_column", "text_column")
 
 
 @dataclass(frozen=True)
@@ -242,8 +245,16 @@ class _Checker:
         strip = self.value(raw, "strip", list, [])
         if not all(isinstance(part, str) for part in strip):
             self.fail("strip", "a list of Usenet parts: headers, footers, quotes")
+        table = {"header": self.value(raw, "header", bool), "label_column": self.value(raw, "label_column", (int, str)),
+                 "text_column": self.value(raw, "text_column", (int, str))}
+        for key, value in table.items():
+            if value is not None and (corpus is not None or fmt not in (None, "tsv", "csv")):
+                self.fail(key, "applies to TSV and CSV files (format tsv or csv)")
+            if key != "header" and isinstance(value, int) and value < 0:
+                self.fail(key, f"an index counted from 0 or a header name, got {value}")
         options = ReadOptions(fmt, self.value(raw, "column", str), tuple(columns) if columns else None,
-                              tuple(strip), self.value(raw, "granularity", str), self.value(raw, "encoding", str))
+                              tuple(strip), self.value(raw, "granularity", str), self.value(raw, "encoding", str),
+                              **table)
         return corpus, files, options, dev_fraction
 
     def corpus_splits(self, corpus: str, task: str) -> bool:
