@@ -223,18 +223,33 @@ def _is_word_character(points: np.ndarray) -> np.ndarray:
     return _word_characters[points]
 
 
+#: The key of the extractor's own constant feature; no template writes it (see DocumentFeatureExtractor).
+_CONSTANT = "\x00constant"
+
+
 class DocumentFeatureExtractor:
     """Turns documents into one row each of hashed feature values (a :class:`FeatureMatrix` whose
-    instances all have length 1).  ``fit_idf`` estimates idf on training counts (for the tf-idf values)."""
+    instances all have length 1).  ``fit_idf`` estimates idf on training counts (for the tf-idf values).
 
-    def __init__(self, feature_set: FeatureSet, hasher: FeatureHasher):
+    ``constant``: every row must hold a feature of the same value, whose weight is a per-label constant
+    (naive Bayes keeps ``log P(y)`` there).  A ``bias`` template gives one when the values are not
+    normalised or mapped; otherwise the extractor appends its own feature of value 1 after the
+    feature set's values, so that any feature set serves such a learner.  ``presence``: every value
+    becomes its sign (±1), for a learner that models which features a document has."""
+
+    def __init__(self, feature_set: FeatureSet, hasher: FeatureHasher, *, constant: bool = False,
+                 presence: bool = False):
         self.feature_set = feature_set
         self.hasher = hasher
+        self.presence = presence
         self.idf_buckets = np.zeros(0, dtype=np.int64)
         self.idf = np.zeros(0, dtype=np.float64)
         self.idf_unseen = 1.0  # idf of a bucket no training document has: log(1 + n) + 1
         self._idf_table: np.ndarray | None = None
         self._specs = [(s, template(s.name), dict(s.params)) for s in feature_set.templates]
+        own_bias = feature_set.normalize == "none" and feature_set.random_fourier is None and any(
+            s.name == "bias" for s, _, _ in self._specs)
+        self._constant_bucket = self.hasher(_CONSTANT, "")[0] if constant and not own_bias else None
         unfit = [s.name for s, t, _ in self._specs if t.kind == "context"]
         if unfit:
             raise StructlinError(f"feature set {feature_set.name!r}: context templates ({', '.join(unfit)}) need "
@@ -326,8 +341,10 @@ class DocumentFeatureExtractor:
         return np.repeat(np.arange(len(documents)), counts), codes, weights
 
     def bias_bucket(self) -> int | None:
-        """The hashed bucket of the feature set's ``bias`` feature, which every document has, or None
-        without a ``bias`` template."""
+        """The hashed bucket of the feature every document has: the extractor's own constant feature, else
+        the feature set's ``bias`` feature, or None without either."""
+        if self._constant_bucket is not None:
+            return self._constant_bucket
         key = next((spec.key for spec, _, _ in self._specs if spec.name == "bias"), None)
         return None if key is None else self.hasher(key, "")[0]
 
@@ -365,7 +382,10 @@ class DocumentFeatureExtractor:
             v = v / np.repeat(np.where(row_norm > 0, row_norm, 1.0), np.diff(counts.indptr))
         values = FeatureMatrix(counts.indptr, counts.indices, v.astype(np.float32), counts.lengths)
         rff = self.feature_set.random_fourier
-        return values if rff is None else rff.transform(values)
+        values = values if rff is None else rff.transform(values)
+        if self.presence:
+            values = FeatureMatrix(values.indptr, values.indices, np.sign(values.values), values.lengths)
+        return values if self._constant_bucket is None else _with_constant(values, self._constant_bucket)
 
     def _idf_of(self, buckets: np.ndarray) -> np.ndarray:
         """The fitted idf of each bucket (a dense table over all ``2**bits`` buckets, built once)."""
@@ -376,6 +396,17 @@ class DocumentFeatureExtractor:
 
     def extract(self, documents) -> FeatureMatrix:
         return self.transform(self.counts(documents))
+
+
+def _with_constant(X: FeatureMatrix, bucket: int) -> FeatureMatrix:
+    """``X`` with the value 1 added at ``bucket`` in every row (buckets stay in increasing order)."""
+    n = X.n_positions
+    width = max(int(X.indices.max()) + 1 if len(X.indices) else 0, bucket + 1)
+    rows = scipy.sparse.csr_matrix((X.values, X.indices, X.indptr), shape=(n, width))
+    rows = rows + scipy.sparse.csr_matrix((np.ones(n, np.float32), (np.arange(n), np.full(n, bucket))), shape=(n, width))
+    rows.sort_indices()
+    return FeatureMatrix(rows.indptr.astype(np.int64), rows.indices.astype(np.int32), rows.data.astype(np.float32),
+                         X.lengths)
 
 
 def _sum_duplicates(rows: np.ndarray, buckets: np.ndarray, values: np.ndarray, n_documents: int) -> FeatureMatrix:

@@ -535,7 +535,9 @@ class Classifier(_Model, ClassifierI):
                          batch_size=batch_size, patience=patience, progress=progress)
 
     def _make_extractor(self) -> DocumentFeatureExtractor:
-        return DocumentFeatureExtractor(self.feature_set, self.hasher)
+        capabilities = self.learner.capabilities
+        return DocumentFeatureExtractor(self.feature_set, self.hasher, constant=capabilities.needs_bias,
+                                        presence=capabilities.presence)
 
     @property
     def random_state(self) -> int | None:

@@ -183,8 +183,7 @@ def test_command_line_trains_with_alpha_and_refuses_options_of_others(tmp_path, 
     for argv, message in ((["--learner", "naive-bayes", "--alpha", "0"], "alpha must be positive and finite, got 0.0"),
                           (["--learner", "naive-bayes", "--margin", "1"], "--margin does not apply to learner 'naive-bayes'"),
                           (["--learner", "perceptron", "--alpha", "1"], "--alpha does not apply to learner 'perceptron'"),
-                          (["--learner", "naive-bayes", "--epochs", "3"], "--epochs does not apply to learner 'naive-bayes'"),
-                          (["--learner", "naive-bayes", "--features", "text-unigram"], "use a feature set with a bias")):
+                          (["--learner", "naive-bayes", "--epochs", "3"], "--epochs does not apply to learner 'naive-bayes'")):
         assert main(["train", "classifier", "--train", str(train), "--output", str(model), *argv]) == 1
         assert message in capsys.readouterr().err
 
@@ -210,11 +209,30 @@ def test_refuses_chains_a_missing_or_varying_bias_and_counts_for_bernoulli():
         NaiveBayes().fit(JOINT, Multiclass(), normalised, Y, bias_row=0)
     with pytest.raises(OptionValueError, match="bernoulli-nb needs binary feature values .* got 2"):
         BernoulliNaiveBayes().fit(JOINT, Multiclass(), X, Y, bias_row=0)
-    l2 = FeatureSet.from_dict({"name": "l2", "normalize": "l2", "template": [{"name": "bias"}, {"name": "words"}]})
-    with pytest.raises(StructlinError, match="without normalisation"):
-        Classifier(l2, "naive-bayes").fit(TRAIN, LABELS)
     with pytest.raises(TypeError, match="'naive-bayes' is not online"):
         Classifier("text-nb", "naive-bayes").fit(TRAIN, LABELS).partial_fit(TRAIN, LABELS)
+
+
+@pytest.mark.parametrize("learner", ["naive-bayes", "bernoulli-nb"])
+def test_any_feature_set_gets_the_constant_feature_it_needs(learner, tmp_path):
+    """Without a bias template (or with a normalised one) the classifier appends its own constant feature: the
+    model equals the one trained with the feature set's own unnormalised bias, and survives save/load; the
+    default features (tf-idf, L2) train too, and Bernoulli NB on tf-idf values is Bernoulli NB on presence."""
+    words = {"name": "words", "values": "binary", "template": [{"name": "words"}]}
+    own = Classifier(FeatureSet.from_dict({**words, "template": [{"name": "bias"}, {"name": "words"}]}), learner)
+    added = Classifier(FeatureSet.from_dict(words), learner)
+    for clf in (own, added):
+        clf.fit(TRAIN, LABELS)
+    np.testing.assert_allclose(added.predict_proba(TEST), own.predict_proba(TEST), rtol=1e-12)
+    assert added._extractor.bias_bucket() != own._extractor.bias_bucket()
+    added.save(tmp_path / "m.model")
+    np.testing.assert_array_equal(Classifier.load(tmp_path / "m.model").predict_proba(TEST), added.predict_proba(TEST))
+    default = Classifier(learner=learner).fit(TRAIN, LABELS)  # tf-idf, L2: Bernoulli NB sees their presence
+    assert default.predict(["good good fun", "bad boring"]) == ["pos", "neg"]
+    if learner == "bernoulli-nb":
+        presence = Classifier(FeatureSet.from_dict({**words, "values": "tfidf", "normalize": "l2"}), learner)
+        np.testing.assert_allclose(presence.fit(TRAIN, LABELS).predict_proba(TEST), added.predict_proba(TEST),
+                                   rtol=1e-12)
 
 
 def test_movie_reviews_cross_validation(nltk_data_dir):

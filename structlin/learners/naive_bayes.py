@@ -31,6 +31,8 @@ training values, and ``history_`` counts such rows (``mixed_sign_rows``).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..decoders import Decoder, decode_corpus
@@ -112,10 +114,12 @@ class NaiveBayes(Learner):
 
 class BernoulliNaiveBayes(NaiveBayes):
     """Bernoulli naive Bayes: every training feature is an event that a document has or lacks.  Its
-    feature values must be binary (``values = "binary"``, no normalisation: every value ±1)."""
+    feature values must be binary (every value ±1): a model gives it the presence of the feature set's
+    features (``capabilities.presence``), as scikit-learn's ``BernoulliNB`` binarises its input."""
 
     name = "bernoulli-nb"
     summary = "Bernoulli naive Bayes (binary features) in closed form, as joint weights (classifiers)"
+    capabilities = replace(NaiveBayes.capabilities, presence=True)
 
     def _events(self, values: np.ndarray) -> np.ndarray:
         """Presence: 1 for every entry, whose values must all be ±1."""
