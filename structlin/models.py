@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import contextmanager
 
 import numpy as np
@@ -64,6 +64,25 @@ def _tagged(sentences, what: str, fields: tuple[str, ...] = ("word",)) -> tuple[
         tokens.append(w)
         tags.append(t)
     return tokens, tags
+
+
+def _input_columns(sentences: list) -> tuple[str, ...]:
+    """The input columns of tagged sentences besides the word: the named columns of :class:`Sentence`
+    objects (all alike) but the one their tags come from (equal to the tags at every token), or
+    ``column1, ...`` for the middle fields of ``(word, ..., tag)`` tuples."""
+    first = next(iter(sentences), None)
+    if isinstance(first, Sentence):
+        if not all(isinstance(s, Sentence) and s.column_names == first.column_names for s in sentences):
+            return ()
+        return tuple(name for k, name in enumerate(first.column_names or ())
+                     if name != "word" and not _is_tag_column(sentences, k))
+    widths = {len(token) for sentence in sentences for token in sentence if isinstance(token, (tuple, list))}
+    return tuple(f"column{k}" for k in range(1, min(widths) - 1)) if widths else ()
+
+
+def _is_tag_column(sentences: list[Sentence], index: int) -> bool:
+    return all(sentence.tags is not None and [row[index] for row in sentence.columns] == list(sentence.tags)
+               for sentence in sentences)
 
 
 def _words(tokens: list[list]) -> list[list[str]]:
@@ -148,12 +167,24 @@ class _Model:
     _item = ""
 
     def __init__(self, features, learner, decoder, *, bits: int, hash_seed: int, **settings):
-        self.feature_set = features if isinstance(features, FeatureSet) else FeatureSet.load(features)
+        self.features = features
         self.decoder: Decoder = make_decoder(decoder) if isinstance(decoder, str) else decoder
         self.learner = _learner(learner, settings)
         self.hasher = FeatureHasher(bits, hash_seed)
-        self._extractor = self._make_extractor()
+        self.feature_set: FeatureSet | None = None
+        if features is not None:
+            self._use_features(features if isinstance(features, FeatureSet) else FeatureSet.load(features))
         self.joint: JointFeatureMap | None = None
+
+    def _use_features(self, feature_set: FeatureSet) -> None:
+        self.feature_set = feature_set
+        self._extractor = self._make_extractor()
+
+    def _choose_features(self, training) -> None:
+        """With ``features=None``, use the feature set the training data calls for (:meth:`_default_features`):
+        chosen by every fit, and by the first partial_fit."""
+        if self.features is None:
+            self._use_features(self._default_features(training))
 
     def _check_fitted(self) -> None:
         if self.joint is None:
@@ -341,7 +372,7 @@ class Tagger(_Model, TaggerI):
     kind = "tagger"
     _item = "token"
 
-    def __init__(self, features="pos-rich", learner="averaged-perceptron", decoder="viterbi", *,
+    def __init__(self, features=None, learner="averaged-perceptron", decoder="viterbi", *,
                  epochs: int | None = None, seed: int = 0, batch_size: int = 4, patience: int | None = None, bits: int = 22,
                  hash_seed: int = 0, progress: bool | None = None):
         super().__init__(features, learner, decoder, bits=bits, hash_seed=hash_seed, epochs=epochs, seed=seed,
@@ -356,11 +387,23 @@ class Tagger(_Model, TaggerI):
     def _make_extractor(self) -> TokenFeatureExtractor:
         return TokenFeatureExtractor(self.feature_set, self.hasher)
 
+    #: The feature set of ``features=None``, before the data's other input columns are added.
+    default_features = "pos-rich"
+    default_features_rule = f"{default_features}, plus windows of the data's other input columns (a POS column)"
+
+    def _default_features(self, sentences) -> FeatureSet:
+        """:attr:`default_features` plus the templates of every input column the training sentences carry
+        besides the word and the tags (:meth:`FeatureSet.with_input_columns`): a column file's POS column
+        for a chunker or a named-entity tagger."""
+        return FeatureSet.load(self.default_features).with_input_columns(_input_columns(sentences))
+
     # --- training -------------------------------------------------------------------------------
 
     def fit(self, train, dev=None) -> Tagger:
         """Train on tagged sentences; with ``dev``, keep the epoch with the best dev accuracy."""
         with _collector_paused():
+            train = list(train)
+            self._choose_features(train)
             words, X, flat_tags = self._training_set(train)
             dev_data = None
             if dev is not None:
@@ -375,6 +418,9 @@ class Tagger(_Model, TaggerI):
         model: the tagger's form of :meth:`Classifier.partial_fit` (``classes``: every tag the batches
         may hold, needed by the first call)."""
         with _collector_paused():
+            sentences = list(sentences)
+            if self.joint is None:
+                self._choose_features(sentences)
             words, tags = _tagged(sentences, "training data", self.feature_set.fields)
             self._train_online(words, [t for sentence in tags for t in sentence], classes)
             self.known_words_ |= {w for s in _words(words) for w in s}
@@ -384,6 +430,8 @@ class Tagger(_Model, TaggerI):
         """What a learner trains on for tagged sentences ``train``: the indexed feature matrix and the gold
         label id of every token.  Sets :attr:`joint`, the map of their tags and features."""
         with _collector_paused():
+            train = list(train)
+            self._choose_features(train)
             _, X, flat_tags = self._training_set(train)
             return self._indexed(X, flat_tags, sorted(set(flat_tags)))
 
@@ -493,6 +541,17 @@ class Tagger(_Model, TaggerI):
         return cls(feature_set, learner, meta["decoder"], bits=meta["hash"]["bits"], hash_seed=meta["hash"]["seed"])
 
 
+def _document_kind(document) -> str | None:
+    """``text``, ``fields`` (a tuple or list of strings), ``featureset`` (a mapping), or None."""
+    if isinstance(document, str):
+        return "text"
+    if isinstance(document, Mapping):
+        return "featureset"
+    if isinstance(document, (tuple, list)) and all(isinstance(field, str) for field in document):
+        return "fields"
+    return None
+
+
 def _labelled(documents, labels, what: str) -> tuple[list, list[str]]:
     """Documents and their label strings; mismatched lengths or empty labels raise."""
     documents, labels = list(documents), [str(y) if y is not None else "" for y in labels]
@@ -528,7 +587,7 @@ class Classifier(_Model, ClassifierI):
     kind = "classifier"
     _item = "document"
 
-    def __init__(self, features="text-ngrams", learner="averaged-perceptron", *, epochs: int | None = None,
+    def __init__(self, features=None, learner="averaged-perceptron", *, epochs: int | None = None,
                  seed: int = 0, batch_size: int | None = None, patience: int | None = None, bits: int = 22,
                  hash_seed: int = 0, progress: bool | None = None):
         super().__init__(features, learner, Multiclass(), bits=bits, hash_seed=hash_seed, epochs=epochs, seed=seed,
@@ -539,6 +598,23 @@ class Classifier(_Model, ClassifierI):
         return DocumentFeatureExtractor(self.feature_set, self.hasher, constant=capabilities.needs_bias,
                                         presence=capabilities.presence)
 
+    #: The feature set of ``features=None`` for each kind of document: texts, tuples of fields, feature dicts.
+    default_features = {"text": "text-ngrams", "fields": "fields", "featureset": "numeric"}
+    default_features_rule = (f"{default_features['text']} for texts, {default_features['fields']} for tuples of "
+                             f"fields, {default_features['featureset']} for feature dicts and SVMlight")
+
+    def _default_features(self, documents) -> FeatureSet:
+        """The feature set of :attr:`default_features` for the kind of the training documents (all alike)."""
+        kinds = {_document_kind(d) for d in documents}
+        if len(kinds) != 1:
+            raise StructlinError(f"training documents mix {', '.join(sorted(map(str, kinds)))}: give features for "
+                                 "one kind (texts, tuples of fields or feature dicts)")
+        kind = kinds.pop()
+        if kind is None:
+            raise StructlinError("training documents must be texts, tuples of fields or feature dicts, got "
+                                 f"{type(next(iter(documents))).__name__}")
+        return FeatureSet.load(self.default_features[kind])
+
     @property
     def random_state(self) -> int | None:
         return self.learner.get_params().get("seed")
@@ -546,6 +622,8 @@ class Classifier(_Model, ClassifierI):
     def fit(self, documents, labels, dev=None) -> Classifier:
         """Train on documents and labels; ``dev = (documents, labels)`` keeps the best dev epoch."""
         with _collector_paused():
+            documents, labels = _labelled(documents, labels, "training data")
+            self._choose_features(documents)
             X, labels, classes = self._training_set(documents, labels)
             dev_data = None
             if dev is not None:
@@ -558,11 +636,13 @@ class Classifier(_Model, ClassifierI):
         """What a learner trains on: the indexed feature matrix of the documents and their gold label ids.
         Sets :attr:`joint` (the map of their labels and features) and tf-idf's idf."""
         with _collector_paused():
+            documents, labels = _labelled(documents, labels, "training data")
+            self._choose_features(documents)
             return self._indexed(*self._training_set(documents, labels))
 
     def _training_set(self, documents, labels) -> tuple[FeatureMatrix, list[str], list[str]]:
-        """The features of training documents (tf-idf's idf estimated on them), their labels and ``classes_``."""
-        documents, labels = _labelled(documents, labels, "training data")
+        """The features of training documents (tf-idf's idf estimated on them), their labels and ``classes_``
+        (``documents`` and ``labels`` as :func:`_labelled` returns them)."""
         classes = _label_set(labels, "training data")
         return self._training_features(documents, first=True), labels, classes
 
@@ -584,6 +664,8 @@ class Classifier(_Model, ClassifierI):
         """
         with _collector_paused():
             documents, labels = _labelled(documents, labels, "training data")
+            if self.joint is None:
+                self._choose_features(documents)
             self._train_online(documents, labels, classes)
         return self
 

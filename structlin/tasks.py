@@ -25,9 +25,8 @@ class Task:
     ``labels``; ``report(model, units)`` the model's evaluation report; ``sample(units)`` a few units
     that still make a trainable set (to check a configuration before real training).
     ``learner_defaults`` are the model's own defaults for learner settings (a tagger's batch size);
-    ``features_by_format`` the feature set for data of a format that the model's default cannot read
-    (SVMlight's numeric vectors); ``decoders`` says whether the task takes a decoder; ``column`` whether
-    a model records the tag column it was trained on."""
+    ``decoders`` says whether the task takes a decoder; ``column`` whether a model records the tag
+    column it was trained on."""
 
     kind: str
     unit: str
@@ -40,7 +39,6 @@ class Task:
     report: Callable[[object, list], object]
     sample: Callable[[list], list]
     learner_defaults: dict = field(default_factory=dict)
-    features_by_format: dict = field(default_factory=dict)
     decoders: bool = False
     column: bool = False
 
@@ -53,9 +51,8 @@ class Task:
         return inspect.signature(self.model).parameters[parameter].default
 
     def new_model(self, features, learner, *, decoder: str | None = None, bits: int):
-        """An untrained model of this task (``features`` None: the model's default; ``decoder`` only for a
-        task that takes one, None: the model's default)."""
-        features = features or self.default("features")
+        """An untrained model of this task (``features`` None: chosen from the training data by the model;
+        ``decoder`` only for a task that takes one, None: the model's default)."""
         if self.decoders:
             return self.model(features, learner, decoder or self.default("decoder"), bits=bits)
         if decoder not in (None, "multiclass"):
@@ -91,7 +88,7 @@ CLASSIFICATION = Task(
     fit=_fit_documents,
     predict=lambda model, documents: [[label] for label in model.predict([d.text for d in documents])],
     report=lambda model, documents: model.report([d.text for d in documents], [d.label for d in documents]),
-    sample=_first_of_each_label, features_by_format={"svmlight": "numeric"})
+    sample=_first_of_each_label)
 
 #: The tasks by model kind (``Tagger.kind``, ``Classifier.kind``: what a model file records).
 TASKS = {task.kind: task for task in (TAGGING, CLASSIFICATION)}

@@ -33,7 +33,7 @@ import importlib.resources
 import inspect
 import itertools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -227,6 +227,11 @@ def _freeze(value):
     return tuple(value) if isinstance(value, list) else value
 
 
+#: The window of an input column's templates (see :meth:`FeatureSet.with_input_columns`).
+_WINDOW = 2
+_COLUMN_SPANS = ([-2, -1], [-1, 0], [0, 1], [1, 2], [-2, -1, 0], [-1, 0, 1], [0, 1, 2])
+
+
 @dataclass(frozen=True)
 class FeatureSet:
     """A named list of template entries, loaded from TOML and stored in model files.  Documents'
@@ -307,6 +312,22 @@ class FeatureSet:
         for module in data.get("imports", ()):
             importlib.import_module(module)
         return cls.from_dict(data, source)
+
+    def with_input_columns(self, columns: Sequence[str]) -> FeatureSet:
+        """This set plus, for every input column beside the word (a chunker's POS column), the column's
+        value at offsets −2..2 and its bigrams and trigrams around the token: the window a CRF tagger
+        is given over a column file's attributes."""
+        if not columns:
+            return self
+        extra = []
+        for column in columns:
+            extra.append({"name": "word", "column": column, "offsets": list(range(-_WINDOW, _WINDOW + 1))})
+            extra += [{"name": "ngram", "column": column, "of": "word", "span": span} for span in _COLUMN_SPANS]
+        data = self.to_dict()
+        data.update(name=f"{self.name}+{'+'.join(columns)}", template=[*data["template"], *extra],
+                    description=f"{self.description}; the columns {', '.join(columns)} at −2..2, their bigrams "
+                                "and trigrams")
+        return FeatureSet.from_dict(data, data["name"])
 
     def to_dict(self) -> dict:
         out = {"name": self.name, "description": self.description, "values": self.values,

@@ -141,3 +141,20 @@ def test_batched_prediction_gives_the_scores_of_one_batch():
         np.testing.assert_array_equal(clf.decision_function(test), whole)
         assert clf.predict(test) == [clf.classes_[k] for k in whole.argmax(axis=1)]
     assert clf.decision_function([]).shape == (0, 2) and clf.predict([]) == []
+
+
+def test_default_features_follow_the_kind_of_document(tmp_path):
+    """features=None: text-ngrams for texts, fields for tuples of fields, numeric for feature dicts; a mix of
+    kinds is refused in one line; the choice is saved with the model."""
+    texts = Classifier(epochs=2).fit(DOCS, LABELS)
+    assert texts.feature_set.name == "text-ngrams"
+    fields = [tuple(d.split()[:2]) for d in DOCS]
+    assert Classifier(epochs=2).fit(fields, LABELS).feature_set.name == "fields"
+    dicts = [{w: 1 for w in d.split()} for d in DOCS]
+    assert Classifier(epochs=2).fit(dicts, LABELS).feature_set.name == "numeric"
+    with pytest.raises(StructlinError, match="training documents mix fields, text"):
+        Classifier().fit([*DOCS[:3], *fields[3:]], LABELS)
+    with pytest.raises(StructlinError, match="must be texts, tuples of fields or feature dicts, got int"):
+        Classifier().fit([1, 2], ["a", "b"])
+    texts.save(tmp_path / "m.model")
+    assert Classifier.load(tmp_path / "m.model").feature_set == texts.feature_set

@@ -15,7 +15,7 @@ import nltk
 import numpy as np
 import pytest
 
-from structlin import Tagger
+from structlin import FeatureSet, Tagger
 from structlin.errors import CorpusFormatError, ModelFormatError, StructlinError
 from structlin.readers import Sentence, read_conllu
 
@@ -395,3 +395,39 @@ def test_ewt_other_decoders(ewt, decoder, tmp_path):
     loaded = Tagger.load(tmp_path / "m.model")
     assert loaded.decoder.name == decoder
     assert loaded.predict(sample) == tagger.predict(sample)
+
+
+def _chunked(words_pos_chunk: list[list[tuple[str, str, str]]]) -> list[Sentence]:
+    """Sentences of a (word, pos, chunk) column file, tagged by the chunk column."""
+    return [Sentence([w for w, _, _ in s], [c for _, _, c in s], columns=[list(t) for t in s],
+                     column_names=("word", "pos", "chunk")) for s in words_pos_chunk]
+
+
+CHUNKED = [[("The", "DT", "B-NP"), ("cat", "NN", "I-NP"), ("sat", "VBD", "O")],
+           [("A", "DT", "B-NP"), ("dog", "NN", "I-NP"), ("ran", "VBD", "O"), ("home", "NN", "B-NP")]]
+
+
+def test_default_features_add_the_other_input_columns():
+    """features=None: pos-rich plus windows of every input column besides the word and the tag column (here
+    POS, not the chunk tags themselves): the same model as naming that feature set; without other columns
+    (CoNLL-U, word/tag pairs) plain pos-rich."""
+    sentences = _chunked(CHUNKED)
+    auto = Tagger(epochs=2, bits=14).fit(sentences)
+    assert auto.feature_set.name == "pos-rich+pos" and auto.feature_set.fields == ("word", "pos")
+    named = Tagger(FeatureSet.load("pos-rich").with_input_columns(["pos"]), epochs=2, bits=14).fit(sentences)
+    np.testing.assert_array_equal(auto.weights_, named.weights_)
+    assert auto.predict(sentences) == named.predict(sentences)
+    tuples = Tagger(epochs=2, bits=14).fit([[(w, p, c) for w, p, c in s] for s in CHUNKED])
+    assert tuples.feature_set.fields == ("word", "column1")
+    assert Tagger(epochs=1, bits=14).fit(TOY).feature_set == FeatureSet.load("pos-rich")
+    refit = Tagger(epochs=1, bits=14)
+    assert refit.fit(sentences).feature_set.fields == ("word", "pos")
+    assert refit.fit(TOY).feature_set.fields == ("word",)  # every fit chooses again
+
+
+def test_default_features_survive_save_and_load(tmp_path):
+    tagger = Tagger(epochs=2, bits=14).fit(_chunked(CHUNKED))
+    tagger.save(tmp_path / "chunk.model")
+    loaded = Tagger.load(tmp_path / "chunk.model")
+    assert loaded.feature_set == tagger.feature_set
+    assert loaded.predict(_chunked(CHUNKED)) == tagger.predict(_chunked(CHUNKED))

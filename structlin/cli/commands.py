@@ -34,7 +34,6 @@ from ..significance import (
 from ..sources import (
     DOCUMENT_FORMATS,
     ReadOptions,
-    guess_document_format,
     hold_out,
     read_documents,
     read_sentences,
@@ -91,19 +90,9 @@ def _learner(args, task: Task, progress: bool | None):
     return make_learner(args.learner, **params)
 
 
-def _features(args, task: Task) -> str | None:
-    """``--features``, else the task's feature set for the data's format (numeric for SVMlight documents),
-    else None: the model's default."""
-    if args.features:
-        return args.features
-    source = args.corpus or args.train
-    fmt = args.format or (None if args.corpus else guess_document_format(source))
-    return task.features_by_format.get(fmt)
-
-
 def _new_model(args, task: Task, progress: bool | None = None):
     """The untrained model the command line describes."""
-    return task.new_model(_features(args, task), _learner(args, task, progress), decoder=getattr(args, "decoder", None),
+    return task.new_model(args.features, _learner(args, task, progress), decoder=getattr(args, "decoder", None),
                           bits=args.bits)
 
 
@@ -373,14 +362,13 @@ def _analyze(args) -> None:
     if documents:
         if args.decoder == "viterbi":
             raise StructlinError("documents take the multiclass decoder, not viterbi")
-        features = _features(args, CLASSIFICATION) or "text-ngrams"
         data = _documents(source, split, args)
-        model = Classifier(features, bits=args.bits)
+        model = Classifier(args.features, bits=args.bits)
         X, y = model.training_data([d.text for d in data], [d.label for d in data])
     else:
-        features = args.features or "pos-rich"
-        model = Tagger(features, decoder=args.decoder or "viterbi", bits=args.bits)
+        model = Tagger(args.features, decoder=args.decoder or "viterbi", bits=args.bits)
         X, y = model.training_data(_sentences(source, split, args))
+    features = model.feature_set.name
     try:
         result = analyze(model.joint, model.decoder, X, y, C=args.C, passes=args.passes, epochs=args.epochs,
                          seed=args.seed, delta=args.delta, delta_trick=args.delta_trick)

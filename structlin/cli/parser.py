@@ -143,9 +143,8 @@ def _add_hypothesis_option(parser, what: str) -> None:
 def _add_model_options(parser, task: Task) -> None:
     """The model a training command builds: its feature set, learner (and decoder), their options, the
     seed and the hash size; defaults from the task's model and the learners' declarations."""
-    by_format = "".join(f"{features} for {fmt} input, else " for fmt, features in task.features_by_format.items())
-    parser.add_argument("--features", help=f"feature set name or TOML file (default: {by_format}"
-                        f"{task.default('features')}; bundled: {', '.join(available_feature_sets())})")
+    parser.add_argument("--features", help=f"feature set name or TOML file (default: {task.model.default_features_rule}; "
+                        f"bundled: {', '.join(available_feature_sets())})")
     parser.add_argument("--learner", default=task.default("learner"), help=f"one of: {', '.join(LEARNERS)}")
     if task.decoders:
         parser.add_argument("--decoder", help=f"one of: {', '.join(DECODERS)} (default: {task.default('decoder')})")
