@@ -13,6 +13,7 @@ from structlin.errors import UnknownNameError
 from structlin.joint import JointFeatureMap, Scores
 from structlin.learners import LEARNERS, AveragedPerceptron, Perceptron, make_learner
 from structlin.learners.epochs import epoch_order
+from structlin.learners.perceptron import RELATIVE_MARGIN_DEFAULT
 from structlin.matrix import FeatureMatrix
 
 from brute import dense_rows, phi
@@ -301,7 +302,7 @@ def test_invalid_hyper_parameters_and_names():
     learner = make_learner("averaged-perceptron", epochs=4, seed=3)
     assert isinstance(learner, AveragedPerceptron)
     assert learner.params() == {"epochs": 4, "seed": 3, "shuffle": True, "batch_size": 1, "patience": None, "eval_every": 1,
-                               "margin": 0.0, "delta": None}
+                               "margin": None, "relative_margin": RELATIVE_MARGIN_DEFAULT, "delta": None}
     with pytest.raises(UnknownNameError, match=f"accepted: {', '.join(sorted(LEARNERS))}"):
         make_learner("no-such-learner")
 

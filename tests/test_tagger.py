@@ -17,6 +17,7 @@ import pytest
 
 from structlin import FeatureSet, Tagger
 from structlin.errors import CorpusFormatError, ModelFormatError, StructlinError
+from structlin.learners.perceptron import RELATIVE_MARGIN_DEFAULT
 from structlin.readers import Sentence, read_conllu
 
 # --- small synthetic data (no corpus needed) ----------------------------------------------------------
@@ -132,7 +133,7 @@ def test_save_load_save_keeps_metadata(tmp_path):
     meta = [json.loads(zipfile.ZipFile(tmp_path / n).read("metadata.json")) for n in ("a.model", "b.model")]
     assert meta[1]["learner"] == meta[0]["learner"] == {"name": "averaged-perceptron", "epochs": 3, "seed": 4,
                                                          "shuffle": True, "batch_size": 2, "patience": 5, "eval_every": 1,
-                                                         "margin": 0.0, "delta": None}
+                                                         "margin": None, "relative_margin": RELATIVE_MARGIN_DEFAULT, "delta": None}
     assert meta[1] == meta[0]
 
 

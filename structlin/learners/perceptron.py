@@ -8,9 +8,12 @@ The averaged perceptron returns the mean of the weights after every example visi
 every update ``δ`` also does ``u += c·δ``, and ``w̄ = w − u/T`` after ``T`` visits, because
 ``Σ_t w_t = Σ_s δ_s (T − s + 1) = T·w − Σ_s (s − 1) δ_s``.
 
-With ``margin = τ > 0`` the update is made whenever the gold output does not beat every other
+With a margin ``τ > 0`` the update is made whenever the gold output does not beat every other
 output by τ per wrong position: ``ŷ = argmax_y w·φ(x, y) + τ·Δ(y, y_gold)`` (the decoder's
-loss-augmented argmax, Hamming Δ), the perceptron with margin.
+loss-augmented argmax, Hamming Δ), the perceptron with margin.  Scaling the features by ``s``
+scales ``w·Δφ`` by ``s²`` after the same updates, so the margin that means the same on any data
+is relative to the features' squared norm: by default ``τ = relative_margin · ρ`` with ``ρ`` the
+mean ``‖x_p‖²`` of a training position's features (``margin`` gives τ itself).
 
 With ``batch_size > 1`` a mini-batch of instances is decoded with the same weights and their
 updates are then applied in order (each still counted at its own visit for the average).
@@ -31,12 +34,19 @@ from .epochs import minibatches
 from .protocol import COST, EPOCHS, RUN_OPTIONS, Capabilities, HistoryField, Learner, Option
 from .training import TrainingRun, accuracy, dev_accuracy
 
-MARGIN = Option("margin", float, 0.0, "perceptron margin τ: update unless the gold output wins by τ per wrong "
-                "position (0: the plain perceptron)", minimum=0)
+RELATIVE_MARGIN_DEFAULT = 0.0
+
+MARGIN = Option("margin", float, None, "perceptron margin τ: update unless the gold output wins by τ per wrong "
+                "position (0: the plain perceptron; default: relative_margin × the mean ‖x‖² of a training "
+                "position)", minimum=0, nullable=True)
+#: Chosen by scripts/choose_defaults.py on the panel's dev data (docs/benchmarks.md, "Defaults").
+RELATIVE_MARGIN = Option("relative_margin", float, RELATIVE_MARGIN_DEFAULT, "the margin τ as a multiple of the mean "
+                         "squared norm ‖x‖² of a training position's features, when margin is not given",
+                         minimum=0)
 DELTA_TRICK = Option("delta", float, None, "train with the Δ trick: an id feature of value Δ per training "
                      "position, which makes any data separable (not kept in the model)", nullable=True,
                      minimum=0, exclusive_minimum=True, flag="--delta-trick", metavar="Δ")
-PERCEPTRON_OPTIONS = (EPOCHS, *RUN_OPTIONS, MARGIN, DELTA_TRICK)
+PERCEPTRON_OPTIONS = (EPOCHS, *RUN_OPTIONS, MARGIN, RELATIVE_MARGIN, DELTA_TRICK)
 MISTAKES = HistoryField("train_mistakes", "mistakes", "{:>6}")
 
 
@@ -62,6 +72,7 @@ class Perceptron(Learner):
     options = PERCEPTRON_OPTIONS
     history_fields = (MISTAKES,)
     averaged = False
+    margin, relative_margin = None, 0.0  # what the subclasses without these options (PA, MIRA, Winnow) train with
 
     def __init__(self, *args, **params):
         super().__init__(*args, **params)
@@ -81,6 +92,7 @@ class Perceptron(Learner):
         self._w = np.zeros(joint.size) if weights is None else np.array(weights, dtype=np.float64)
         self._u = np.zeros(joint.size) if self.averaged else None
         self._visits = 0
+        self.margin_: float | None = None  # τ, set by the run's first epoch (see _margin)
         self.history_, self.best_epoch_ = list(history or []), None
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
@@ -94,6 +106,7 @@ class Perceptron(Learner):
         """
         self._trick = DeltaTrick(joint, X, self.delta) if self.delta else None
         self.start(self._trick.joint if self._trick else joint)
+        self.margin_ = self._margin(X)
         X = self._trick.X if self._trick else X
         with TrainingRun(self, joint, decoder, dev, score=lambda snapshot: self._dev_score(decoder, joint, snapshot, dev)) as run:
             bar = run.bar(self.epochs * X.n_instances, "inst")
@@ -102,6 +115,12 @@ class Perceptron(Learner):
         self._keep(run.finish())
         self.history_, self.best_epoch_, self.stopped_ = run.history, run.best_step, run.stopped
         return self
+
+    def _margin(self, X: FeatureMatrix) -> float:
+        """τ: ``margin``, else ``relative_margin · ρ`` with ``ρ = Σ_p ‖x_p‖² / positions`` over ``X``."""
+        if self.margin is not None:
+            return self.margin
+        return self.relative_margin * float(np.dot(X.values, X.values)) / max(X.n_positions, 1)
 
     def _snapshot(self):
         """The model as of now, as :meth:`_keep` takes it: the hypothesis' weights (without the Δ
@@ -141,6 +160,8 @@ class Perceptron(Learner):
             self._u = None if self._u is None else joint.carry(self._u, self._joint)
             self._joint = joint
         self._trick = None
+        if self.margin_ is None:  # the run's first epoch: τ from its first batch
+            self.margin_ = self._margin(X)
         with TrainingRun(self, joint, decoder, None, history=self.history_) as run:
             run.record(self._snapshot, **self._epoch(decoder, X, y, run.bar(X.n_instances, "inst")))
         self.weights_ = run.finish()
@@ -174,7 +195,7 @@ class Perceptron(Learner):
     def _select(self, decoder: Decoder, scores, gold: np.ndarray) -> np.ndarray:
         """The output ``ŷ`` the update is made against: the argmax, or with a margin τ the loss-augmented
         argmax."""
-        return decoder.loss_augmented_argmax(scores, gold, self.margin) if self.margin else decoder.argmax(scores)
+        return decoder.loss_augmented_argmax(scores, gold, self.margin_) if self.margin_ else decoder.argmax(scores)
 
     def _step(self, w: np.ndarray, batch: FeatureMatrix, gold: np.ndarray, predicted: np.ndarray, indices: np.ndarray,
               values: np.ndarray, owner: np.ndarray) -> np.ndarray:

@@ -51,7 +51,6 @@ class Winnow(Perceptron):
     name = "winnow"
     summary = "balanced Winnow: multiplicative updates of positive weights w⁺ − w⁻"
     capabilities = Capabilities()
-    margin = 0.0  # updates on mistakes only: a margin would make no multiplicative step smaller
     options = (EPOCHS, *RUN_OPTIONS, DELTA_TRICK,
                Option("learning_rate", float, 0.1, "η of the multiplicative update w± ← w± e^(±ηΔ)/Z", minimum=0,
                       exclusive_minimum=True))
