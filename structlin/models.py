@@ -302,6 +302,8 @@ class _Model:
             "decoder": self.decoder.name,
             "learner": {"name": self.learner.name, **self.learner.params()},
             "history": self.history_,
+            "chosen": self.learner.chosen_,
+            "candidates": self.learner.candidates_,
             **self._extra_metadata(),
         }
         save_model(path, metadata, arrays)
@@ -332,6 +334,8 @@ class _Model:
                 model.weights_ = np.concatenate([arrays["emission"].ravel(), arrays["transition"]])
             model.joint = joint
             model.history_ = _upgraded_history(meta["history"])
+            model.learner.chosen_ = dict(meta.get("chosen", {}))  # files written before they were kept lack them
+            model.learner.candidates_ = list(meta.get("candidates", []))
             model._restore(meta, arrays)
         except (KeyError, TypeError, ValueError) as err:
             if isinstance(err, StructlinError):

@@ -165,7 +165,7 @@ def test_mistake_curve_matches_the_perceptron_history(length):
     planted = planted_separable(60, 4, 3, 0.02, length=length, seed=3)
     decoder = Viterbi() if length > 1 else Multiclass()
     curve = perceptron_mistakes(planted.joint, decoder, planted.X, planted.y, epochs=4, seed=9)
-    learner = Perceptron(epochs=curve.epochs, seed=9, batch_size=1, progress=False)
+    learner = Perceptron(epochs=curve.epochs, seed=9, batch_size=1, progress=False, margin=0)
     learner.fit(planted.joint, decoder, planted.X, planted.y)
     assert curve.per_epoch == [record["train_mistakes"] for record in learner.history_]
     assert curve.cumulative(curve.epochs * 60) == curve.total and curve.cumulative(0) == 0
@@ -191,7 +191,7 @@ def test_two_label_perceptron_is_the_classic_binary_perceptron():
     X = FeatureMatrix(np.arange(n + 1) * (dim + 1), np.tile(np.arange(dim + 1), n), x.ravel(), np.ones(n, np.int64))
     labels = np.where(x[:, :dim] @ rng.standard_normal(dim) + 0.3 > 0, 1, 0)  # label id 1 = "+1"
     joint = JointFeatureMap(["-1", "+1"], np.arange(dim + 1), transitions=False)
-    learner = Perceptron(epochs=3, seed=4, batch_size=1, progress=False).fit(joint, Multiclass(), X, labels)
+    learner = Perceptron(epochs=3, seed=4, batch_size=1, progress=False, margin=0).fit(joint, Multiclass(), X, labels)
     view = BinaryView.from_multiclass(joint, learner.weights_, bias_row=dim)
     # The classic perceptron, in the same order: a mistake when y (v·x + b) ≤ 0 (a tie goes to "-1").
     v, b, pm = np.zeros(dim), 0.0, 2 * labels - 1

@@ -84,8 +84,10 @@ def test_train_prints_summary(files, capsys, tmp_path):
     lines = out.splitlines()
     assert lines[0].startswith("epoch   1  mistakes") and "dev accuracy" in lines[0]
     assert lines[1].startswith("epoch   2")
-    assert lines[2].startswith("trained on 800 sentences (")
-    assert f"model written to {model}" in lines[2]
+    tagger = Tagger.load(model)
+    assert lines[2] == f"chosen from the data: margin {tagger.learner.chosen_['margin']:.4g}"
+    assert lines[3].startswith("trained on 800 sentences (")
+    assert f"model written to {model}" in lines[3]
     tagger = Tagger.load(model)
     assert tagger.hasher.bits == 18 and len(tagger.history_) == 2
     quiet = tmp_path / "q.model"

@@ -479,7 +479,7 @@ _AWKWARD = ['"', "'", " ", ",", ";", "\\", "\u00a0", "\u2028", "é", "😀", "a"
 _LABELS = ["pos", "neg", "0", "1", '"quoted"', "a b", "x,y"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(st.text(st.sampled_from(_AWKWARD), max_size=12), st.sampled_from(_LABELS)),
                 min_size=1, max_size=6))
 def test_tsv_lines_round_trip_exactly(documents):
@@ -493,11 +493,12 @@ def test_tsv_lines_round_trip_exactly(documents):
         table = read_tsv(path)
         read = [(d.text, d.label) for d in table]
     (text, label), rest = documents[0], [label for _, label in documents[1:]]
+    names = (label.strip(), text.strip())  # a header's names are read without the spaces around them
     taken_for_header = (label not in rest and len(set(rest)) < len(rest)
-                        and all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name) for name in (label, text))
-                        and label.casefold() != text.casefold())
+                        and all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name) for name in names)
+                        and names[0].casefold() != names[1].casefold())
     assert read == (documents[1:] if taken_for_header else documents)
-    assert table.header == ((label, text) if taken_for_header else None)
+    assert table.header == (names if taken_for_header else None)
 
 
 # --- read_fasttext -------------------------------------------------------------------------------------

@@ -60,7 +60,7 @@ def test_linear_kernel_makes_the_primal_perceptrons_mistakes_and_weights_every_e
     rows, y, L = integer_problem()
     joint, X = dense_corpus(rows, L)
     primal_after, dual_after = [], []
-    primal = AveragedPerceptron(6, seed=3, callback=lambda r, p: primal_after.append((r["train_mistakes"], p._w.copy(),
+    primal = AveragedPerceptron(6, seed=3, margin=0, callback=lambda r, p: primal_after.append((r["train_mistakes"], p._w.copy(),
                                                                                      p._hypothesis())))
     primal.fit(joint, Multiclass(), X, y)
     dual = KernelPerceptron(6, kernel="linear", seed=3,
@@ -82,7 +82,7 @@ def test_linear_kernel_predicts_like_the_primal_perceptron():
     joint, X = dense_corpus(rows, L)
     test_rows, _, _ = integer_problem(seed=2, n=50)
     _, X_test = dense_corpus(test_rows, L)
-    primal = Perceptron(4, seed=0).fit(joint, Multiclass(), X, y)
+    primal = Perceptron(4, seed=0, margin=0).fit(joint, Multiclass(), X, y)
     dual = KernelPerceptron(4, kernel="linear", hypothesis="last", seed=0).fit(joint, Multiclass(), X, y)
     np.testing.assert_array_equal(dual.decision_function(X_test), joint.scores(primal.weights_, X_test).emissions)
 
@@ -104,7 +104,7 @@ def test_polynomial_kernel_predicts_like_the_primal_perceptron_on_the_explicit_e
     dual.fit(joint, Multiclass(), X, y)
     joint2, X2 = dense_corpus(degree2_expansion(rows), 3)
     _, X2_test = dense_corpus(degree2_expansion(test), 3)
-    primal = Perceptron(5, seed=0).fit(joint2, Multiclass(), X2, y)
+    primal = Perceptron(5, seed=0, margin=0).fit(joint2, Multiclass(), X2, y)
     assert [h["train_mistakes"] for h in dual.history_] == [h["train_mistakes"] for h in primal.history_]
     assert dual.history_[-1]["train_mistakes"] < dual.history_[0]["train_mistakes"]
     np.testing.assert_array_equal(dual.decision_function(X_test).argmax(axis=1),
@@ -165,7 +165,7 @@ def test_polynomial_and_rbf_kernels_solve_what_the_linear_perceptron_cannot(prob
         clf = Classifier(fs, learner).fit([d for d, _ in train], [y for _, y in train])
         return np.mean(np.array(clf.predict([d for d, _ in test])) == [y for _, y in test])
 
-    assert accuracy(AveragedPerceptron(10)) < 0.7
+    assert accuracy(AveragedPerceptron(10, margin=0)) < 0.7
     assert accuracy(KernelPerceptron(10, kernel="poly", degree=2, gamma=1.0)) >= 0.95
     assert accuracy(KernelPerceptron(10, kernel="rbf", gamma=1.0)) >= 0.95
 

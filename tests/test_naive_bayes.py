@@ -4,6 +4,7 @@ the settings and data naive Bayes refuses."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 
@@ -14,9 +15,10 @@ from roundtrip import assert_classifier_round_trip
 from structlin import Classifier
 from structlin.cli import main
 from structlin.decoders import Multiclass, Viterbi
-from structlin.errors import OptionValueError, StructlinError
+from structlin.errors import OptionValueError
 from structlin.joint import JointFeatureMap
 from structlin.learners import BernoulliNaiveBayes, NaiveBayes, make_learner
+from structlin.learners.naive_bayes import ALPHAS
 from structlin.matrix import FeatureMatrix
 from structlin.templates import FeatureSet
 
@@ -244,3 +246,60 @@ def test_movie_reviews_cross_validation(nltk_data_dir):
     result = cross_validate(lambda: Classifier("text-presence", "naive-bayes"), [d.text for d in documents],
                             [d.label for d in documents], folds=10, seed=0)
     assert result["accuracy"] >= 0.80
+
+
+def _accuracy(clf: Classifier, documents, labels) -> float:
+    return float(np.mean(np.array(clf.predict(documents)) == np.array(labels)))
+
+
+@pytest.mark.parametrize("learner", ["naive-bayes", "bernoulli-nb"])
+def test_alpha_is_chosen_on_dev_among_the_candidates(learner):
+    """alpha=None: each candidate scored on dev as the model with that alpha would score; the best (the larger
+    on a tie) chosen, and the model is exactly the one trained with it."""
+    dev = (["good film", "bad boring plot", "great acting", "awful film"], ["pos", "neg", "pos", "neg"])
+    auto = Classifier("text-presence", learner).fit(TRAIN, LABELS, dev)
+    fixed = {alpha: Classifier("text-presence", make_learner(learner, alpha=alpha)).fit(TRAIN, LABELS) for alpha in ALPHAS}
+    assert auto.learner.candidates_ == [{"alpha": a, "dev_accuracy": _accuracy(fixed[a], *dev)} for a in ALPHAS]
+    scores = [c["dev_accuracy"] for c in auto.learner.candidates_]
+    assert auto.learner.chosen_ == {"alpha": ALPHAS[scores.index(max(scores))]}
+    np.testing.assert_array_equal(auto.weights_, fixed[auto.learner.chosen_["alpha"]].weights_)
+
+
+def test_without_dev_alpha_is_chosen_on_a_seeded_held_out_tenth(tmp_path, nltk_data_dir):
+    """No dev: the candidates are scored on the seeded 10% held out of train, estimated from the other 90%;
+    the final model is estimated from all of train with the chosen alpha; the model file keeps the choice."""
+    from structlin.catalog import load_documents
+
+    documents = load_documents("qc", "train")
+    texts, labels = [d.text for d in documents], [d.label for d in documents]
+    auto = Classifier("text-presence", "naive-bayes").fit(texts, labels)  # no idf: the same features for any subset
+    order = np.random.default_rng(0).permutation(len(texts))
+    cut = len(texts) - round(0.1 * len(texts))
+    rest, held = np.sort(order[:cut]), np.sort(order[cut:])
+    for candidate in auto.learner.candidates_:
+        clf = Classifier("text-presence", make_learner("naive-bayes", alpha=candidate["alpha"]))
+        clf.fit([texts[k] for k in rest], [labels[k] for k in rest])
+        assert candidate["dev_accuracy"] == pytest.approx(_accuracy(clf, [texts[k] for k in held], [labels[k] for k in held]))
+    assert len({c["dev_accuracy"] for c in auto.learner.candidates_}) > 1
+    final = Classifier("text-presence", make_learner("naive-bayes", alpha=auto.learner.chosen_["alpha"]))
+    final.fit(texts, labels)
+    np.testing.assert_array_equal(auto.weights_, final.weights_)
+    auto.save(tmp_path / "nb.model")
+    loaded = Classifier.load(tmp_path / "nb.model").learner
+    assert (loaded.chosen_, loaded.candidates_, loaded.alpha) == (auto.learner.chosen_, auto.learner.candidates_, None)
+
+
+def test_train_and_evaluate_show_the_choice(tmp_path, capsys):
+    train = tmp_path / "train.txt"
+    train.write_text("".join(f"__label__{y} {x}\n" for x, y in zip(TRAIN * 3, LABELS * 3)), encoding="utf-8")
+    model = tmp_path / "nb.model"
+    assert main(["train", "classifier", "--train", str(train), "--learner", "naive-bayes", "--output", str(model)]) == 0
+    assert "chosen from the data: alpha " in capsys.readouterr().out
+    assert main(["evaluate", str(model), "--test", str(train), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["chosen"] == Classifier.load(model).learner.chosen_ and len(report["candidates"]) == len(ALPHAS)
+    assert main(["train", "classifier", "--train", str(train), "--learner", "naive-bayes", "--alpha", "1",
+                 "--output", str(model)]) == 0
+    assert "chosen from the data" not in capsys.readouterr().out
+    assert main(["evaluate", str(model), "--test", str(train), "--json"]) == 0
+    assert "chosen" not in json.loads(capsys.readouterr().out)

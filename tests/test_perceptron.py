@@ -40,7 +40,7 @@ def test_one_chain_update_by_hand():
     # Two tokens: token 0 has row 0, token 1 has row 1 (value 1); gold "b b"; w = 0 predicts "a a" (ties).
     joint = JointFeatureMap(["a", "b"], [3, 8])
     X = FeatureMatrix([0, 1, 2], [0, 1], [1.0, 1.0], [2])
-    learner = Perceptron(epochs=1, shuffle=False).fit(joint, Viterbi(), X, np.array([1, 1]))
+    learner = Perceptron(epochs=1, shuffle=False, margin=0).fit(joint, Viterbi(), X, np.array([1, 1]))
     w = learner.weights_
     E = joint.emission_weights(w)
     T, S, F = joint.transition_weights(w)
@@ -55,8 +55,8 @@ def test_two_epochs_chain_by_hand():
     # After the first update (above) "b b" scores 1+1+1+1+1 = 5 and wins: the second epoch changes nothing.
     joint = JointFeatureMap(["a", "b"], [3, 8])
     X = FeatureMatrix([0, 1, 2], [0, 1], [1.0, 1.0], [2])
-    plain = Perceptron(epochs=2, shuffle=False).fit(joint, Viterbi(), X, np.array([1, 1]))
-    averaged = AveragedPerceptron(epochs=2, shuffle=False).fit(joint, Viterbi(), X, np.array([1, 1]))
+    plain = Perceptron(epochs=2, shuffle=False, margin=0).fit(joint, Viterbi(), X, np.array([1, 1]))
+    averaged = AveragedPerceptron(epochs=2, shuffle=False, margin=0).fit(joint, Viterbi(), X, np.array([1, 1]))
     assert [r["train_mistakes"] for r in plain.history_] == [1, 0]
     # Visits: w1 = δ, w2 = δ → the average is δ too.
     np.testing.assert_array_equal(averaged.weights_, plain.weights_)
@@ -68,8 +68,8 @@ def test_average_by_hand():
     joint = JointFeatureMap(["a", "b"], [0], transitions=False)
     X = FeatureMatrix([0, 1, 2], [0, 0], [1.0, 1.0], [1, 1])
     y = np.array([1, 0])
-    plain = Perceptron(epochs=1, shuffle=False).fit(joint, Multiclass(), X, y)
-    averaged = AveragedPerceptron(epochs=1, shuffle=False).fit(joint, Multiclass(), X, y)
+    plain = Perceptron(epochs=1, shuffle=False, margin=0).fit(joint, Multiclass(), X, y)
+    averaged = AveragedPerceptron(epochs=1, shuffle=False, margin=0).fit(joint, Multiclass(), X, y)
     np.testing.assert_array_equal(plain.weights_, [0, 0])
     np.testing.assert_allclose(averaged.weights_, [-0.5, 0.5])  # ([-1, 1] + [0, 0]) / 2
 
@@ -133,9 +133,9 @@ def test_perceptrons_match_naive_implementation(decoder, shuffle, batch_size):
     joint = JointFeatureMap(["a", "b", "c"], np.arange(7), transitions=decoder.uses_transitions)
     w, average, history = naive_train(joint, decoder, X, y, epochs=3, seed=11, shuffle=shuffle, batch_size=batch_size)
     assert any(m for m, _ in history)  # updates happened in every configuration
-    plain = Perceptron(epochs=3, seed=11, shuffle=shuffle, batch_size=batch_size).fit(joint, decoder, X, y)
+    plain = Perceptron(epochs=3, seed=11, shuffle=shuffle, batch_size=batch_size, margin=0).fit(joint, decoder, X, y)
     began = time.perf_counter()
-    averaged = AveragedPerceptron(epochs=3, seed=11, shuffle=shuffle, batch_size=batch_size).fit(joint, decoder, X, y)
+    averaged = AveragedPerceptron(epochs=3, seed=11, shuffle=shuffle, batch_size=batch_size, margin=0).fit(joint, decoder, X, y)
     wall = time.perf_counter() - began
     np.testing.assert_allclose(plain.weights_, w, atol=1e-9)
     np.testing.assert_allclose(averaged.weights_, average, atol=1e-9)
@@ -150,8 +150,8 @@ def test_perceptrons_match_naive_implementation(decoder, shuffle, batch_size):
 def test_batch_size_changes_the_result():
     X, y = random_problem(7)
     joint = JointFeatureMap(["a", "b", "c"], np.arange(7))
-    one = AveragedPerceptron(epochs=2, shuffle=False, batch_size=1).fit(joint, Viterbi(), X, y)
-    three = AveragedPerceptron(epochs=2, shuffle=False, batch_size=3).fit(joint, Viterbi(), X, y)
+    one = AveragedPerceptron(epochs=2, shuffle=False, batch_size=1, margin=0).fit(joint, Viterbi(), X, y)
+    three = AveragedPerceptron(epochs=2, shuffle=False, batch_size=3, margin=0).fit(joint, Viterbi(), X, y)
     assert not np.allclose(one.weights_, three.weights_)
 
 
@@ -161,9 +161,9 @@ def test_batch_size_changes_the_result():
 def test_same_seed_same_weights_different_seed_different_order():
     X, y = random_problem(3, n=20)
     joint = JointFeatureMap(["a", "b", "c"], np.arange(7))
-    first = AveragedPerceptron(epochs=2, seed=5).fit(joint, Viterbi(), X, y)
-    again = AveragedPerceptron(epochs=2, seed=5).fit(joint, Viterbi(), X, y)
-    other = AveragedPerceptron(epochs=2, seed=6).fit(joint, Viterbi(), X, y)
+    first = AveragedPerceptron(epochs=2, seed=5, margin=0).fit(joint, Viterbi(), X, y)
+    again = AveragedPerceptron(epochs=2, seed=5, margin=0).fit(joint, Viterbi(), X, y)
+    other = AveragedPerceptron(epochs=2, seed=6, margin=0).fit(joint, Viterbi(), X, y)
     np.testing.assert_array_equal(first.weights_, again.weights_)
     assert not np.allclose(first.weights_, other.weights_)
     # The orders are the seeded permutations; replaying seed 6 in the naive trainer reproduces it.
@@ -212,7 +212,7 @@ def find_early_peak():
     joint = JointFeatureMap(["a", "b", "c"], np.arange(7))
     for seed in range(50):
         X, y, Xd, yd = noisy_split(seed)
-        learner = AveragedPerceptron(epochs=6, seed=0).fit(joint, Viterbi(), X, y, (Xd, yd))
+        learner = AveragedPerceptron(epochs=6, seed=0, margin=0).fit(joint, Viterbi(), X, y, (Xd, yd))
         accuracies = [r["dev_accuracy"] for r in learner.history_]
         if int(np.argmax(accuracies)) + 1 < 6:
             return joint, (X, y, Xd, yd), learner
@@ -242,7 +242,7 @@ def test_early_stopping_keeps_best_epoch(cls):
 def test_patience_stops_training():
     joint, (X, y, Xd, yd), full = find_early_peak()
     best = full.best_epoch_
-    learner = AveragedPerceptron(epochs=6, seed=0, patience=1).fit(joint, Viterbi(), X, y, (Xd, yd))
+    learner = AveragedPerceptron(epochs=6, seed=0, patience=1, margin=0).fit(joint, Viterbi(), X, y, (Xd, yd))
     # Training stops at the first epoch that is `patience` epochs past the best so far.
     accuracies = [r["dev_accuracy"] for r in learner.history_]
     running_best = 1
@@ -261,7 +261,7 @@ def test_dev_unknown_labels_count_as_errors():
     X = FeatureMatrix([0, 1], [0], [1.0], [1])
     Xd = FeatureMatrix([0, 1, 2], [0, 0], [1.0, 1.0], [1, 1])
     # Trained to say "b"; dev gold: "b" and an unseen label (−1).
-    learner = Perceptron(epochs=1).fit(joint, Multiclass(), X, np.array([1]), (Xd, np.array([1, -1])))
+    learner = Perceptron(epochs=1, margin=0).fit(joint, Multiclass(), X, np.array([1]), (Xd, np.array([1, -1])))
     assert learner.history_[0]["dev_accuracy"] == 0.5
 
 
@@ -274,29 +274,29 @@ def test_callback_returning_true_stops():
         seen.append((dict(record), learner))
         return record["epoch"] == 2
 
-    learner = AveragedPerceptron(epochs=5, callback=callback).fit(joint, Viterbi(), X, y)
+    learner = AveragedPerceptron(epochs=5, callback=callback, margin=0).fit(joint, Viterbi(), X, y)
     assert [r["epoch"] for r, _ in seen] == [1, 2]
     assert all(who is learner for _, who in seen)
     assert set(seen[0][0]) == {"step", "unit", "epoch", "train_mistakes", "train_token_errors", "dev_accuracy", "seconds"}
     assert len(learner.history_) == 2 and learner.best_epoch_ == 2
     # Returning a false value never stops.
-    quiet = AveragedPerceptron(epochs=3, callback=lambda record, learner: None).fit(joint, Viterbi(), X, y)
+    quiet = AveragedPerceptron(epochs=3, callback=lambda record, learner: None, margin=0).fit(joint, Viterbi(), X, y)
     assert len(quiet.history_) == 3
 
 
 def test_mistake_on_featureless_position_is_counted():
     joint = JointFeatureMap(["a", "b"], [0], transitions=False)
     X = FeatureMatrix([0, 0], [], [], [1])  # one position, no features: predicts "a", gold "b"
-    learner = Perceptron(epochs=1).fit(joint, Multiclass(), X, np.array([1]))
+    learner = Perceptron(epochs=1, margin=0).fit(joint, Multiclass(), X, np.array([1]))
     assert learner.history_[0]["train_token_errors"] == 1
     assert learner.history_[0]["train_mistakes"] == 1
 
 
 def test_invalid_hyper_parameters_and_names():
     with pytest.raises(ValueError, match="epochs"):
-        Perceptron(epochs=0)
+        Perceptron(epochs=0, margin=0)
     with pytest.raises(ValueError, match="batch_size"):
-        AveragedPerceptron(batch_size=0)
+        AveragedPerceptron(batch_size=0, margin=0)
     assert {"perceptron", "averaged-perceptron", "voted-perceptron", "passive-aggressive", "mira", "maxent", "svm",
             "kernel-perceptron"} <= set(LEARNERS)
     learner = make_learner("averaged-perceptron", epochs=4, seed=3)
@@ -377,13 +377,13 @@ def test_partial_fit_on_a_growing_map_is_one_pass_over_the_stream(decoder, cls):
     first = JointFeatureMap.from_training(labels, X1, transitions=transitions)
     grown = first.extended(X2)
     assert first.columns.tolist() == [0, 2, 4, 6] and grown.columns.tolist() == list(range(7))
-    learner = cls(shuffle=False)
+    learner = cls(shuffle=False, margin=0)
     learner.partial_fit(first, decoder, first.index(X1), y1)
     learner.partial_fit(grown, decoder, grown.index(X2), y2)
     assert all(r["train_mistakes"] for r in learner.history_)
     X = concatenated(X1, X2)
     full = JointFeatureMap.from_training(labels, X, transitions=transitions)
-    once = cls(epochs=1, shuffle=False).fit(full, decoder, full.index(X), np.concatenate([y1, y2]))
+    once = cls(epochs=1, shuffle=False, margin=0).fit(full, decoder, full.index(X), np.concatenate([y1, y2]))
     np.testing.assert_array_equal(learner.weights_, once.weights_)
     assert np.any(grown.emission_weights(learner.weights_)[1::2])  # the new buckets learnt weights
 
@@ -393,14 +393,14 @@ def test_a_run_started_from_weights_goes_on_from_them():
     the weights of the new visits, which start from the given ones."""
     X, y = random_problem(7)
     joint = JointFeatureMap(["a", "b", "c"], np.arange(7))
-    one = Perceptron(epochs=1, shuffle=False).fit(joint, Viterbi(), X, y)
-    resumed = Perceptron(shuffle=False)
+    one = Perceptron(epochs=1, shuffle=False, margin=0).fit(joint, Viterbi(), X, y)
+    resumed = Perceptron(shuffle=False, margin=0)
     resumed.start(joint, one.weights_, one.history_)
     resumed.partial_fit(joint, Viterbi(), X, y)
-    two = Perceptron(epochs=2, shuffle=False).fit(joint, Viterbi(), X, y)
+    two = Perceptron(epochs=2, shuffle=False, margin=0).fit(joint, Viterbi(), X, y)
     np.testing.assert_array_equal(resumed.weights_, two.weights_)
     assert [r["epoch"] for r in resumed.history_] == [1, 2] and len(one.history_) == 1
-    averaged = AveragedPerceptron(shuffle=False)
+    averaged = AveragedPerceptron(shuffle=False, margin=0)
     averaged.start(joint, one.weights_)
     averaged.partial_fit(joint, Viterbi(), X, y)
     _, average, history = naive_train(joint, Viterbi(), X, y, epochs=1, seed=0, shuffle=False, batch_size=1,
@@ -412,7 +412,7 @@ def test_a_run_started_from_weights_goes_on_from_them():
 def test_partial_fit_on_an_empty_batch_changes_nothing():
     joint = JointFeatureMap(["a", "b"], [0], transitions=False)
     empty = FeatureMatrix([0], [], [], [])
-    learner = AveragedPerceptron().partial_fit(joint, Multiclass(), empty, np.zeros(0, np.int64))
+    learner = AveragedPerceptron(margin=0).partial_fit(joint, Multiclass(), empty, np.zeros(0, np.int64))
     np.testing.assert_array_equal(learner.weights_, [0, 0])  # no visit yet: w itself
     learner.partial_fit(joint, Multiclass(), FeatureMatrix([0, 1], [0], [1.0], [1]), np.array([1]))
     learner.partial_fit(joint, Multiclass(), empty, np.zeros(0, np.int64))
@@ -422,7 +422,7 @@ def test_partial_fit_on_an_empty_batch_changes_nothing():
 
 def test_learners_are_online():
     assert Perceptron.capabilities.online and AveragedPerceptron.capabilities.online  # maxent is batch (tests/test_maxent.py)
-    learner = Perceptron()
+    learner = Perceptron(margin=0)
     assert not learner.started
     learner.start(JointFeatureMap(["a", "b"], [0], transitions=False))
     assert learner.started and learner.history_ == []

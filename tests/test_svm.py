@@ -194,7 +194,7 @@ def normalised_margin(joint, X, y, w) -> float:
 @pytest.mark.parametrize("solver, C", [("pegasos", 1.0), ("bcfw", 10.0)])
 def test_margin_is_wider_than_the_averaged_perceptrons(solver, C):
     joint, X, y = separable_documents()
-    perceptron = AveragedPerceptron(epochs=10, progress=False).fit(joint, Multiclass(), X, y)
+    perceptron = AveragedPerceptron(epochs=10, progress=False, margin=0).fit(joint, Multiclass(), X, y)
     svm = SVM(solver=solver, C=C, epochs=100, progress=False).fit(joint, Multiclass(), X, y)
     baseline = normalised_margin(joint, X, y, perceptron.weights_)
     assert baseline > 0  # both separate the training data

@@ -157,6 +157,8 @@ def _train(args) -> None:
     model.save(args.output)
     if not args.quiet:
         _print_history(model)
+        if _choices(model):
+            print(_choices(model))
         items = f" ({task.items(train):,} {task.item}s)" if task.item != task.unit else ""
         print(f"trained on {len(train):,} {task.unit}s{items} in {seconds:.1f}s; kept epoch "
               f"{model.learner.best_epoch_}; model written to {args.output}")
@@ -185,7 +187,24 @@ def _evaluate(args) -> None:
     if task.column:
         args.column = args.column or model.column
     report = task.report(model, task.read(*_test_data(args), _read_options(args)))
-    print(json.dumps(report.to_dict()) if args.json else report.format())
+    learner = model.learner
+    if args.json:
+        chosen = {"chosen": learner.chosen_, "candidates": learner.candidates_} if learner.chosen_ else {}
+        print(json.dumps({**report.to_dict(), **chosen}))
+    else:
+        print(report.format() + (f"\n{_choices(model)}" if learner.chosen_ else ""))
+
+
+def _choices(model) -> str:
+    """What the learner chose from the training data, and each candidate's dev score ("" when nothing)."""
+    learner = model.learner
+    if not learner.chosen_:
+        return ""
+    chosen = ", ".join(f"{name} {value:.4g}" if isinstance(value, float) else f"{name} {value}"
+                       for name, value in learner.chosen_.items())
+    scored = "; ".join(", ".join(f"{k} {v:g}" for k, v in c.items() if k != "dev_accuracy")
+                       + f": dev {100 * c['dev_accuracy']:.2f}%" for c in learner.candidates_)
+    return f"chosen from the data: {chosen}" + (f" (candidates: {scored})" if scored else "")
 
 
 def _test_data(args) -> tuple[str, str | None]:

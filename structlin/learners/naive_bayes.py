@@ -40,13 +40,23 @@ from ..errors import OptionValueError
 from ..joint import JointFeatureMap
 from ..matrix import FeatureMatrix
 from .protocol import Capabilities, HistoryField, Learner, Option
-from .training import TrainingRun, require_finite
+from .training import TrainingRun, dev_accuracy, held_out, require_finite
+
+
+#: The smoothings ``alpha=None`` chooses from, on dev (docs/benchmarks.md, "Defaults").
+ALPHAS = (1.0, 0.3, 0.1, 0.03, 0.01)
+#: The share of the training instances held out to choose alpha on when there is no dev.
+HELD_OUT = 0.1
 
 
 class NaiveBayes(Learner):
     """Multinomial naive Bayes (the feature values are counts of the features' events), fitted in closed form.
 
-    ``alpha`` is the additive smoothing of the estimates (1: Laplace).  It classifies single instances
+    ``alpha`` is the additive smoothing of the estimates (1: Laplace).  By default (None) it is chosen
+    among :data:`ALPHAS` by accuracy on dev — without dev, on a seeded 10% of the training instances held
+    out, the counts of the rest scoring each candidate — and the model is then estimated from all the
+    training data; ``chosen_`` and ``candidates_`` say what was chosen and each candidate's score.  Each
+    candidate costs one pass over the count table, not a training run.  It classifies single instances
     (the Multiclass decoder; a chain of NB emissions would be an HMM, not implemented here) and needs a
     bias feature (see the module docstring) whose value is the same in every training instance, i.e.
     feature values without normalisation.
@@ -61,8 +71,10 @@ class NaiveBayes(Learner):
     # The softmax of the scores is Bayes' rule; fit takes the row of the bias feature, which holds the
     # per-label constant.
     capabilities = Capabilities(probabilistic=True, needs_bias=True, sequences=False)
-    options = (Option("alpha", float, 1.0, "additive smoothing of P(f|y): 1 = Laplace, other α > 0 = Lidstone",
-                      minimum=0, exclusive_minimum=True),)
+    options = (Option("alpha", float, None, "additive smoothing of P(f|y): 1 = Laplace, other α > 0 = Lidstone "
+                      f"(default: chosen on dev among {', '.join(map(str, ALPHAS))})", minimum=0,
+                      exclusive_minimum=True, nullable=True),
+               Option("seed", int, 0, "seed of the instances held out to choose alpha on without dev", minimum=0))
     history_fields = (HistoryField("train_mistakes", "mistakes", "{:>6}"),)
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
@@ -77,6 +89,31 @@ class NaiveBayes(Learner):
             raise OptionValueError(f"{self.name} keeps log P(y) in the weight of a bias feature: use a feature set "
                                    "with a bias template (bundled: text-nb, text-presence)")
         require_finite(X, "training")
+        estimate = self._estimator(joint, X, y, bias_row)
+        if self.alpha is not None:
+            alpha = self.alpha
+        else:
+            choice_data = dev
+            if dev is None:
+                rest, rest_y, choice_data = held_out(X, y, HELD_OUT, self.seed)
+                scoring = self._estimator(joint, rest, rest_y, bias_row)
+            else:
+                scoring = estimate
+            self.candidates_ = [{"alpha": a, "dev_accuracy": dev_accuracy(decoder, joint, scoring(a)[0], choice_data)}
+                                for a in ALPHAS]
+            alpha = max(self.candidates_, key=lambda c: c["dev_accuracy"])["alpha"]  # ties: the larger alpha
+            self.chosen_ = {"alpha": alpha}
+        w, mixed_sign_rows = estimate(alpha)
+        errors = int(np.count_nonzero(decode_corpus(decoder, joint, w, X) != y))
+        with run:
+            run.record(lambda: w, train_mistakes=errors, train_token_errors=errors, mixed_sign_rows=mixed_sign_rows)
+        self.weights_ = run.finish()
+        self.history_, self.best_epoch_ = run.history, run.best_step
+        return self
+
+    def _estimator(self, joint: JointFeatureMap, X: FeatureMatrix, y: np.ndarray, bias_row: int):
+        """The counts of ``X`` once, and a function of ``alpha`` giving the weights estimated from them and the
+        number of rows with training values of both signs."""
         row, position = X.indices.astype(np.int64), X.entry_positions()
         bias_value = _bias_value(X, position, bias_row)
         feature = row != bias_row
@@ -87,29 +124,31 @@ class NaiveBayes(Learner):
         counts = np.bincount(row * L + label, self._events(value), minlength=n_rows * L).reshape(n_rows, L)
         counts[bias_row] = 0.0
         documents = np.bincount(y, minlength=L).astype(np.float64)
-        log_likelihood, constant = self._log_likelihoods(counts, documents, np.arange(n_rows) != bias_row)
         with np.errstate(divide="ignore"):  # a label without training instances: log P(y) = −∞
             log_prior = np.log(documents / documents.sum())
-        w = np.zeros(joint.size)
-        emission = joint.emission_weights(w)
-        emission[:] = sign[:, None] * log_likelihood
-        emission[bias_row] = (log_prior + constant) / bias_value
-        errors = int(np.count_nonzero(decode_corpus(decoder, joint, w, X) != y))
-        with run:
-            run.record(lambda: w, train_mistakes=errors, train_token_errors=errors, mixed_sign_rows=mixed_sign_rows)
-        self.weights_ = run.finish()
-        self.history_, self.best_epoch_ = run.history, run.best_step
-        return self
+
+        # The vocabulary: the rows these instances have (all of the joint map's, unless some are held out).
+        seen = counts.any(axis=1)
+
+        def weights(alpha: float) -> tuple[np.ndarray, int]:
+            log_likelihood, constant = self._log_likelihoods(counts, documents, seen, alpha)
+            w = np.zeros(joint.size)
+            emission = joint.emission_weights(w)
+            emission[:] = np.where(seen[:, None], sign[:, None] * log_likelihood, 0.0)
+            emission[bias_row] = (log_prior + constant) / bias_value
+            return w, mixed_sign_rows
+
+        return weights
 
     def _events(self, values: np.ndarray) -> np.ndarray:
         """How many events of its feature each training entry counts: the count ``|value|``."""
         return np.abs(values)
 
-    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, is_feature: np.ndarray):
+    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, is_feature: np.ndarray, alpha: float):
         """The weights ``log P(f|y)`` of every row (``n_rows × L``) from the event ``counts`` (zero in the bias
         row), and the per-label constant besides ``log P(y)``: none."""
         vocabulary = np.count_nonzero(is_feature)
-        return np.log(counts + self.alpha) - np.log(counts.sum(axis=0) + self.alpha * vocabulary), 0.0
+        return np.log(counts + alpha) - np.log(counts.sum(axis=0) + alpha * vocabulary), 0.0
 
 
 class BernoulliNaiveBayes(NaiveBayes):
@@ -128,9 +167,9 @@ class BernoulliNaiveBayes(NaiveBayes):
                                    f"\"none\"), got {values[np.abs(values) != 1][0]:g}")
         return np.ones(len(values))
 
-    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, is_feature: np.ndarray):
+    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, is_feature: np.ndarray, alpha: float):
         """``log P(f|y) − log(1 − P(f|y))`` per row and the constant ``Σ_f log(1 − P(f|y))`` per label."""
-        p = (counts + self.alpha) / (documents + 2 * self.alpha)
+        p = (counts + alpha) / (documents + 2 * alpha)
         log_absent = np.log1p(-p)
         return np.log(p) - log_absent, log_absent[is_feature].sum(axis=0)
 

@@ -34,7 +34,7 @@ from .epochs import minibatches
 from .protocol import COST, EPOCHS, RUN_OPTIONS, Capabilities, HistoryField, Learner, Option
 from .training import TrainingRun, accuracy, dev_accuracy
 
-RELATIVE_MARGIN_DEFAULT = 0.0
+RELATIVE_MARGIN_DEFAULT = 2.0
 
 MARGIN = Option("margin", float, None, "perceptron margin τ: update unless the gold output wins by τ per wrong "
                 "position (0: the plain perceptron; default: relative_margin × the mean ‖x‖² of a training "
@@ -117,10 +117,16 @@ class Perceptron(Learner):
         return self
 
     def _margin(self, X: FeatureMatrix) -> float:
-        """τ: ``margin``, else ``relative_margin · ρ`` with ``ρ = Σ_p ‖x_p‖² / positions`` over ``X``."""
+        """τ: ``margin``, else ``relative_margin · ρ`` with ``ρ = Σ_p ‖x_p‖² / positions`` over ``X`` (then
+        recorded in ``chosen_``)."""
         if self.margin is not None:
             return self.margin
-        return self.relative_margin * float(np.dot(X.values, X.values)) / max(X.n_positions, 1)
+        if not self.relative_margin:
+            return 0.0
+        values = X.values.astype(np.float64)
+        margin = self.relative_margin * float(np.dot(values, values)) / max(X.n_positions, 1)
+        self.chosen_ = {"margin": margin}
+        return margin
 
     def _snapshot(self):
         """The model as of now, as :meth:`_keep` takes it: the hypothesis' weights (without the Δ
@@ -307,7 +313,8 @@ class VotedPerceptron(Perceptron):
     are cumulative sums of the updates' scores, in blocks.  ``hypothesis`` picks ``voted``,
     ``averaged`` (``(1/T) Σ_k c_k w_k``, the exact average) or ``last`` at prediction time (and for
     the dev selection).  Voting needs the multiclass decoder (a chain would need one Viterbi decoding
-    per hypothesis); for a tagger only ``averaged`` and ``last`` are accepted.
+    per hypothesis); for a tagger only ``averaged`` and ``last`` are accepted, and the default (None)
+    is ``voted`` for single instances and ``averaged`` for label chains.
     """
 
     name = "voted-perceptron"
@@ -315,8 +322,13 @@ class VotedPerceptron(Perceptron):
     averaged = True
     hypotheses = ("voted", "averaged", "last")
     capabilities = Capabilities(scores_itself=True, hypotheses=hypotheses)
-    options = (*PERCEPTRON_OPTIONS, Option("hypothesis", str, "voted", "the hypothesis to predict with, and to "
-                                           "select the dev epoch by", choices=hypotheses))
+    options = (*PERCEPTRON_OPTIONS, Option("hypothesis", str, None, "the hypothesis to predict with, and to "
+                                           "select the dev epoch by (default: voted for single instances, averaged "
+                                           "for label chains)", choices=hypotheses, nullable=True))
+
+    def _active(self, chains: bool) -> str:
+        """``hypothesis``, or its default: voted, unless the model decodes label chains (averaged)."""
+        return self.hypothesis or ("averaged" if chains else "voted")
 
     def fit(self, joint, decoder, X, y, dev=None, *, bias_row=None) -> VotedPerceptron:
         if self.hypothesis == "voted" and not isinstance(decoder, Multiclass):
@@ -343,8 +355,9 @@ class VotedPerceptron(Perceptron):
                       survival, self.n_labels_)
 
     def _dev_score(self, decoder, joint, snapshot: _Votes, dev) -> float:
-        if self.hypothesis != "voted":
-            return dev_accuracy(decoder, joint, snapshot.weights(self.hypothesis), dev)
+        hypothesis = self._active(joint.transitions)
+        if hypothesis != "voted":
+            return dev_accuracy(decoder, joint, snapshot.weights(hypothesis), dev)
         X, gold = dev
         return accuracy(snapshot.votes(X).argmax(axis=1), gold)
 
@@ -355,12 +368,13 @@ class VotedPerceptron(Perceptron):
     def scores(self, joint: JointFeatureMap, X: FeatureMatrix) -> Scores:
         """The scores of ``hypothesis`` for the indexed instances ``X``: ``w·φ(x, y)`` with transitions, or
         the summed survival counts of the votes for ``voted``."""
-        if self.hypothesis == "voted":
+        hypothesis = self._active(joint.transitions)
+        if hypothesis == "voted":
             if joint.transitions:
                 raise OptionValueError("the voted hypothesis needs the multiclass decoder; this model decodes "
                                        "label chains: choose hypothesis 'averaged' or 'last'")
             return Scores(self._model.votes(X), X.lengths)
-        return joint.scores(self._model.weights(self.hypothesis), X)
+        return joint.scores(self._model.weights(hypothesis), X)
 
     def model_arrays(self) -> dict:
         m = self._model

@@ -12,7 +12,10 @@ A learner is a class with
 * ``history_fields`` (:class:`HistoryField`): what its history records hold besides the common fields
   of :mod:`.training`, and how a person reads them;
 * ``fit(joint, decoder, X, y, dev=None, *, bias_row=None)`` and, when ``capabilities.online``,
-  ``partial_fit(joint, decoder, X, y)``.
+  ``partial_fit(joint, decoder, X, y)``.  A fit that chooses a setting from the data (an option left
+  at None and chosen on dev, a margin scaled to the features) records it in ``chosen_`` and the
+  candidates it scored in ``candidates_``; a model file keeps both, and ``structlin train`` and
+  ``structlin evaluate`` show them.
 
 Adding a learner is one module with such a class and one line in :data:`structlin.learners.LEARNERS`.
 """
@@ -190,6 +193,8 @@ class Learner:
         for option in self.options:
             setattr(self, option.name, option.check(params.get(option.name, option.default)))
         self._check_options()
+        self.chosen_: dict = {}  # settings a fit chose from the data (a smoothing chosen on dev, a scaled margin)
+        self.candidates_: list[dict] = []  # the candidates a fit scored on dev, each with its dev_accuracy
 
     @classmethod
     def option(cls, name: str) -> Option:

@@ -51,6 +51,15 @@ def dev_accuracy(decoder: Decoder, joint: JointFeatureMap, w: np.ndarray, dev: t
     return accuracy(decode_corpus(decoder, joint, w, X), gold)
 
 
+def held_out(X: FeatureMatrix, y: np.ndarray, fraction: float, seed: int):
+    """``(X_rest, y_rest, (X_held, y_held))``: a seeded ``fraction`` of the instances (at least one) held out,
+    the rest in corpus order, for a learner that chooses a setting on held-out data when it has no dev."""
+    order = np.random.default_rng(seed).permutation(X.n_instances)
+    cut = X.n_instances - max(1, round(fraction * X.n_instances))
+    rest, held = np.sort(order[:cut]), np.sort(order[cut:])
+    return X.take(rest), y[X.positions(rest)], (X.take(held), y[X.positions(held)])
+
+
 def require_finite(X: FeatureMatrix, what: str) -> None:
     """Raise :class:`StructlinError` naming the first instance of ``X`` with a NaN or infinite
     feature value: such a value would turn every weight it touches into NaN."""
