@@ -444,3 +444,16 @@ def test_the_delta_trick_makes_contradictory_data_separable_and_is_not_kept(cls)
         cls(delta=1.0).partial_fit(joint, Multiclass(), X, y)
     with pytest.raises(ValueError, match="delta must be positive"):
         cls(delta=0.0)
+
+
+def test_each_perceptron_has_its_own_relative_margin_default():
+    """The plain perceptron's default comes from its own panel sweep, the averaged and voted ones share theirs;
+    with_defaults refuses an option the tuple lacks."""
+    from structlin.learners import VotedPerceptron
+    from structlin.learners.perceptron import PERCEPTRON_OPTIONS, PLAIN_RELATIVE_MARGIN_DEFAULT
+    from structlin.learners.protocol import with_defaults
+
+    assert Perceptron().relative_margin == PLAIN_RELATIVE_MARGIN_DEFAULT == 4.0
+    assert AveragedPerceptron().relative_margin == VotedPerceptron().relative_margin == RELATIVE_MARGIN_DEFAULT == 2.0
+    with pytest.raises(TypeError, match="no option nonesuch"):
+        with_defaults(PERCEPTRON_OPTIONS, nonesuch=1)

@@ -31,15 +31,17 @@ from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
 from .delta_trick import DeltaTrick
 from .epochs import minibatches
-from .protocol import COST, EPOCHS, RUN_OPTIONS, Capabilities, HistoryField, Learner, Option
+from .protocol import COST, EPOCHS, RUN_OPTIONS, Capabilities, HistoryField, Learner, Option, with_defaults
 from .training import TrainingRun, accuracy, dev_accuracy
 
+#: The defaults of relative_margin, chosen by scripts/choose_defaults.py (least mean regret on the panel's dev
+#: data, docs/benchmarks.md "Defaults"): the averaged and voted perceptrons', and the plain perceptron's.
 RELATIVE_MARGIN_DEFAULT = 2.0
+PLAIN_RELATIVE_MARGIN_DEFAULT = 4.0
 
 MARGIN = Option("margin", float, None, "perceptron margin τ: update unless the gold output wins by τ per wrong "
                 "position (0: the plain perceptron; default: relative_margin × the mean ‖x‖² of a training "
                 "position)", minimum=0, nullable=True)
-#: Chosen by scripts/choose_defaults.py on the panel's dev data (docs/benchmarks.md, "Defaults").
 RELATIVE_MARGIN = Option("relative_margin", float, RELATIVE_MARGIN_DEFAULT, "the margin τ as a multiple of the mean "
                          "squared norm ‖x‖² of a training position's features, when margin is not given",
                          minimum=0)
@@ -69,7 +71,7 @@ class Perceptron(Learner):
     name = "perceptron"
     summary = "the structured perceptron (Collins 2002): w += φ(x,y) − φ(x,ŷ) on every mistake"
     capabilities = Capabilities(online=True)
-    options = PERCEPTRON_OPTIONS
+    options = with_defaults(PERCEPTRON_OPTIONS, relative_margin=PLAIN_RELATIVE_MARGIN_DEFAULT)
     history_fields = (MISTAKES,)
     averaged = False
     margin, relative_margin = None, 0.0  # what the subclasses without these options (PA, MIRA, Winnow) train with
@@ -224,6 +226,7 @@ class AveragedPerceptron(Perceptron):
 
     name = "averaged-perceptron"
     summary = "the perceptron returning the exact average of its weights over every visit (default)"
+    options = PERCEPTRON_OPTIONS
     averaged = True
 
 

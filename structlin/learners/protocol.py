@@ -25,7 +25,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from ..errors import OptionValueError
@@ -232,7 +232,16 @@ class Learner:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
 
 
-# --- options several learners share (a learner may `dataclasses.replace` one to change its default) ----
+def with_defaults(options: tuple[Option, ...], **defaults) -> tuple[Option, ...]:
+    """``options`` with the defaults of the named ones replaced (a learner's own default for a shared option)."""
+    unknown = set(defaults) - {option.name for option in options}
+    if unknown:
+        raise TypeError(f"no option {', '.join(sorted(unknown))} to give a default")
+    return tuple(replace(option, default=defaults[option.name]) if option.name in defaults else option
+                 for option in options)
+
+
+# --- options several learners share (a learner may give one its own default: with_defaults) ----------
 
 EPOCHS = Option("epochs", int, 10, "passes over the training data", minimum=1)
 SEED = Option("seed", int, 0, "seed of the shuffling (and of every other random choice of the run)", minimum=0)
