@@ -172,6 +172,11 @@ def structlin_svm(args) -> Classifier:
     return Classifier("text-ngrams", learner)
 
 
+def structlin_defaults(learner: str):
+    """structlin as a user runs it, no tuning flag: ``structlin train classifier --learner LEARNER``."""
+    return lambda args: Classifier(learner=make_learner(learner, progress=False) if args.quiet else learner)
+
+
 def tfidf(classifier, sublinear: bool = False) -> Pipeline:
     return make_pipeline(TfidfVectorizer(ngram_range=NGRAMS, sublinear_tf=sublinear), classifier)
 
@@ -257,6 +262,9 @@ SYSTEMS = {
     "structlin": System("structlin", structlin_model),
     "structlin-maxent": System("structlin", structlin_maxent),
     "structlin-svm": System("structlin", structlin_svm),
+    "structlin-defaults": System("structlin", structlin_defaults("averaged-perceptron")),
+    "structlin-defaults-maxent": System("structlin", structlin_defaults("maxent")),
+    "structlin-defaults-svm": System("structlin", structlin_defaults("svm")),
     "sgd-avg": System("scikit-learn linear",
                       lambda args: tfidf(SGDClassifier(loss="hinge", average=True, random_state=0))),
     "linearsvc": System("scikit-learn linear", lambda args: tfidf(LinearSVC())),
@@ -351,6 +359,14 @@ def ratios(rows: list[dict]) -> tuple[list[str], dict]:
                 bound = "" if peer == "sgd-avg" else f" (bound <= 1: {check(ratio <= 1)})"
                 lines.append(f"  {system} / {peer}: training time {ratio:.2f}x{bound}, "
                              f"accuracy {100 * (by[system]['accuracy'] - by[peer]['accuracy']):+.2f} points")
+    defaults = by.get("structlin-defaults")
+    if defaults is not None and "sgd-avg" in by:  # issue 16: no tuning flags, against scikit-learn's defaults
+        ratio = defaults["train_s"] / by["sgd-avg"]["train_s"]
+        difference = 100 * (defaults["accuracy"] - by["sgd-avg"]["accuracy"])
+        out.update(defaults_train_time_vs_sgd_avg=ratio, defaults_accuracy_minus_sgd_avg=difference)
+        lines.append(f"  structlin-defaults / sgd-avg: training time {ratio:.2f}x (bound <= {TRAIN_TIME_BOUND}: "
+                     f"{check(ratio <= TRAIN_TIME_BOUND)}), accuracy {difference:+.2f} points (bound >= 0: "
+                     f"{check(difference >= 0)})")
     s = by.get("structlin")
     if s is None:
         return lines, out

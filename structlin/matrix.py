@@ -82,6 +82,12 @@ class FeatureMatrix:
         e0, e1 = indptr[0], indptr[-1]
         return FeatureMatrix(indptr - e0, self.indices[e0:e1], self.values[e0:e1], self.lengths[start:stop])
 
+    def mean_squared_norm(self) -> float:
+        """``ρ = Σ_p ‖x_p‖² / positions``: the scale of the features, to which a learner's margin or penalty
+        is made relative (scaling the features by ``s`` scales ρ by ``s²``)."""
+        values = self.values.astype(np.float64)
+        return float(values @ values) / max(self.n_positions, 1)
+
     def entry_positions(self) -> np.ndarray:
         """The position (row) of every stored entry."""
         return np.repeat(np.arange(self.n_positions), np.diff(self.indptr))

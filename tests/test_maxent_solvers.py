@@ -78,11 +78,11 @@ def test_sgd_reaches_the_batch_optimum(name, lengths, transitions, decoder):
 
 def test_sgd_without_averaging_and_with_momentum_comes_near_the_optimum():
     joint, X, y = random_problem(12, [1] * 30, 3, 8, transitions=False)
-    batch = MaxEnt(epochs=500, tol=0, gtol=1e-9, progress=False).fit(joint, Multiclass(), X, y)
+    batch = MaxEnt(epochs=500, l2=1.0, tol=0, gtol=1e-9, progress=False).fit(joint, Multiclass(), X, y)
     objective = batch.objective(joint, Multiclass(), X, y)
     optimum = objective(batch.weights_)[0]
     for params in ({"averaging": False, "learning_rate": 0.05}, {"momentum": 0.5, "learning_rate": 0.03}):
-        learner = MaxEnt(solver="sgd", epochs=100, progress=False, **params).fit(joint, Multiclass(), X, y)
+        learner = MaxEnt(solver="sgd", epochs=100, l2=1.0, progress=False, **params).fit(joint, Multiclass(), X, y)
         assert optimum <= objective(learner.weights_)[0] <= optimum * 1.02
 
 

@@ -25,7 +25,7 @@ from structlin.joint import JointFeatureMap
 from structlin.learners import LEARNERS, SVM, AveragedPerceptron, make_learner
 from structlin.learners.epochs import epoch_order
 from structlin.learners.sgd import SGDWeights
-from structlin.learners.svm import BlockWeights
+from structlin.learners.svm import RELATIVE_C_DEFAULT, BlockWeights
 from structlin.matrix import FeatureMatrix
 
 
@@ -116,7 +116,7 @@ def test_one_pegasos_step_by_hand(projection):
     # w = (η_1/2)(ψ_0 + ψ_1): ψ_0 = φ(x0, a) − φ(x0, b) puts +2, −2 on (f0, a), (f0, b); ψ_1 = φ(x1, c) −
     # φ(x1, a) puts +1, −1 on (f0, c), (f0, a) and +3, −3 on (f1, c), (f1, a).
     joint, X, y = hand_problem()
-    learner = SVM(epochs=1, batch_size=2, projection=projection, progress=False).fit(joint, Multiclass(), X, y)
+    learner = SVM(epochs=1, C=1.0, batch_size=2, projection=projection, progress=False).fit(joint, Multiclass(), X, y)
     expected = np.array([2 - 1, -2, 1, -3, 0, 3], dtype=float)
     if projection:  # ‖w‖ = √24 is outside the ball of radius 1/√λ = √2
         expected *= math.sqrt(2 / 24)
@@ -176,7 +176,7 @@ class DensePegasos:
 @pytest.mark.parametrize("params", [{}, {"projection": False}, {"averaging": False}, {"batch_size": 3, "C": 50.0}])
 def test_pegasos_matches_dense_textbook_bookkeeping(params):
     joint, X, y = random_problem(21, [2, 3, 4, 1, 3, 2, 5, 3], 3, 8, transitions=True)
-    learner = SVM(epochs=4, seed=5, progress=False, **params)
+    learner = SVM(epochs=4, seed=5, progress=False, **{"C": 1.0, **params})
     learner.fit(joint, Viterbi(), X, y)
     expected = DensePegasos(learner, joint, Viterbi(), X, y).run()
     np.testing.assert_allclose(learner.weights_, expected, rtol=1e-9, atol=1e-12)
@@ -310,7 +310,7 @@ def test_a_cost_matrix_by_label_name_is_the_matrix_in_label_order():
 def test_make_learner_and_params():
     assert LEARNERS["svm"] is SVM and SVM.capabilities.online is False and SVM.capabilities.probabilistic is False
     learner = make_learner("svm", epochs=None, seed=2, batch_size=4, patience=3, progress=False)
-    assert learner.params() == {"epochs": None, "solver": "pegasos", "C": 1.0, "cost": 1.0, "cost_matrix": None,
+    assert learner.params() == {"epochs": None, "solver": "pegasos", "C": None, "relative_C": RELATIVE_C_DEFAULT, "cost": 1.0, "cost_matrix": None,
                                 "projection": True, "averaging": True, "tol": 1e-3, "eval_every": 1, "seed": 2,
                                 "batch_size": 4, "patience": 3}
     assert make_learner("svm", **learner.params()).params() == learner.params()

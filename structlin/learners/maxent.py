@@ -40,6 +40,9 @@ from .protocol import BATCH_SIZE, CALLBACK, EVAL_EVERY, PATIENCE, PROGRESS, SEED
 from .sgd import SGDWeights
 from .training import TrainingRun, require_finite
 
+#: The default of relative_l2, chosen by scripts/choose_defaults.py (docs/benchmarks.md, "Defaults").
+RELATIVE_L2_DEFAULT = 0.01
+
 
 class MaxEntObjective:
     """``f(w)`` and ``∇f(w)`` of the module docstring for one indexed corpus ``X`` with gold label ids
@@ -178,7 +181,11 @@ class MaxEnt(Learner):
     options = (Option("epochs", int, None, "the most L-BFGS iterations (default 100), or SGD epochs (default 10)",
                       minimum=1, nullable=True),
                Option("solver", str, "lbfgs", "batch L-BFGS (OWL-QN with l1) or online SGD", choices=solvers),
-               Option("l2", float, 1.0, "the L2 prior's 1/σ² on the summed log-likelihood", minimum=0),
+               Option("l2", float, None, "the L2 prior's 1/σ² on the summed log-likelihood (default: relative_l2 × "
+                      "the mean ‖x‖² of a training position)", minimum=0, nullable=True),
+               Option("relative_l2", float, RELATIVE_L2_DEFAULT, "l2 as a multiple of the mean squared norm ‖x‖² of a "
+                      "training position's features, when l2 is not given: the same prior for any scale of the "
+                      "features", minimum=0),
                Option("l1", float, 0.0, "the L1 penalty, exact zeros by OWL-QN (lbfgs only)", minimum=0),
                Option("tol", float, 1e-6, "L-BFGS: stop at this relative decrease of the objective", minimum=0),
                Option("gtol", float, 1e-5, "L-BFGS: stop when no (pseudo-)gradient component exceeds this",
@@ -206,8 +213,14 @@ class MaxEnt(Learner):
         return self.epochs if self.epochs is not None else (100 if self.solver == "lbfgs" else 10)
 
     def objective(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray) -> MaxEntObjective:
-        """The objective this learner minimises on a corpus (with its ``l2``)."""
-        return MaxEntObjective(joint, decoder, X, y, l2=self.l2)
+        """The objective this learner minimises on a corpus: with ``l2``, else ``relative_l2 · ρ`` for the
+        corpus's ``ρ = mean ‖x_p‖²`` (scaling the features by ``s`` scales the weights by ``1/s``, so
+        the prior that means the same scales by ``s²``), then recorded in ``chosen_``."""
+        l2 = self.l2
+        if l2 is None:
+            l2 = self.relative_l2 * X.mean_squared_norm()
+            self.chosen_ = {"l2": l2}
+        return MaxEntObjective(joint, decoder, X, y, l2=l2)
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
             dev: tuple[FeatureMatrix, np.ndarray] | None = None, *, bias_row: int | None = None) -> MaxEnt:
@@ -252,7 +265,7 @@ class MaxEnt(Learner):
         weights = SGDWeights(objective.joint.size, objective.joint.n_labels, momentum=self.momentum,
                              averaged=self.averaging)
         rng = np.random.default_rng(self.seed)
-        decay = self.l2 / max(X.n_instances, 1)  # λ per instance
+        decay = objective.l2 / max(X.n_instances, 1)  # λ per instance
         self.stopped_ = f"{self.max_epochs} epochs"
         bar = run.bar(self.max_epochs * X.n_instances, "inst")
         for _ in range(self.max_epochs):

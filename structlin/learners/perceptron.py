@@ -125,8 +125,7 @@ class Perceptron(Learner):
             return self.margin
         if not self.relative_margin:
             return 0.0
-        values = X.values.astype(np.float64)
-        margin = self.relative_margin * float(np.dot(values, values)) / max(X.n_positions, 1)
+        margin = self.relative_margin * X.mean_squared_norm()
         self.chosen_ = {"margin": margin}
         return margin
 

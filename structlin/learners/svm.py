@@ -54,6 +54,9 @@ from .protocol import BATCH_SIZE, CALLBACK, COST, EVAL_EVERY, PATIENCE, PROGRESS
 from .sgd import SGDWeights
 from .training import TrainingRun, require_finite
 
+#: The default of relative_C, chosen by scripts/choose_defaults.py (docs/benchmarks.md, "Defaults").
+RELATIVE_C_DEFAULT = 1.0
+
 
 class StructuredHinge:
     """``P(w)`` of the module docstring on one indexed corpus ``X`` with gold label ids ``y``, and what
@@ -150,8 +153,12 @@ class SVM(Learner):
                       minimum=1, nullable=True),
                Option("solver", str, "pegasos", "stochastic subgradient steps (pegasos) or block-coordinate "
                       "Frank–Wolfe with the duality gap (bcfw)", choices=solvers),
-               Option("C", float, 1.0, "LIBLINEAR's C, i.e. λ = 1/(C·n) for n training instances", minimum=0,
-                      exclusive_minimum=True),
+               Option("C", float, None, "LIBLINEAR's C, i.e. λ = 1/(C·n) for n training instances (default: "
+                      "relative_C / the mean ‖x‖² of a training position)", minimum=0, exclusive_minimum=True,
+                      nullable=True),
+               Option("relative_C", float, RELATIVE_C_DEFAULT, "C times the mean squared norm ‖x‖² of a training "
+                      "position's features, when C is not given: the same regularisation for any scale of the "
+                      "features", minimum=0, exclusive_minimum=True),
                COST,
                Option("cost_matrix", object, None, "a file of misclassification costs: a header line of predicted "
                       "labels, then 'true-label cost cost ...' per line (tab-separated, or comma for .csv); every "
@@ -186,7 +193,8 @@ class SVM(Learner):
         return params
 
     def objective(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray) -> StructuredHinge:
-        """The primal this learner minimises on a corpus (with its ``C``, ``cost`` and ``cost_matrix``)."""
+        """The primal this learner minimises on a corpus (with its ``C``, else ``relative_C / ρ`` for the corpus's
+        ``ρ = mean ‖x_p‖²``, recorded in ``chosen_``; its ``cost`` and ``cost_matrix``)."""
         if isinstance(self.cost_matrix, Mapping):
             self.cost_matrix = _costs_by_label(self.cost_matrix, joint.labels)
         if self.cost_matrix is not None:
@@ -198,7 +206,11 @@ class SVM(Learner):
             if decoder.uses_transitions:
                 raise OptionValueError(f"a cost_matrix needs the multiclass decoder, not {decoder.name!r} "
                                        "(a chain's loss-augmented argmax takes the Hamming cost only)")
-        return StructuredHinge(joint, decoder, X, y, C=self.C, cost=self.cost, cost_matrix=self.cost_matrix)
+        C = self.C
+        if C is None:  # scaling the features by s makes the same solution need C / s²
+            C = self.relative_C / max(X.mean_squared_norm(), np.finfo(float).tiny)
+            self.chosen_ = {"C": C}
+        return StructuredHinge(joint, decoder, X, y, C=C, cost=self.cost, cost_matrix=self.cost_matrix)
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
             dev: tuple[FeatureMatrix, np.ndarray] | None = None, *, bias_row: int | None = None) -> SVM:
