@@ -27,7 +27,7 @@ from .evaluation import ClassificationReport, TaggingReport, evaluate_classifica
 from .hashing import FeatureHasher
 from .joint import JointFeatureMap, Scores
 from .learners import LEARNERS, Learner, make_learner
-from .learners.training import UNITS
+from .learners.training import UNITS, hold_out_instances
 from .matrix import FeatureMatrix
 from .modelfile import load_model, save_model
 from .readers import Sentence
@@ -166,8 +166,11 @@ class _Model:
     kind = ""
     _item = ""
 
-    def __init__(self, features, learner, decoder, *, bits: int, hash_seed: int, **settings):
-        self.features = features
+    def __init__(self, features, learner, decoder, *, bits: int, hash_seed: int, held_out: float | None = None,
+                 **settings):
+        if held_out is not None and not 0 < held_out < 1:
+            raise StructlinError(f"held_out must be a fraction between 0 and 1, got {held_out}")
+        self.features, self.held_out = features, held_out
         self.decoder: Decoder = make_decoder(decoder) if isinstance(decoder, str) else decoder
         self.learner = _learner(learner, settings)
         self.hasher = FeatureHasher(bits, hash_seed)
@@ -216,8 +219,31 @@ class _Model:
         dev_data = None
         if dev is not None:
             dev_data = (self.joint.index(dev[0]), _dev_label_ids(self.joint, dev[1], f"{self._item}s", 3))
+        elif self.held_out and "epochs" in self.learner.get_params():
+            self._fit_held_out_epochs(X, y)
+            return
         self.learner.fit(self.joint, self.decoder, X, y, dev_data, bias_row=self._bias_row())
         self.weights_, self.history_ = self.learner.weights_, self.learner.history_
+
+    def _fit_held_out_epochs(self, X: FeatureMatrix, y: np.ndarray) -> None:
+        """Without dev: choose the number of epochs (iterations) on a seeded ``held_out`` share of the training
+        instances, training on the rest, then train on all of them for that many (scikit-learn's refit).
+        ``chosen_`` gains ``epochs`` and ``candidates_`` every epoch's held-out accuracy."""
+        learner, epochs = self.learner, self.learner.epochs
+        seed = learner.get_params().get("seed") or 0
+        rest, rest_y, held = hold_out_instances(X, y, self.held_out, seed)
+        learner.fit(self.joint, self.decoder, rest, rest_y, held, bias_row=self._bias_row())
+        best = max(learner.best_epoch_ or 1, 1)  # an iterative learner keeps at least one epoch
+        candidates = [{"epochs": r["step"], "dev_accuracy": r["dev_accuracy"]} for r in learner.history_
+                      if r["dev_accuracy"] is not None]
+        try:
+            learner.set_params(epochs=best)
+            learner.fit(self.joint, self.decoder, X, y, None, bias_row=self._bias_row())
+        finally:
+            learner.set_params(epochs=epochs)
+        learner.chosen_ = {**learner.chosen_, "epochs": best}
+        learner.candidates_ = candidates
+        self.weights_, self.history_ = learner.weights_, learner.history_
 
     def _train_online(self, instances: list, labels: list[str], classes) -> None:
         """One epoch of an online learner over a batch, going on from the current model (see the
@@ -362,6 +388,8 @@ class Tagger(_Model, TaggerI):
     and ``patience`` go to a learner given by name (``epochs=None``: the learner's default, 10 perceptron
     epochs, at most 100 max-ent L-BFGS iterations or 10 SGD epochs: see
     :class:`~structlin.learners.maxent.MaxEnt`).  ``bits`` and ``hash_seed`` set the feature hash.
+    ``held_out``: when :meth:`fit` gets no dev, choose the number of epochs on this seeded share of the
+    training sentences and then train on all of them for that many (None: keep the last epoch).
 
     ``batch_size=4`` decodes four sentences with the same weights before applying their updates (in
     order, each counted at its own visit for averaging): the same dev accuracy as the one-at-a-time
@@ -378,9 +406,9 @@ class Tagger(_Model, TaggerI):
 
     def __init__(self, features=None, learner="averaged-perceptron", decoder="viterbi", *,
                  epochs: int | None = None, seed: int = 0, batch_size: int = 4, patience: int | None = None, bits: int = 22,
-                 hash_seed: int = 0, progress: bool | None = None):
-        super().__init__(features, learner, decoder, bits=bits, hash_seed=hash_seed, epochs=epochs, seed=seed,
-                         batch_size=batch_size, patience=patience, progress=progress)
+                 hash_seed: int = 0, held_out: float | None = None, progress: bool | None = None):
+        super().__init__(features, learner, decoder, bits=bits, hash_seed=hash_seed, held_out=held_out, epochs=epochs,
+                         seed=seed, batch_size=batch_size, patience=patience, progress=progress)
         if not self.learner.capabilities.sequences:
             taggers = [name for name, cls in LEARNERS.items() if cls.capabilities.sequences]
             raise StructlinError(f"learner {self.learner.name!r} labels single instances (documents), not the tokens "
@@ -585,7 +613,9 @@ class Classifier(_Model, ClassifierI):
     ``decision_function``, ``predict_proba``, ``classes_``, ``random_state``; ``prob_classify`` with
     the probabilistic learners ``maxent``, ``naive-bayes`` and ``bernoulli-nb``).  An empty document has no
     features, so every label scores 0 unless the feature set has a ``bias`` template; ties go to the first
-    label of ``classes_``.
+    label of ``classes_``.  ``features=None`` chooses the feature set by the kind of the training documents;
+    ``held_out``, as for :class:`Tagger`, chooses the epochs on a seeded share of the training documents
+    when :meth:`fit` gets no dev.
     """
 
     kind = "classifier"
@@ -593,9 +623,9 @@ class Classifier(_Model, ClassifierI):
 
     def __init__(self, features=None, learner="averaged-perceptron", *, epochs: int | None = None,
                  seed: int = 0, batch_size: int | None = None, patience: int | None = None, bits: int = 22,
-                 hash_seed: int = 0, progress: bool | None = None):
-        super().__init__(features, learner, Multiclass(), bits=bits, hash_seed=hash_seed, epochs=epochs, seed=seed,
-                         batch_size=batch_size, patience=patience, progress=progress)
+                 hash_seed: int = 0, held_out: float | None = None, progress: bool | None = None):
+        super().__init__(features, learner, Multiclass(), bits=bits, hash_seed=hash_seed, held_out=held_out,
+                         epochs=epochs, seed=seed, batch_size=batch_size, patience=patience, progress=progress)
 
     def _make_extractor(self) -> DocumentFeatureExtractor:
         capabilities = self.learner.capabilities

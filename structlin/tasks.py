@@ -50,14 +50,14 @@ class Task:
         """The default of the model constructor's ``parameter`` (the model class stays the one place it is set)."""
         return inspect.signature(self.model).parameters[parameter].default
 
-    def new_model(self, features, learner, *, decoder: str | None = None, bits: int):
+    def new_model(self, features, learner, *, decoder: str | None = None, bits: int, held_out: float | None = None):
         """An untrained model of this task (``features`` None: chosen from the training data by the model;
-        ``decoder`` only for a task that takes one, None: the model's default)."""
+        ``decoder`` only for a task that takes one, None: the model's default; ``held_out``: the model's)."""
         if self.decoders:
-            return self.model(features, learner, decoder or self.default("decoder"), bits=bits)
+            return self.model(features, learner, decoder or self.default("decoder"), bits=bits, held_out=held_out)
         if decoder not in (None, "multiclass"):
             raise ValueError(f"a {self.kind} labels each {self.unit} on its own; it takes no decoder ({decoder!r})")
-        return self.model(features, learner, bits=bits)
+        return self.model(features, learner, bits=bits, held_out=held_out)
 
 
 def _fit_documents(model: Classifier, train: list, dev: list | None) -> None:

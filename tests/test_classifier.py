@@ -158,3 +158,26 @@ def test_default_features_follow_the_kind_of_document(tmp_path):
         Classifier().fit([1, 2], ["a", "b"])
     texts.save(tmp_path / "m.model")
     assert Classifier.load(tmp_path / "m.model").feature_set == texts.feature_set
+
+
+def test_held_out_chooses_the_epochs_then_trains_on_everything(nltk_data_dir):
+    """held_out=0.1 without dev: the epochs are chosen on a seeded tenth of the training documents (training on
+    the rest), then the model is trained on all of them for that many: the same weights as doing both by hand
+    (features without idf, which the whole training set estimates)."""
+    documents = load_documents("qc", "train")[:1500]
+    texts, labels = [d.text for d in documents], [d.label for d in documents]
+    auto = Classifier("text-presence", make_learner("averaged-perceptron", epochs=6, seed=2), held_out=0.1)
+    auto.fit(texts, labels)
+    order = np.random.default_rng(2).permutation(len(texts))
+    cut = len(texts) - round(0.1 * len(texts))
+    rest, held = np.sort(order[:cut]), np.sort(order[cut:])
+    probe = Classifier("text-presence", make_learner("averaged-perceptron", epochs=6, seed=2))
+    probe.fit([texts[k] for k in rest], [labels[k] for k in rest], ([texts[k] for k in held], [labels[k] for k in held]))
+    assert auto.learner.chosen_["epochs"] == probe.learner.best_epoch_
+    assert [c["epochs"] for c in auto.learner.candidates_] == list(range(1, 7))
+    by_hand = Classifier("text-presence", make_learner("averaged-perceptron", epochs=probe.learner.best_epoch_, seed=2))
+    by_hand.fit(texts, labels)
+    np.testing.assert_array_equal(auto.weights_, by_hand.weights_)
+    assert auto.learner.epochs == 6  # the option itself is left as given
+    with pytest.raises(StructlinError, match="held_out must be a fraction between 0 and 1, got 1.5"):
+        Classifier(held_out=1.5)

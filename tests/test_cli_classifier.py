@@ -167,7 +167,7 @@ def test_learner_options_reach_the_learner_or_are_refused(tmp_path, capsys, fast
 def test_maxent_solver_options_reach_the_learner(tmp_path, capsys, fasttext_files):
     model = tmp_path / "m.model"
     code, out, _ = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", "maxent", "--solver",
-                       "sgd", "--learning-rate", "0.5", "--momentum", "0.25", "--epochs", "3", "--output", model)
+                       "sgd", "--learning-rate", "0.5", "--momentum", "0.25", "--epochs", "3", "--dev", "none", "--output", model)
     learner = Classifier.load(model).learner
     assert code == 0 and (learner.solver, learner.learning_rate, learner.momentum, learner.epochs) == ("sgd", 0.5,
                                                                                                         0.25, 3)
@@ -187,7 +187,7 @@ def test_maxent_solver_options_reach_the_learner(tmp_path, capsys, fasttext_file
 def test_svm_options_reach_the_learner_or_give_one_line(tmp_path, capsys, fasttext_files):
     model = tmp_path / "m.model"
     code, out, _ = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", "svm", "--solver", "bcfw",
-                       "--C", "2", "--epochs", "3", "--output", model)
+                       "--C", "2", "--epochs", "3", "--dev", "none", "--output", model)
     learner = Classifier.load(model).learner
     assert code == 0 and (learner.solver, learner.C, learner.epochs) == ("bcfw", 2.0, 3)
     assert [line.split()[:2] for line in out.splitlines()[:3]] == [["epoch", "1"], ["epoch", "2"], ["epoch", "3"]]
@@ -240,7 +240,8 @@ def test_kernel_perceptron_on_svmlight_input_from_the_command_line(tmp_path, cap
     (tmp_path / "xor.svm").write_text(lines)
     model = tmp_path / "xor.model"
     code, out, _ = run(capsys, "train", "classifier", "--train", tmp_path / "xor.svm", "--learner", "kernel-perceptron",
-                       "--kernel", "poly", "--degree", "2", "--gamma", "1", "--epochs", "20", "--output", model)
+                       "--kernel", "poly", "--degree", "2", "--gamma", "1", "--epochs", "20", "--dev", "none",
+                       "--output", model)
     assert code == 0 and "support examples" in out.splitlines()[0]
     loaded = Classifier.load(model)
     assert loaded.feature_set.name == "numeric" and loaded.learner.kernel_.params() == {

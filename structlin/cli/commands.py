@@ -90,10 +90,14 @@ def _learner(args, task: Task, progress: bool | None):
     return make_learner(args.learner, **params)
 
 
-def _new_model(args, task: Task, progress: bool | None = None):
+def _new_model(args, task: Task, progress: bool | None = None, held_out: float | None = None):
     """The untrained model the command line describes."""
     return task.new_model(args.features, _learner(args, task, progress), decoder=getattr(args, "decoder", None),
-                          bits=args.bits)
+                          bits=args.bits, held_out=held_out)
+
+
+#: The share of the training data ``structlin train`` holds out to choose the epochs when there is no dev.
+HELD_OUT = 0.1
 
 
 def _cross_validate(args) -> None:
@@ -143,12 +147,13 @@ def _training_data(args, task: Task, *, default_dev: bool = True) -> tuple[list,
 def _train(args) -> None:
     """``train tagger`` and ``train classifier``: fit on the training data (dev for early stopping), save."""
     task = TASKS[args.model]
-    model = _new_model(args, task, progress=False if args.quiet else None)
     train, dev = _training_data(args, task, default_dev=args.dev_fraction is None)
     if args.dev_fraction is not None:
         if not 0 < args.dev_fraction < 1:
             raise StructlinError(f"--dev-fraction must be between 0 and 1, got {args.dev_fraction}")
         train, dev = hold_out(train, args.dev_fraction, args.seed)
+    held_out = HELD_OUT if dev is None and args.dev != "none" else None  # choose the epochs, then train on all
+    model = _new_model(args, task, progress=False if args.quiet else None, held_out=held_out)
     began = time.perf_counter()
     task.fit(model, train, dev)
     seconds = time.perf_counter() - began

@@ -40,7 +40,7 @@ from ..errors import OptionValueError
 from ..joint import JointFeatureMap
 from ..matrix import FeatureMatrix
 from .protocol import Capabilities, HistoryField, Learner, Option
-from .training import TrainingRun, dev_accuracy, held_out, require_finite
+from .training import TrainingRun, dev_accuracy, hold_out_instances, require_finite
 
 
 #: The smoothings ``alpha=None`` chooses from, on dev (docs/benchmarks.md, "Defaults").
@@ -95,7 +95,7 @@ class NaiveBayes(Learner):
         else:
             choice_data = dev
             if dev is None:
-                rest, rest_y, choice_data = held_out(X, y, HELD_OUT, self.seed)
+                rest, rest_y, choice_data = hold_out_instances(X, y, HELD_OUT, self.seed)
                 scoring = self._estimator(joint, rest, rest_y, bias_row)
             else:
                 scoring = estimate

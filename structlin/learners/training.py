@@ -51,7 +51,7 @@ def dev_accuracy(decoder: Decoder, joint: JointFeatureMap, w: np.ndarray, dev: t
     return accuracy(decode_corpus(decoder, joint, w, X), gold)
 
 
-def held_out(X: FeatureMatrix, y: np.ndarray, fraction: float, seed: int):
+def hold_out_instances(X: FeatureMatrix, y: np.ndarray, fraction: float, seed: int):
     """``(X_rest, y_rest, (X_held, y_held))``: a seeded ``fraction`` of the instances (at least one) held out,
     the rest in corpus order, for a learner that chooses a setting on held-out data when it has no dev."""
     order = np.random.default_rng(seed).permutation(X.n_instances)
