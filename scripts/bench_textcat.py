@@ -107,6 +107,7 @@ from sklearn.svm import LinearSVC
 import structlin
 from structlin import Classifier
 from structlin.catalog import load_documents
+from structlin.cli.commands import HELD_OUT
 from structlin.doctemplates import WORD_PATTERN
 from structlin.documents import STRIP_PARTS
 from structlin.evaluation import evaluate_classification
@@ -173,8 +174,10 @@ def structlin_svm(args) -> Classifier:
 
 
 def structlin_defaults(learner: str):
-    """structlin as a user runs it, no tuning flag: ``structlin train classifier --learner LEARNER``."""
-    return lambda args: Classifier(learner=make_learner(learner, progress=False) if args.quiet else learner)
+    """structlin as a user runs it, no tuning flag: ``structlin train classifier --learner LEARNER`` (20news-bydate
+    has no dev split, so the epochs are chosen on the command's held-out share of train)."""
+    return lambda args: Classifier(learner=make_learner(learner, progress=False) if args.quiet else learner,
+                                   held_out=HELD_OUT)
 
 
 def tfidf(classifier, sublinear: bool = False) -> Pipeline:

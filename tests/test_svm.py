@@ -90,7 +90,7 @@ def test_primal_equals_brute_force_and_its_subgradient_the_gradient(name, costs,
     lengths, L, rows, transitions, decoder = PROBLEMS[name]
     costs = {"hamming": {}, "cost": {"cost": 0.7}, "matrix": {"cost_matrix": np.array(COST_MATRIX)[:L, :L]}}[costs]
     joint, X, y = random_problem(seed, lengths, L, rows, transitions=transitions)
-    learner = SVM(C=0.8, **costs)
+    learner = SVM(C=0.8, **costs, solver="pegasos")
     objective = learner.objective(joint, decoder, X, y)
     assert objective.lam == 1 / (0.8 * len(lengths))
     w = np.random.default_rng(300 + seed).normal(size=joint.size)
@@ -116,7 +116,7 @@ def test_one_pegasos_step_by_hand(projection):
     # w = (η_1/2)(ψ_0 + ψ_1): ψ_0 = φ(x0, a) − φ(x0, b) puts +2, −2 on (f0, a), (f0, b); ψ_1 = φ(x1, c) −
     # φ(x1, a) puts +1, −1 on (f0, c), (f0, a) and +3, −3 on (f1, c), (f1, a).
     joint, X, y = hand_problem()
-    learner = SVM(epochs=1, C=1.0, batch_size=2, projection=projection, progress=False).fit(joint, Multiclass(), X, y)
+    learner = SVM(epochs=1, C=1.0, batch_size=2, projection=projection, progress=False, solver="pegasos").fit(joint, Multiclass(), X, y)
     expected = np.array([2 - 1, -2, 1, -3, 0, 3], dtype=float)
     if projection:  # ‖w‖ = √24 is outside the ball of radius 1/√λ = √2
         expected *= math.sqrt(2 / 24)
@@ -130,7 +130,7 @@ def test_a_wrong_output_of_zero_hinge_adds_no_subgradient():
     # argmax and wins the tie (the lower index), with hinge 0: P and the step see the regulariser only.
     joint, X, y = JointFeatureMap(["a", "b", "c"], [0], transitions=False), FeatureMatrix([0, 1], [0], [1.0], [1]), [1]
     y, w = np.array(y), np.array([0.0, 1.0, -5.0])
-    learner = SVM(C=2.0, projection=False)
+    learner = SVM(C=2.0, projection=False, solver="pegasos")
     objective = learner.objective(joint, Multiclass(), X, y)
     assert objective.oracle(joint.scores(w, X), y).tolist() == [0]
     value, subgradient, errors = objective(w)
@@ -176,7 +176,7 @@ class DensePegasos:
 @pytest.mark.parametrize("params", [{}, {"projection": False}, {"averaging": False}, {"batch_size": 3, "C": 50.0}])
 def test_pegasos_matches_dense_textbook_bookkeeping(params):
     joint, X, y = random_problem(21, [2, 3, 4, 1, 3, 2, 5, 3], 3, 8, transitions=True)
-    learner = SVM(epochs=4, seed=5, progress=False, **{"C": 1.0, **params})
+    learner = SVM(epochs=4, seed=5, progress=False, **{"C": 1.0, **params}, solver="pegasos")
     learner.fit(joint, Viterbi(), X, y)
     expected = DensePegasos(learner, joint, Viterbi(), X, y).run()
     np.testing.assert_allclose(learner.weights_, expected, rtol=1e-9, atol=1e-12)
@@ -220,7 +220,7 @@ def test_bcfw_closes_the_gap_at_the_qp_optimum_and_pegasos_comes_near(lengths, t
     optimum = reference_primal(joint, X, y, objective.lam)
     assert dual - 1e-7 <= optimum <= primal + 1e-7  # weak duality brackets the optimum
     assert primal <= optimum * (1 + 1e-3)
-    pegasos = SVM(C=C, epochs=pegasos_epochs, progress=False).fit(joint, decoder, X, y)
+    pegasos = SVM(C=C, epochs=pegasos_epochs, progress=False, solver="pegasos").fit(joint, decoder, X, y)
     assert optimum - 1e-7 <= objective(pegasos.weights_)[0] <= primal * 1.01
     assert all(r["dual_objective"] is None and r["duality_gap"] is None for r in pegasos.history_)
 
@@ -252,7 +252,8 @@ def test_history_dev_selection_patience_and_callback():
     for solver in SVM.solvers:
         began = time.perf_counter()
         tol = {"tol": 0} if solver == "bcfw" else {}
-        learner = SVM(solver=solver, epochs=5, progress=False, **tol).fit(joint, Viterbi(), X, y, dev=(X, y))
+        learner = SVM(solver=solver, epochs=5, patience=None, progress=False, **tol).fit(joint, Viterbi(), X, y,
+                                                                                         dev=(X, y))
         wall = time.perf_counter() - began
         history = learner.history_
         assert [r["epoch"] for r in history] == [1, 2, 3, 4, 5] and learner.stopped_ == (
@@ -270,7 +271,7 @@ def test_history_dev_selection_patience_and_callback():
     again = SVM(solver="bcfw", epochs=5, tol=0, progress=False).fit(joint, Viterbi(), X, y, dev=(X, y))
     np.testing.assert_array_equal(again.weights_, learner.weights_)  # seeded
     unseen = (X, np.full(len(y), -1))  # accuracy 0 at every epoch
-    learner = SVM(epochs=50, patience=2, progress=False).fit(joint, Viterbi(), X, y, unseen)
+    learner = SVM(epochs=50, patience=2, progress=False, solver="pegasos").fit(joint, Viterbi(), X, y, unseen)
     assert len(learner.history_) == 3 and learner.best_epoch_ == 1
     assert learner.stopped_ == "no dev improvement in 2 evaluations"
     seen = []
@@ -301,7 +302,7 @@ def test_a_cost_matrix_by_label_name_is_the_matrix_in_label_order():
     np.testing.assert_array_equal(named.weights_, matrix.weights_)
     del by_name[c][a]
     with pytest.raises(OptionValueError, match=r"lacks 1 \(true, predicted\) pair\(s\), e.g. \('c', 'a'\)"):
-        SVM(cost_matrix=by_name).fit(joint, Multiclass(), X, y)
+        SVM(cost_matrix=by_name, solver="pegasos").fit(joint, Multiclass(), X, y)
 
 
 # --- models with learner="svm" --------------------------------------------------------------------------
@@ -310,7 +311,7 @@ def test_a_cost_matrix_by_label_name_is_the_matrix_in_label_order():
 def test_make_learner_and_params():
     assert LEARNERS["svm"] is SVM and SVM.capabilities.online is False and SVM.capabilities.probabilistic is False
     learner = make_learner("svm", epochs=None, seed=2, batch_size=4, patience=3, progress=False)
-    assert learner.params() == {"epochs": None, "solver": "pegasos", "C": None, "relative_C": RELATIVE_C_DEFAULT, "cost": 1.0, "cost_matrix": None,
+    assert learner.params() == {"epochs": None, "solver": "bcfw", "C": None, "relative_C": RELATIVE_C_DEFAULT, "cost": 1.0, "cost_matrix": None,
                                 "projection": True, "averaging": True, "tol": 1e-3, "eval_every": 1, "seed": 2,
                                 "batch_size": 4, "patience": 3}
     assert make_learner("svm", **learner.params()).params() == learner.params()
@@ -341,10 +342,10 @@ def test_tagger_fits_predicts_and_round_trips(tmp_path, decoder, solver):
 def test_bad_settings_are_refused():
     for C in (0.0, -1.0, math.nan, math.inf):
         with pytest.raises(ValueError, match=r"C must be positive and finite, got"):
-            SVM(C=C)
+            SVM(C=C, solver="pegasos")
     for bad in ({"epochs": 0}, {"batch_size": 0}, {"eval_every": 0}, {"cost": 0.0}, {"tol": -1.0}):
         with pytest.raises(ValueError, match=next(iter(bad))):
-            SVM(**bad)
+            SVM(**bad, solver="pegasos")
     with pytest.raises(OptionValueError, match="solver must be one of pegasos, bcfw, got 'sdca'"):
         SVM(solver="sdca")
     with pytest.raises(ValueError, match=r"square labels × labels array, got shape \(3, 2\)"):
@@ -356,7 +357,7 @@ def test_bad_settings_are_refused():
     joint, X, y = hand_problem()
     with pytest.raises(ValueError, match=r"cost_matrix must be 3×3 \(labels × labels, in the order "
                                          r"\['a', 'b', 'c'\]\), got 2×2"):
-        SVM(cost_matrix=[[0, 1], [1, 0]]).fit(joint, Multiclass(), X, y)
+        SVM(cost_matrix=[[0, 1], [1, 0]], solver="pegasos").fit(joint, Multiclass(), X, y)
     chain, X, y = random_problem(0, [2, 3], 3, 5, transitions=True)
     with pytest.raises(ValueError, match="a cost_matrix needs the multiclass decoder, not 'viterbi'"):
         SVM(cost_matrix=np.ones((3, 3)) - np.eye(3)).fit(chain, Viterbi(), X, y)

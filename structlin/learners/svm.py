@@ -50,12 +50,15 @@ from ..errors import CorpusFormatError, OptionValueError
 from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
 from .epochs import minibatches
-from .protocol import BATCH_SIZE, CALLBACK, COST, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities, HistoryField, Learner, Option
+from .protocol import (BATCH_SIZE, CALLBACK, COST, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities, HistoryField,
+                       Learner, Option, with_defaults)
 from .sgd import SGDWeights
 from .training import TrainingRun, require_finite
 
-#: The default of relative_C, chosen by scripts/choose_defaults.py (docs/benchmarks.md, "Defaults").
+#: The defaults of relative_C and patience (BCFW's passes stop after 3 dev evaluations without a better one),
+#: chosen by scripts/choose_defaults.py (docs/benchmarks.md, "Defaults").
 RELATIVE_C_DEFAULT = 1.0
+SVM_PATIENCE = 3
 
 
 class StructuredHinge:
@@ -118,14 +121,14 @@ class SVM(Learner):
     labels (:func:`read_cost_matrix` reads one from a file), and is then checked against the labels
     when training starts.
 
-    ``solver="pegasos"`` (default; ``epochs`` defaults to 10): stochastic subgradient steps over
+    ``solver="pegasos"`` (``epochs`` defaults to 10): stochastic subgradient steps over
     seeded mini-batches of ``batch_size`` instances of similar length, each costing O(features of the
     batch) (:class:`~.sgd.SGDWeights`: lazy shrinkage, the exact average).  ``projection`` keeps ``w``
     in the ball of radius ``1/√λ``: ``‖w‖²`` is tracked through every step from the rows it touches,
     so the projection costs O(rows touched), folded into the step's shrinkage.  ``averaging`` returns
     the average of the iterates from the second epoch on.
 
-    ``solver="bcfw"`` (``epochs``, default 50, bounds the passes): block-coordinate Frank–Wolfe in a
+    ``solver="bcfw"`` (the default; ``epochs``, default 50, bounds the passes): block-coordinate Frank–Wolfe in a
     seeded random order of the instances per pass; it stops early when the exact duality gap is at
     most ``tol`` (on the scale of ``P``, a mean over instances).  Every block ``w_i`` is stored on the
     emission rows of its instance's features (all labels) and the transition block, so its memory is
@@ -151,7 +154,7 @@ class SVM(Learner):
     solvers = ("pegasos", "bcfw")
     options = (Option("epochs", int, None, "passes over the data (default: 10 for pegasos, at most 50 for bcfw)",
                       minimum=1, nullable=True),
-               Option("solver", str, "pegasos", "stochastic subgradient steps (pegasos) or block-coordinate "
+               Option("solver", str, "bcfw", "stochastic subgradient steps (pegasos) or block-coordinate "
                       "Frank–Wolfe with the duality gap (bcfw)", choices=solvers),
                Option("C", float, None, "LIBLINEAR's C, i.e. λ = 1/(C·n) for n training instances (default: "
                       "relative_C / the mean ‖x‖² of a training position)", minimum=0, exclusive_minimum=True,
@@ -170,6 +173,7 @@ class SVM(Learner):
                Option("tol", float, 1e-3, "bcfw: stop at this duality gap P(w) − D(α), on the scale of P, a mean over "
                       "instances", minimum=0),
                EVAL_EVERY, SEED, BATCH_SIZE, PATIENCE, CALLBACK, PROGRESS)
+    options = with_defaults(options, patience=SVM_PATIENCE)
     history_fields = (HistoryField("objective", "objective", "{:.6g}"),
                       HistoryField("gradient_norm", "gradient norm", "{:.3g}"),
                       HistoryField("duality_gap", "duality gap", "{:.3g}"))
