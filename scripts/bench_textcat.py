@@ -314,9 +314,10 @@ def run_system(name: str, args) -> dict:
         model = system.make(args)
     except Skipped as reason:
         return {**row, "skipped": str(reason)}
-    row.update(model=describe(model), rss_before_mib=current_rss_mib())
+    row.update(rss_before_mib=current_rss_mib())
     with stopwatch(row, "train_s"):
         model.fit(data.train_texts, data.train_labels)
+    row["model"] = describe(model)  # after fit: a model given features=None chooses them then
     row["peak_rss_mib"] = peak_rss_mib()
     row["rss_increase_mib"] = row["peak_rss_mib"] - row["rss_before_mib"]
     if isinstance(model, Classifier):  # the epochs alone, after feature extraction

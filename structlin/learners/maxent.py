@@ -41,7 +41,7 @@ from .sgd import SGDWeights
 from .training import TrainingRun, require_finite
 
 #: The default of relative_l2, chosen by scripts/choose_defaults.py (docs/benchmarks.md, "Defaults").
-RELATIVE_L2_DEFAULT = 0.01
+RELATIVE_L2_DEFAULT = 0.001
 
 
 class MaxEntObjective:

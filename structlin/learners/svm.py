@@ -57,7 +57,7 @@ from .training import TrainingRun, require_finite
 
 #: The defaults of relative_C and patience (BCFW's passes stop after 3 dev evaluations without a better one),
 #: chosen by scripts/choose_defaults.py (docs/benchmarks.md, "Defaults").
-RELATIVE_C_DEFAULT = 1.0
+RELATIVE_C_DEFAULT = 3.0
 SVM_PATIENCE = 3
 
 
