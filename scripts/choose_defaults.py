@@ -25,19 +25,16 @@ Data: ``STRUCTLIN_DATA=../shared/corpora NLTK_DATA=../shared/nltk_data``.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from structlin.catalog import Catalog
-from structlin.learners import LEARNERS, make_learner
-from structlin.significance import METRIC_SCORES, unit_statistics
+from structlin.learners import LEARNERS
 from structlin.sources import ReadOptions, hold_out
-from structlin.spans import is_bio_style
 from structlin.tasks import TASKS
+from structlin.tuning import grid, score_candidates
 
 DEV_FRACTION, DEV_SEED = 0.1, 0
 
@@ -83,37 +80,10 @@ def score_on_dev(corpus: Corpus, learner: str, options: dict, features: str | No
     """Train one candidate on ``data``'s train part and score it on its dev part."""
     task = TASKS[corpus.task]
     train, dev, _ = data
-    declared = {option.name for option in LEARNERS[learner].options}
-    settings = {key: value for key, value in {"seed": 0, "progress": False, **task.learner_defaults}.items()
-                if key in declared}
-    model = task.new_model(features, make_learner(learner, **settings, **options), decoder=decoder,
-                           bits=task.default("bits"))
-    began = time.perf_counter()
-    task.fit(model, train, dev)
-    seconds = time.perf_counter() - began
-    gold = task.labels(dev)
-    metric = "span_f1" if corpus.task == "tagger" and is_bio_style(itertools.chain.from_iterable(gold)) else "accuracy"
-    predicted = task.predict(model, dev)
-    score = float(METRIC_SCORES[metric](unit_statistics(metric, gold, predicted).sum(axis=0)))
-    return {"score": score, "metric": metric, "seconds": round(seconds, 1), "best_epoch": model.learner.best_epoch_}
-
-
-def candidates(grid: list[str]) -> list[dict]:
-    """Every combination of ``name=v1,v2,...`` values (numbers where they read as numbers)."""
-    axes = []
-    for item in grid:
-        name, _, values = item.partition("=")
-        axes.append([(name.replace("-", "_"), _value(v)) for v in values.split(",")])
-    return [dict(combination) for combination in itertools.product(*axes)] or [{}]
-
-
-def _value(text: str):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False}.get(text.lower(), text)
+    result, = score_candidates(task, learner, [options], train, dev, settings={"seed": 0, "progress": False},
+                               new_model=lambda model_learner: task.new_model(features, model_learner, decoder=decoder,
+                                                                              bits=task.default("bits")))
+    return {key: result[key] for key in ("score", "metric", "seconds", "best_epoch")}
 
 
 def key(corpus: str, learner: str, options: dict, features: str | None, decoder: str | None) -> str:
@@ -168,7 +138,7 @@ def main(argv=None) -> int:
     table: dict[str, dict[str, float]] = {}
     for name in names:
         corpus, data = PANEL[name], None
-        for options in candidates(args.grid):
+        for options in grid(args.learner, args.grid) if args.grid else [{}]:
             decoder = args.decoder if corpus.task == "tagger" else None
             cell = key(name, args.learner, options, args.features, decoder)
             if cell not in cache:

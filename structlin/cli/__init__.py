@@ -19,6 +19,7 @@ from .commands import (
     _stats,
     _tag,
     _train,
+    _tune,
 )
 from .parser import build_parser
 
@@ -26,7 +27,7 @@ from .parser import build_parser
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    action = {"train": _train, "evaluate": _evaluate, "compare": _compare, "tag": _tag, "classify": _classify,
+    action = {"train": _train, "tune": _tune, "evaluate": _evaluate, "compare": _compare, "tag": _tag, "classify": _classify,
               "cross-validate": _cross_validate, "corpus": _stats, "experiment": _experiment,
               "analyze": _analyze}[args.command]
     try:

@@ -40,6 +40,7 @@ from ..sources import (
 )
 from ..spans import is_bio_style
 from ..tasks import CLASSIFICATION, TASKS, Task
+from ..tuning import grid, score_candidates
 from ..stats import corpus_stats, document_stats, format_stats
 
 
@@ -174,6 +175,54 @@ def _format(args) -> str:
     if args.corpus:
         return Catalog.load()[args.corpus].format
     return args.format or guess_format(args.train)
+
+
+def _tune(args) -> None:
+    """``tune tagger|classifier``: score every candidate of ``--grid`` on dev (without one, a seeded held-out
+    share of the training data), print the ranking, and with ``--output`` train the best on the training data
+    (dev for early stopping, as ``train`` does) and save it."""
+    task = TASKS[args.model]
+    candidates = grid(args.learner, args.grid)
+    train, dev = _training_data(args, task, default_dev=args.dev_fraction is None)
+    if args.dev_fraction is not None or dev is None:
+        fraction = args.dev_fraction if args.dev_fraction is not None else HELD_OUT
+        if not 0 < fraction < 1:
+            raise StructlinError(f"--dev-fraction must be between 0 and 1, got {fraction}")
+        train, dev = hold_out(train, fraction, args.seed)
+    base = _learner(args, task, progress=False)  # the fixed flags and the seed every candidate shares
+    fixed = {name: value for name, value in base.get_params().items() if value != base.option(name).default}
+
+    def log(result: dict) -> None:
+        if not args.quiet and not args.json:
+            print(f"{_options_text(result['options'])}: dev {result['metric']} {100 * result['score']:.2f}  "
+                  f"(epoch {result['best_epoch']}, {result['seconds']:.1f}s)", flush=True)
+
+    ranked = score_candidates(task, args.learner, candidates, train, dev, settings={**fixed, "seed": args.seed},
+                              new_model=lambda learner: task.new_model(args.features, learner, bits=args.bits,
+                                                                       decoder=getattr(args, "decoder", None)),
+                              log=log)
+    best = ranked[0]
+    if args.output:
+        model = task.new_model(args.features, make_learner(args.learner, **{**fixed, **best["options"],
+                               "progress": False if args.quiet else None}),
+                               decoder=getattr(args, "decoder", None), bits=args.bits)
+        task.fit(model, train, dev)
+        model.learner.candidates_ = [{**r["options"], "dev_accuracy": r["score"]} for r in ranked]
+        model.learner.chosen_ = {**model.learner.chosen_, **best["options"]}
+        if task.column:
+            model.column = args.column or ("upos" if _format(args) == "conllu" else None)
+        model.save(args.output)
+    if args.json:
+        print(json.dumps({"metric": best["metric"], "ranking": ranked, "best": best["options"],
+                          "model": args.output}))
+    elif not args.quiet:
+        print(f"best: {_options_text(best['options'])} (dev {best['metric']} {100 * best['score']:.2f})"
+              + (f"; model written to {args.output}" if args.output else ""))
+
+
+def _options_text(options: dict) -> str:
+    return ", ".join(f"{name} {value:g}" if isinstance(value, float) else f"{name} {value}"
+                     for name, value in options.items())
 
 
 def _print_history(model) -> None:

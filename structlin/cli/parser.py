@@ -156,11 +156,20 @@ def _add_model_options(parser, task: Task) -> None:
                         help=f"feature hash size 2**bits (default: {task.default('bits')})")
 
 
-def _add_train_command(train, task: Task, source_help: tuple[str, str], data_options, example: str) -> None:
-    """``train tagger`` or ``train classifier``: the training data (``source_help``: the help of --corpus
-    and --train; ``data_options`` adds how to read it), dev, the model and where it goes."""
-    parser = train.add_parser(task.kind, help=f"train a {task.kind}", description=f"Train a {task.kind} and save "
-                              f"it. Example: structlin train {task.kind} --corpus {example}")
+def _add_train_command(train, task: Task, source_help: tuple[str, str], data_options, example: str, *,
+                       tune: bool = False) -> None:
+    """``train tagger|classifier`` (``tune`` false) or ``tune tagger|classifier``: the training data
+    (``source_help``: the help of --corpus and --train; ``data_options`` adds how to read it), dev, the
+    model, where it goes and, to tune, the grid of candidates."""
+    if tune:
+        parser = train.add_parser(task.kind, help=f"choose a {task.kind}'s settings on dev", description=(
+            f"Train a {task.kind} per candidate of --grid, score each on dev (span F1 for BIO tags, accuracy "
+            "otherwise; without a dev split, a seeded 10%% of the training data), print the ranking, and with "
+            f"--output train and save the best. Example: structlin tune {task.kind} --corpus "
+            f"{example.split()[0]} --grid relative_margin=1,2,4"))
+    else:
+        parser = train.add_parser(task.kind, help=f"train a {task.kind}", description=f"Train a {task.kind} and "
+                                  f"save it. Example: structlin train {task.kind} --corpus {example}")
     _add_source(parser, *source_help)
     _add_training_split(parser)
     dev = parser.add_mutually_exclusive_group()
@@ -169,7 +178,12 @@ def _add_train_command(train, task: Task, source_help: tuple[str, str], data_opt
                      "(seeded) as dev")
     data_options(parser)
     _add_model_options(parser, task)
-    parser.add_argument("--output", "-o", required=True, help="where to write the model")
+    if tune:
+        parser.add_argument("--grid", nargs="+", required=True, metavar="NAME=V1,V2", help="learner options and "
+                            "their candidate values, e.g. relative_margin=1,2,4 epochs=5,10 (every combination)")
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--output", "-o", required=not tune, help="where to write the model" + (
+        " (tune: the best candidate's, trained again)" if tune else ""))
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
 
 
@@ -184,12 +198,16 @@ def build_parser() -> argparse.ArgumentParser:
     train = commands.add_parser("train", help="train a model", formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=f"learners (--learner):\n{learners}").add_subparsers(
         dest="model", required=True, parser_class=_Parser)
-    _add_train_command(train, TAGGING, ("named corpus (its train split; dev defaults to its dev split)",
-                                        "training file"),
-                       lambda parser: _add_data_options(parser, split=None), "ud-english-ewt --output ewt.model")
-    _add_train_command(train, CLASSIFICATION, ("named document corpus (its train split; dev defaults to its dev "
-                                               "split)", "training file, folder tree or archive"),
-                       _add_document_options, "20news-bydate --output news.model")
+    tune = commands.add_parser("tune", help="choose a model's settings on dev data").add_subparsers(
+        dest="model", required=True, parser_class=_Parser)
+    for group, tuning in ((train, False), (tune, True)):
+        _add_train_command(group, TAGGING, ("named corpus (its train split; dev defaults to its dev split)",
+                                            "training file"),
+                           lambda parser: _add_data_options(parser, split=None), "ud-english-ewt --output ewt.model",
+                           tune=tuning)
+        _add_train_command(group, CLASSIFICATION, ("named document corpus (its train split; dev defaults to its "
+                                                   "dev split)", "training file, folder tree or archive"),
+                           _add_document_options, "20news-bydate --output news.model", tune=tuning)
 
     evaluate = commands.add_parser("evaluate", help="score a model on a tagged corpus",
                                    description="Evaluate a tagger: token, sentence, known/unknown-word accuracy, "

@@ -1,0 +1,58 @@
+"""``structlin tune`` and :mod:`structlin.tuning`: every candidate of the grid scored on dev exactly as a model
+trained with it scores there, the best one saved, and bad grids refused in one line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from structlin import Classifier
+from structlin.cli import main
+from structlin.errors import OptionValueError
+from structlin.learners import make_learner
+from structlin.tuning import grid
+
+POS = ["good fun film", "great fun", "good acting good film", "great plot and fun", "fun fun fun", "lovely film"]
+NEG = ["bad plot", "awful boring plot", "bad bad acting", "boring film", "awful", "dull and bad"]
+TRAIN = [(x, "pos") for x in POS] + [(x, "neg") for x in NEG]
+DEV = [("good fun", "pos"), ("bad boring", "neg"), ("great acting", "pos"), ("awful plot", "neg")]
+
+
+def write(path, rows):
+    path.write_text("".join(f"__label__{y} {x}\n" for x, y in rows), encoding="utf-8")
+    return path
+
+
+def test_each_candidate_scores_as_its_model_and_the_best_is_saved(tmp_path, capsys):
+    train, dev, model = write(tmp_path / "train.txt", TRAIN * 3), write(tmp_path / "dev.txt", DEV), tmp_path / "m.model"
+    code = main(["tune", "classifier", "--train", str(train), "--dev", str(dev), "--features", "text-unigram",
+                 "--epochs", "3", "--grid", "relative_margin=0,2", "learning_rate=1", "--learner", "winnow",
+                 "--json"])
+    assert code == 1 and "learner 'winnow' has no option 'relative_margin'" in capsys.readouterr().err
+    assert main(["tune", "classifier", "--train", str(train), "--dev", str(dev), "--features", "text-unigram",
+                 "--epochs", "3", "--grid", "relative_margin=0,2", "--output", str(model), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    texts, labels = [x for x, _ in TRAIN * 3], [y for _, y in TRAIN * 3]
+    for entry in result["ranking"]:
+        clf = Classifier("text-unigram", make_learner("averaged-perceptron", epochs=3, seed=0, **entry["options"]))
+        clf.fit(texts, labels, ([x for x, _ in DEV], [y for _, y in DEV]))
+        assert entry["score"] == float(np.mean(np.array(clf.predict([x for x, _ in DEV])) == [y for _, y in DEV]))
+    scores = [entry["score"] for entry in result["ranking"]]
+    assert scores == sorted(scores, reverse=True) and result["best"] == result["ranking"][0]["options"]
+    saved = Classifier.load(model)
+    assert saved.learner.relative_margin == result["best"]["relative_margin"] and saved.learner.epochs == 3
+    assert [c["relative_margin"] for c in saved.learner.candidates_] == [e["options"]["relative_margin"]
+                                                                         for e in result["ranking"]]
+
+
+def test_grid_reads_values_as_the_learner_declares_them():
+    assert grid("averaged-perceptron", ["relative_margin=1,2", "epochs=3"]) == [
+        {"relative_margin": 1.0, "epochs": 3}, {"relative_margin": 2.0, "epochs": 3}]
+    assert grid("svm", ["solver=bcfw,pegasos"]) == [{"solver": "bcfw"}, {"solver": "pegasos"}]
+    assert grid("kernel-perceptron", ["gamma=scale,0.5"]) == [{"gamma": "scale"}, {"gamma": 0.5}]
+    for items, message in ((["epochs=0"], "epochs must be at least 1"), (["relative_margin"], "expected name=value"),
+                           (["solver=sgd"], "solver must be one of"), (["nonesuch=1"], "has no option 'nonesuch'")):
+        with pytest.raises(OptionValueError, match=message):
+            grid("svm" if "solver" in items[0] else "averaged-perceptron", items)
