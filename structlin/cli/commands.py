@@ -103,7 +103,9 @@ HELD_OUT = 0.1
 
 def _cross_validate(args) -> None:
     documents = _documents(args.corpus, None, args) if args.corpus else _documents(args.train, None, args)
-    result = cross_validate(lambda: _new_model(args, CLASSIFICATION, progress=False), [d.text for d in documents],
+    # each fold's model chooses its epochs on a held-out share of its training part, as train does without dev
+    result = cross_validate(lambda: _new_model(args, CLASSIFICATION, progress=False, held_out=HELD_OUT),
+                            [d.text for d in documents],
                             [d.label for d in documents], folds=args.folds, seed=args.seed)
     if args.json:
         print(json.dumps(result))
