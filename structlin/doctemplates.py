@@ -5,10 +5,11 @@ or a ``{index: value}`` mapping of numeric features (SVMlight).  A feature set f
 document templates, and may also list token templates, which then see the whole text as one word
 (``suffix`` of a first name).  Built-in document templates:
 
-* ``words(n, lowercase, pattern, stopwords, truncate)`` — word n-grams for each order in ``n``; tokens
-  are matched by the regular expression ``pattern`` (scikit-learn's default ``\\b\\w\\w+\\b``; no
+* ``words(n, lowercase, pattern, stopwords, truncate, suffix)`` — word n-grams for each order in ``n``;
+  tokens are matched by the regular expression ``pattern`` (scikit-learn's default ``\\b\\w\\w+\\b``; no
   downloaded model needed); ``truncate = k`` keeps each token's first k characters (after stop words
   are dropped): a crude stem, free of any language's rules, that ties drive / drives / driver together;
+  ``suffix = k`` keeps its last k characters instead (a name's or an inflection's ending);
 * ``header_words(headers, n, lowercase, pattern, stopwords)`` — word n-grams of the named header lines
   of an e-mail or Usenet post (``Subject: ...`` in the block before the first blank line; folded
   continuation lines included), apart from the body's words: a subject's words say more than the
@@ -62,17 +63,19 @@ def _text(document) -> str:
 
 
 @register_template("words", document=True)
-def _words(document, n=(1,), lowercase=True, pattern=WORD_PATTERN, stopwords=(), truncate=None):
+def _words(document, n=(1,), lowercase=True, pattern=WORD_PATTERN, stopwords=(), truncate=None, suffix=None):
     """Word n-grams, joined by spaces (for reading; the extractor hashes them natively)."""
     tokens = _tokens(_text(document), lowercase, pattern, frozenset(stopwords))
     if truncate is not None:
         tokens = [t[: _checked_truncation(truncate)] for t in tokens]
+    if suffix is not None:
+        tokens = [t[-_checked_truncation(suffix, "suffix"):] for t in tokens]
     return [" ".join(tokens[i : i + k]) for k in n for i in range(len(tokens) - k + 1)]
 
 
-def _checked_truncation(truncate) -> int:
+def _checked_truncation(truncate, name: str = "truncate") -> int:
     if type(truncate) is not int or truncate < 1:
-        raise StructlinError(f"template 'words': truncate must be a positive number of characters, got {truncate!r}")
+        raise StructlinError(f"template 'words': {name} must be a positive number of characters, got {truncate!r}")
     return truncate
 
 
@@ -286,7 +289,7 @@ class DocumentFeatureExtractor:
         return _sum_duplicates(row, buckets, values, n)
 
     def _word_ngrams(self, documents, key, tokenized: dict, n=(1,), lowercase=True, pattern=WORD_PATTERN,
-                     stopwords=(), truncate=None):
+                     stopwords=(), truncate=None, suffix=None):
         """Row and code of every word n-gram; ``tokenized`` keeps the documents' tokens for the next template."""
         runs = tokenized.get((lowercase, pattern))
         if runs is None:
@@ -300,6 +303,9 @@ class DocumentFeatureExtractor:
             starts, lengths, owner = starts[keep], lengths[keep], owner[keep]
         if truncate is not None:
             lengths = np.minimum(lengths, _checked_truncation(truncate))
+        if suffix is not None:
+            kept = np.minimum(lengths, _checked_truncation(suffix, "suffix"))
+            starts, lengths = starts + lengths - kept, kept
         codes = self.hasher.sequences(points, starts, lengths)
         return self._sequence_ngrams(codes, np.bincount(owner, minlength=len(documents)), key, n)
 

@@ -145,6 +145,25 @@ def test_truncated_words_are_hashed_from_their_first_characters(pattern):
             DocumentFeatureExtractor(feature_set({"name": "words", "truncate": bad}), hasher).counts(["a text"])
 
 
+@pytest.mark.parametrize("pattern", [WORD_PATTERN, r"\S+"])
+def test_word_suffixes_are_hashed_from_their_last_characters(pattern):
+    """``suffix = k`` keeps each token's last k characters (a word shorter than k stays whole)."""
+    hasher = FeatureHasher(22, 5)
+    fs = feature_set({"name": "words", "n": [1, 2], "suffix": 3, "pattern": pattern})
+    text = "Maria Anna jo walking"
+    tokens = template("words").function(text, n=(1,), suffix=3, pattern=pattern)
+    assert tokens == ["ria", "nna", "jo", "ing"]
+    key = fs.templates[0].key
+    expected = {}
+    for gram in [[t] for t in tokens] + [tokens[i : i + 2] for i in range(len(tokens) - 1)]:
+        bucket, sign = hasher.buckets(chain_code(hasher, f"{key}@{len(gram)}", [token_code(hasher, t) for t in gram]))
+        expected[int(bucket[0])] = expected.get(int(bucket[0]), 0.0) + float(sign[0])
+    assert row(DocumentFeatureExtractor(fs, hasher).counts([text]), 0) == {b: v for b, v in expected.items() if v}
+    for bad in (0, -1, 1.5):
+        with pytest.raises(StructlinError, match="suffix must be a positive number of characters"):
+            DocumentFeatureExtractor(feature_set({"name": "words", "suffix": bad}), hasher).counts(["a text"])
+
+
 POST = "From: ann@cs.cmu.edu\nSubject: Re: Fast IDE\n  drives wanted\nLines: 3\n\nSubject: not a header\nbody text"
 
 
