@@ -69,7 +69,7 @@ from structlin.catalog import load_split
 from structlin.learners import SVM, MaxEnt
 from structlin.templates import AFTER, BEFORE, FeatureSet, feature_values, template
 
-CORPUS = "ud-english-ewt"
+CORPUS = "ud-english-ewt"  # the default of --corpus
 FEATURES = "pos-rich"
 DEFAULT_BATCH_SIZE = inspect.signature(Tagger).parameters["batch_size"].default
 HASH_BITS = inspect.signature(Tagger).parameters["bits"].default
@@ -102,9 +102,9 @@ class Data:
         return sum(w not in self.vocabulary for s in self.test_words for w in s)
 
 
-def load_data(column: str, limit: int | None) -> Data:
-    train = load_split(CORPUS, "train", column=column)[:limit]
-    test = load_split(CORPUS, "test", column=column)
+def load_data(corpus: str, column: str | None, limit: int | None) -> Data:
+    train = load_split(corpus, "train", column=column)[:limit]
+    test = load_split(corpus, "test", column=column)
     pairs = [list(zip(s.words, s.tags)) for s in train]
     return Data(pairs, [list(s.words) for s in test], [list(s.tags) for s in test],
                 {word for s in train for word in s.words}, FeatureSet.load(FEATURES))
@@ -378,7 +378,9 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--systems", default=",".join(SYSTEMS),
                         help=f"comma-separated subset of {','.join(SYSTEMS)} (default: all)")
-    parser.add_argument("--column", choices=("upos", "xpos"), default="upos", help="tag column (default: upos)")
+    parser.add_argument("--corpus", default=CORPUS, help=f"a tagged catalog corpus (default: {CORPUS}; e.g. brown, "
+                        "its hundreds of tags)")
+    parser.add_argument("--column", help="tag column (default: the corpus's, upos for EWT; xpos)")
     parser.add_argument("--epochs", type=int, default=5, help="perceptron epochs, every system (default: 5)")
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
                         help=f"structlin mini-batch size (default: Tagger's, {DEFAULT_BATCH_SIZE})")
@@ -404,14 +406,14 @@ def main(argv=None) -> None:
     global _DATA
     args = parse_args(argv)
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
-    meta = {"command": " ".join([os.path.basename(sys.executable), *sys.argv]), "corpus": CORPUS,
+    meta = {"command": " ".join([os.path.basename(sys.executable), *sys.argv]), "corpus": args.corpus,
             "column": args.column, "features": FEATURES, "epochs": args.epochs, "batch_size": args.batch_size,
             "crf_iterations": args.crf_iterations, "c2": args.c2, "limit": args.limit, "python": platform.python_version(),
             "structlin": structlin.__version__, "nltk": nltk.__version__, "numpy": np.__version__,
             "crfsuite": pycrfsuite.CRFSUITE_VERSION, "cpus": os.cpu_count(), "load_average_start": os.getloadavg()[0],
             "started": time.strftime("%Y-%m-%d %H:%M:%S"), "source": source_state()}
-    log(f"loading {CORPUS} ({args.column}) ...")
-    _DATA = load_data(args.column, args.limit)
+    log(f"loading {args.corpus} ({args.column or 'its tag column'}) ...")
+    _DATA = load_data(args.corpus, args.column, args.limit)
     meta.update(feature_set=[spec.key + ("" if spec.offsets == (0,) else f"@{list(spec.offsets)}")
                              for spec in _DATA.features.templates],
                 n_train_sentences=len(_DATA.train), n_train_tokens=_DATA.n_train_tokens,
@@ -428,7 +430,7 @@ def main(argv=None) -> None:
 
 
 def report(args, meta: dict, rows: list[dict]) -> None:
-    print(f"POS tagging on {CORPUS} {args.column}: {meta['n_train_sentences']} training sentences "
+    print(f"POS tagging on {args.corpus} {args.column or ''}: {meta['n_train_sentences']} training sentences "
           f"({meta['n_train_tokens']} tokens), {meta['n_test_sentences']} test sentences ({meta['n_test_tokens']} "
           f"tokens); {args.epochs} epochs; python {meta['python']}, structlin {meta['structlin']}, "
           f"nltk {meta['nltk']}, CRFsuite {meta['crfsuite']}")
