@@ -18,10 +18,11 @@ from .tasks import Task
 
 def grid(learner: str, items: list[str]) -> list[dict]:
     """Every combination of the ``name=v1,v2,...`` items, each value read as the learner's option reads
-    its command-line text (a bad name or value raises :class:`OptionValueError` naming it)."""
+    its command-line text (a bad name or value raises :class:`OptionValueError` naming it).  The options
+    are those with a command-line flag (not the callback or the progress bar)."""
     if learner not in LEARNERS:
         raise UnknownNameError("learner", learner, LEARNERS)
-    declared = {option.name: option for option in LEARNERS[learner].options}
+    declared = {option.name: option for option in LEARNERS[learner].options if option.cli}
     axes = []
     for item in items:
         name, equals, values = item.partition("=")
