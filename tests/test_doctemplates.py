@@ -127,6 +127,15 @@ def test_stop_words_are_removed_before_n_grams_and_custom_patterns_tokenize():
     assert row(counts, 0) == expected and len(expected) == 3
 
 
+def unigram_and_bigram_counts(hasher: FeatureHasher, fs, tokens: list[str]) -> dict:
+    """The signed bucket counts of the word 1- and 2-grams of ``tokens`` under ``fs``'s one template, by hand."""
+    key, expected = fs.templates[0].key, {}
+    for gram in [[t] for t in tokens] + [tokens[i : i + 2] for i in range(len(tokens) - 1)]:
+        bucket, sign = hasher.buckets(chain_code(hasher, f"{key}@{len(gram)}", [token_code(hasher, t) for t in gram]))
+        expected[int(bucket[0])] = expected.get(int(bucket[0]), 0.0) + float(sign[0])
+    return {b: v for b, v in expected.items() if v}
+
+
 @pytest.mark.parametrize("pattern", [WORD_PATTERN, r"\S+"])
 def test_truncated_words_are_hashed_from_their_first_characters(pattern):
     hasher = FeatureHasher(22, 5)
@@ -134,12 +143,7 @@ def test_truncated_words_are_hashed_from_their_first_characters(pattern):
     text = "Drive drivers DRIVES driven to it"
     tokens = template("words").function(text, n=(1,), truncate=4, stopwords=("drives",), pattern=pattern)
     assert tokens == ["driv", "driv", "driv", "to", "it"]  # stop words match whole tokens, then the cut
-    key = fs.templates[0].key
-    expected = {}
-    for gram in [[t] for t in tokens] + [tokens[i : i + 2] for i in range(len(tokens) - 1)]:
-        bucket, sign = hasher.buckets(chain_code(hasher, f"{key}@{len(gram)}", [token_code(hasher, t) for t in gram]))
-        expected[int(bucket[0])] = expected.get(int(bucket[0]), 0.0) + float(sign[0])
-    assert row(DocumentFeatureExtractor(fs, hasher).counts([text]), 0) == {b: v for b, v in expected.items() if v}
+    assert row(DocumentFeatureExtractor(fs, hasher).counts([text]), 0) == unigram_and_bigram_counts(hasher, fs, tokens)
     for bad in (0, -2, 2.5, "5", True):
         with pytest.raises(StructlinError, match="truncate must be a positive number of characters"):
             DocumentFeatureExtractor(feature_set({"name": "words", "truncate": bad}), hasher).counts(["a text"])
@@ -153,12 +157,7 @@ def test_word_suffixes_are_hashed_from_their_last_characters(pattern):
     text = "Maria Anna jo walking"
     tokens = template("words").function(text, n=(1,), suffix=3, pattern=pattern)
     assert tokens == ["ria", "nna", "jo", "ing"]
-    key = fs.templates[0].key
-    expected = {}
-    for gram in [[t] for t in tokens] + [tokens[i : i + 2] for i in range(len(tokens) - 1)]:
-        bucket, sign = hasher.buckets(chain_code(hasher, f"{key}@{len(gram)}", [token_code(hasher, t) for t in gram]))
-        expected[int(bucket[0])] = expected.get(int(bucket[0]), 0.0) + float(sign[0])
-    assert row(DocumentFeatureExtractor(fs, hasher).counts([text]), 0) == {b: v for b, v in expected.items() if v}
+    assert row(DocumentFeatureExtractor(fs, hasher).counts([text]), 0) == unigram_and_bigram_counts(hasher, fs, tokens)
     for bad in (0, -1, 1.5):
         with pytest.raises(StructlinError, match="suffix must be a positive number of characters"):
             DocumentFeatureExtractor(feature_set({"name": "words", "suffix": bad}), hasher).counts(["a text"])
