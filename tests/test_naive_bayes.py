@@ -303,3 +303,19 @@ def test_train_and_evaluate_show_the_choice(tmp_path, capsys):
     assert "chosen from the data" not in capsys.readouterr().out
     assert main(["evaluate", str(model), "--test", str(train), "--json"]) == 0
     assert "chosen" not in json.loads(capsys.readouterr().out)
+
+
+def test_no_tune_takes_the_fixed_alpha_and_the_last_epoch(tmp_path, capsys):
+    """--no-tune: naive Bayes keeps alpha 1 instead of choosing it; a perceptron without dev keeps its last
+    epoch instead of choosing the epochs on a held-out tenth."""
+    train = tmp_path / "train.txt"
+    train.write_text("".join(f"__label__{y} {x}\n" for x, y in zip(TRAIN * 3, LABELS * 3)), encoding="utf-8")
+    model = tmp_path / "m.model"
+    assert main(["train", "classifier", "--train", str(train), "--learner", "naive-bayes", "--no-tune", "--output",
+                 str(model), "-q"]) == 0
+    learner = Classifier.load(model).learner
+    assert (learner.alpha, learner.chosen_, learner.candidates_) == (1.0, {}, [])
+    assert main(["train", "classifier", "--train", str(train), "--epochs", "4", "--no-tune", "--output", str(model),
+                 "-q"]) == 0
+    loaded = Classifier.load(model)
+    assert len(loaded.history_) == 4 and "epochs" not in loaded.learner.chosen_

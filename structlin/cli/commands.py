@@ -155,8 +155,12 @@ def _train(args) -> None:
         if not 0 < args.dev_fraction < 1:
             raise StructlinError(f"--dev-fraction must be between 0 and 1, got {args.dev_fraction}")
         train, dev = hold_out(train, args.dev_fraction, args.seed)
-    held_out = HELD_OUT if dev is None and args.dev != "none" else None  # choose the epochs, then train on all
+    held_out = HELD_OUT if dev is None and args.dev != "none" and not args.no_tune else None
     model = _new_model(args, task, progress=False if args.quiet else None, held_out=held_out)
+    if args.no_tune:  # the fixed values of the settings the learner would choose on dev
+        untuned = {option.name: option.untuned for option in model.learner.options
+                   if option.untuned is not None and getattr(model.learner, option.name) is None}
+        model.learner.set_params(**untuned)
     began = time.perf_counter()
     task.fit(model, train, dev)
     seconds = time.perf_counter() - began

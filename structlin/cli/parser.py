@@ -182,6 +182,10 @@ def _add_train_command(train, task: Task, source_help: tuple[str, str], data_opt
         parser.add_argument("--grid", nargs="+", required=True, metavar="NAME=V1,V2", help="learner options and "
                             "their candidate values, e.g. relative_margin=1,2,4 epochs=5,10 (every combination)")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
+    if not tune:
+        parser.add_argument("--no-tune", action="store_true", help="choose nothing on held-out data: without dev "
+                            "keep the last epoch, and a setting otherwise chosen on dev takes its fixed value "
+                            "(naive Bayes: alpha 1)")
     parser.add_argument("--output", "-o", required=not tune, help="where to write the model" + (
         " (tune: the best candidate's, trained again)" if tune else ""))
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")

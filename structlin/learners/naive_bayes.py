@@ -72,8 +72,8 @@ class NaiveBayes(Learner):
     # per-label constant.
     capabilities = Capabilities(probabilistic=True, needs_bias=True, sequences=False)
     options = (Option("alpha", float, None, "additive smoothing of P(f|y): 1 = Laplace, other α > 0 = Lidstone "
-                      f"(default: chosen on dev among {', '.join(map(str, ALPHAS))})", minimum=0,
-                      exclusive_minimum=True, nullable=True),
+                      f"(default: chosen on dev among {', '.join(map(str, ALPHAS))}; with --no-tune, 1)", minimum=0,
+                      exclusive_minimum=True, nullable=True, untuned=1.0),
                Option("seed", int, 0, "seed of the instances held out to choose alpha on without dev", minimum=0))
     history_fields = (HistoryField("train_mistakes", "mistakes", "{:>6}"),)
 

@@ -62,8 +62,10 @@ class Option:
     ``choices`` limits a string; ``minimum`` / ``maximum`` bound a number (``exclusive_minimum`` /
     ``exclusive_maximum`` make a bound strict); ``nullable`` accepts None (off, or the solver's default:
     the help says which).  ``special`` names other values accepted as they are (``gamma = "scale"``, a
-    callable kernel).  ``convert`` makes a structured value (a cost matrix) of an ``object`` option the
-    option's value, raising :class:`OptionValueError` when it cannot.  ``stored = False`` marks a setting
+    callable kernel).  ``untuned`` is the value of an option whose default (None) is chosen on dev, when
+    choosing is turned off (``structlin train --no-tune``).  ``convert`` makes a structured value (a cost
+    matrix) of an ``object`` option the option's value, raising :class:`OptionValueError` when it
+    cannot.  ``stored = False`` marks a setting
     of the run rather than of the model (the callback, the progress bar): it is not written to a model
     file.  ``flag`` is its command-line option (default ``--name`` with dashes); ``parse`` turns that
     option's text into a value (default: the type); ``cli = False`` keeps it off the command line.
@@ -86,6 +88,7 @@ class Option:
     parse: Callable[[str], Any] | None = None
     convert: Callable[[Any], Any] | None = None
     metavar: str | None = None
+    untuned: Any = None
 
     @property
     def command_line_flag(self) -> str:
