@@ -228,20 +228,25 @@ class _Model:
     def _fit_held_out_epochs(self, X: FeatureMatrix, y: np.ndarray) -> None:
         """Without dev: choose the number of epochs (iterations) on a seeded ``held_out`` share of the training
         instances, training on the rest, then train on all of them for that many (scikit-learn's refit).
-        ``chosen_`` gains ``epochs`` and ``candidates_`` every epoch's held-out accuracy."""
+        Settings the learner chose on the held-out part (declared with an ``untuned`` value) are kept for the
+        final fit.  ``chosen_`` gains ``epochs`` and ``candidates_`` every epoch's held-out accuracy."""
         learner, epochs = self.learner, self.learner.epochs
         seed = learner.get_params().get("seed") or 0
         rest, rest_y, held = hold_out_instances(X, y, self.held_out, seed)
         learner.fit(self.joint, self.decoder, rest, rest_y, held, bias_row=self._bias_row())
         best = max(learner.best_epoch_ or 1, 1)  # an iterative learner keeps at least one epoch
-        candidates = [{"epochs": r["step"], "dev_accuracy": r["dev_accuracy"]} for r in learner.history_
-                      if r["dev_accuracy"] is not None]
+        candidates = [*learner.candidates_, *({"epochs": r["step"], "dev_accuracy": r["dev_accuracy"]}
+                                              for r in learner.history_ if r["dev_accuracy"] is not None)]
+        # the settings the learner chose on the held-out part too (declared with an untuned value, left at None)
+        chosen = {option.name: learner.chosen_[option.name] for option in learner.options
+                  if option.untuned is not None and option.name in learner.chosen_
+                  and getattr(learner, option.name) is None}
         try:
-            learner.set_params(epochs=best)
+            learner.set_params(epochs=best, **chosen)
             learner.fit(self.joint, self.decoder, X, y, None, bias_row=self._bias_row())
         finally:
-            learner.set_params(epochs=epochs)
-        learner.chosen_ = {**learner.chosen_, "epochs": best}
+            learner.set_params(epochs=epochs, **{name: None for name in chosen})
+        learner.chosen_ = {**chosen, **learner.chosen_, "epochs": best}
         learner.candidates_ = candidates
         self.weights_, self.history_ = learner.weights_, learner.history_
 

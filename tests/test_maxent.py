@@ -18,7 +18,7 @@ from structlin.decoders import Greedy, Multiclass, Viterbi, decode_corpus
 from structlin.errors import OptionValueError, StructlinError
 from structlin.joint import JointFeatureMap
 from structlin.learners import LEARNERS, MaxEnt, make_learner
-from structlin.learners.maxent import RELATIVE_L2_DEFAULT
+from structlin.learners.maxent import RELATIVE_L2_DEFAULT, RELATIVE_L2S
 from structlin.learners.owlqn import GTOL_REACHED, MAXITER_REACHED
 from structlin.matrix import FeatureMatrix
 
@@ -191,7 +191,7 @@ TOY = [
 def test_make_learner_and_params():
     assert LEARNERS["maxent"] is MaxEnt and MaxEnt.capabilities.online is False
     learner = make_learner("maxent", epochs=30, seed=2, batch_size=4, patience=3, progress=False)
-    assert learner.params() == {"epochs": 30, "solver": "lbfgs", "l2": None, "relative_l2": RELATIVE_L2_DEFAULT, "l1": 0.0, "tol": 1e-6, "gtol": 1e-5, "memory": 6,
+    assert learner.params() == {"epochs": 30, "solver": "lbfgs", "l2": None, "relative_l2": None, "l1": 0.0, "tol": 1e-6, "gtol": 1e-5, "memory": 6,
                                 "learning_rate": 0.1, "averaging": True, "momentum": 0.0, "eval_every": 1,
                                 "seed": 2, "batch_size": 4, "patience": 3}
     assert make_learner("maxent", **learner.params()).params() == learner.params()
@@ -262,3 +262,23 @@ def test_command_line_trains_maxent(tmp_path, capsys):
     assert Classifier.load(model).predict(DOCS) == LABELS
     assert main(argv + ["--margin", "1"]) == 1
     assert capsys.readouterr().err.strip() == "structlin: error: --margin does not apply to learner 'maxent'"
+
+
+def test_relative_l2_is_chosen_on_dev_among_the_candidates():
+    """relative_l2=None with dev: one run per candidate, each keeping its best dev iteration; the best run
+    (the stronger prior on a tie) is the model, the same as training with that prior. Without dev: the
+    untuned value."""
+    joint, X, y = random_problem(21, [1] * 60, 3, 10, transitions=False)
+    joint_dev, X_dev, y_dev = random_problem(22, [1] * 30, 3, 10, transitions=False)
+    dev = (X_dev, y_dev)
+    auto = MaxEnt(epochs=15, progress=False).fit(joint, Multiclass(), X, y, dev)
+    fixed = {r: MaxEnt(epochs=15, relative_l2=r, progress=False).fit(joint, Multiclass(), X, y, dev) for r in RELATIVE_L2S}
+    best = {r: max(h["dev_accuracy"] for h in learner.history_ if h["dev_accuracy"] is not None)
+            for r, learner in fixed.items()}
+    assert auto.candidates_ == [{"relative_l2": r, "dev_accuracy": best[r]} for r in RELATIVE_L2S]
+    chosen = max(RELATIVE_L2S, key=lambda r: (best[r], -RELATIVE_L2S.index(r)))
+    assert auto.chosen_["relative_l2"] == chosen and auto.chosen_["l2"] == fixed[chosen].chosen_["l2"]
+    np.testing.assert_array_equal(auto.weights_, fixed[chosen].weights_)
+    assert auto.best_epoch_ == fixed[chosen].best_epoch_
+    no_dev = MaxEnt(epochs=15, progress=False).fit(joint, Multiclass(), X, y)
+    assert no_dev.chosen_ == {"l2": RELATIVE_L2_DEFAULT * X.mean_squared_norm()} and no_dev.candidates_ == []

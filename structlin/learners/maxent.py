@@ -40,7 +40,9 @@ from .protocol import BATCH_SIZE, CALLBACK, EVAL_EVERY, PATIENCE, PROGRESS, SEED
 from .sgd import SGDWeights
 from .training import TrainingRun, require_finite
 
-#: The default of relative_l2, chosen by scripts/choose_defaults.py (docs/benchmarks.md, "Defaults").
+#: The priors relative_l2=None chooses from on dev (scripts/choose_defaults.py's grid, docs/benchmarks.md
+#: "Defaults"), from the strongest; without dev (or with --no-tune) the panel's single choice.
+RELATIVE_L2S = (0.1, 0.01, 0.001)
 RELATIVE_L2_DEFAULT = 0.001
 
 
@@ -183,9 +185,10 @@ class MaxEnt(Learner):
                Option("solver", str, "lbfgs", "batch L-BFGS (OWL-QN with l1) or online SGD", choices=solvers),
                Option("l2", float, None, "the L2 prior's 1/σ² on the summed log-likelihood (default: relative_l2 × "
                       "the mean ‖x‖² of a training position)", minimum=0, nullable=True),
-               Option("relative_l2", float, RELATIVE_L2_DEFAULT, "l2 as a multiple of the mean squared norm ‖x‖² of a "
-                      "training position's features, when l2 is not given: the same prior for any scale of the "
-                      "features", minimum=0),
+               Option("relative_l2", float, None, "l2 as a multiple of the mean squared norm ‖x‖² of a training "
+                      "position's features, when l2 is not given: the same prior for any scale of the features "
+                      f"(default: chosen on dev among {', '.join(map(str, RELATIVE_L2S))}; without dev, "
+                      f"{RELATIVE_L2_DEFAULT})", minimum=0, nullable=True, untuned=RELATIVE_L2_DEFAULT),
                Option("l1", float, 0.0, "the L1 penalty, exact zeros by OWL-QN (lbfgs only)", minimum=0),
                Option("tol", float, 1e-6, "L-BFGS: stop at this relative decrease of the objective", minimum=0),
                Option("gtol", float, 1e-5, "L-BFGS: stop when no (pseudo-)gradient component exceeds this",
@@ -212,13 +215,17 @@ class MaxEnt(Learner):
         """``epochs``, or the solver's default when it is None."""
         return self.epochs if self.epochs is not None else (100 if self.solver == "lbfgs" else 10)
 
-    def objective(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray) -> MaxEntObjective:
+    def objective(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
+                  relative_l2: float | None = None) -> MaxEntObjective:
         """The objective this learner minimises on a corpus: with ``l2``, else ``relative_l2 · ρ`` for the
         corpus's ``ρ = mean ‖x_p‖²`` (scaling the features by ``s`` scales the weights by ``1/s``, so
-        the prior that means the same scales by ``s²``), then recorded in ``chosen_``."""
+        the prior that means the same scales by ``s²``; ``relative_l2``: the option's, else its untuned
+        value), then recorded in ``chosen_``."""
         l2 = self.l2
         if l2 is None:
-            l2 = self.relative_l2 * X.mean_squared_norm()
+            relative = relative_l2 if relative_l2 is not None else self.relative_l2
+            relative = relative if relative is not None else self.option("relative_l2").untuned
+            l2 = relative * X.mean_squared_norm()
             self.chosen_ = {"l2": l2}
         return MaxEntObjective(joint, decoder, X, y, l2=l2)
 
@@ -232,7 +239,26 @@ class MaxEnt(Learner):
         require_finite(X, "training")
         if dev is not None:
             require_finite(dev[0], "dev")
-        objective = self.objective(joint, decoder, X, y)
+        if self.l2 is not None or self.relative_l2 is not None or dev is None:
+            self._fit_once(joint, decoder, X, y, dev, None)
+            return self
+        # relative_l2 chosen on dev: one run per candidate (each keeping its best dev iteration), the best kept
+        runs = []
+        for relative in RELATIVE_L2S:
+            self._fit_once(joint, decoder, X, y, dev, relative)
+            score = max((r["dev_accuracy"] for r in self.history_ if r["dev_accuracy"] is not None), default=0.0)
+            runs.append((score, relative, self.weights_, self.history_, self.best_epoch_, self.stopped_,
+                         self.chosen_))
+        best = max(runs, key=lambda run: run[0])  # the first of equals: the stronger prior
+        self.candidates_ = [{"relative_l2": relative, "dev_accuracy": score} for score, relative, *_ in runs]
+        _, relative, self.weights_, self.history_, self.best_epoch_, self.stopped_, chosen = best
+        self.chosen_ = {"relative_l2": relative, **chosen}
+        return self
+
+    def _fit_once(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, dev,
+                  relative_l2: float | None) -> None:
+        """One run from ``w = 0`` with the prior of :meth:`objective`."""
+        objective = self.objective(joint, decoder, X, y, relative_l2)
         unit = "iteration" if self.solver == "lbfgs" else "epoch"
         with TrainingRun(self, joint, decoder, dev, unit=unit) as run:
             if self.solver == "lbfgs":
@@ -242,7 +268,6 @@ class MaxEnt(Learner):
         self.weights_ = run.finish(initial=lambda: np.zeros(joint.size))
         self.stopped_ = run.stopped or self.stopped_
         self.history_, self.best_epoch_ = run.history, run.best_step
-        return self
 
     def _lbfgs(self, objective: MaxEntObjective, joint: JointFeatureMap, run: TrainingRun) -> None:
         evaluations = 0
