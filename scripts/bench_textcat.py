@@ -107,11 +107,11 @@ from sklearn.svm import LinearSVC
 import structlin
 from structlin import Classifier
 from structlin.catalog import load_documents
-from structlin.cli.commands import HELD_OUT
 from structlin.doctemplates import WORD_PATTERN
 from structlin.documents import STRIP_PARTS
 from structlin.evaluation import evaluate_classification
 from structlin.learners import SVM, MaxEnt, make_learner
+from structlin.tasks import HELD_OUT
 
 CORPUS = "20news-bydate"
 NGRAMS = (1, 2)

@@ -90,5 +90,9 @@ CLASSIFICATION = Task(
     report=lambda model, documents: model.report([d.text for d in documents], [d.label for d in documents]),
     sample=_first_of_each_label)
 
+#: The share of the training data held out to choose the epochs (and what a learner chooses on dev) when
+#: there is no dev: ``structlin train``, ``cross-validate`` and ``tune`` use it as a model's ``held_out``.
+HELD_OUT = 0.1
+
 #: The tasks by model kind (``Tagger.kind``, ``Classifier.kind``: what a model file records).
 TASKS = {task.kind: task for task in (TAGGING, CLASSIFICATION)}

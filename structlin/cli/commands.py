@@ -39,7 +39,7 @@ from ..sources import (
     read_sentences,
 )
 from ..spans import is_bio_style
-from ..tasks import CLASSIFICATION, TASKS, Task
+from ..tasks import CLASSIFICATION, HELD_OUT, TASKS, Task
 from ..tuning import grid, score_candidates
 from ..stats import corpus_stats, document_stats, format_stats
 
@@ -97,9 +97,6 @@ def _new_model(args, task: Task, progress: bool | None = None, held_out: float |
                           bits=args.bits, held_out=held_out)
 
 
-#: The share of the training data ``structlin train`` holds out to choose the epochs when there is no dev.
-HELD_OUT = 0.1
-
 
 def _cross_validate(args) -> None:
     documents = _documents(args.corpus, None, args) if args.corpus else _documents(args.train, None, args)
@@ -147,14 +144,27 @@ def _training_data(args, task: Task, *, default_dev: bool = True) -> tuple[list,
     return train, read(args.corpus, dev_name) if dev_name in entry.splits else read(dev_name, None)
 
 
+def _train_and_dev(args, task: Task) -> tuple[list, list | None]:
+    """:func:`_training_data`, with ``--dev-fraction`` of it held out (seeded) as dev when given."""
+    train, dev = _training_data(args, task, default_dev=args.dev_fraction is None)
+    if args.dev_fraction is None:
+        return train, dev
+    if not 0 < args.dev_fraction < 1:
+        raise StructlinError(f"--dev-fraction must be between 0 and 1, got {args.dev_fraction}")
+    return hold_out(train, args.dev_fraction, args.seed)
+
+
+def _save(model, task: Task, args) -> None:
+    """Record the tag column a tagger was trained on (CoNLL-U: upos unless ``--column``) and save the model."""
+    if task.column:
+        model.column = args.column or ("upos" if _format(args) == "conllu" else None)
+    model.save(args.output)
+
+
 def _train(args) -> None:
     """``train tagger`` and ``train classifier``: fit on the training data (dev for early stopping), save."""
     task = TASKS[args.model]
-    train, dev = _training_data(args, task, default_dev=args.dev_fraction is None)
-    if args.dev_fraction is not None:
-        if not 0 < args.dev_fraction < 1:
-            raise StructlinError(f"--dev-fraction must be between 0 and 1, got {args.dev_fraction}")
-        train, dev = hold_out(train, args.dev_fraction, args.seed)
+    train, dev = _train_and_dev(args, task)
     held_out = HELD_OUT if dev is None and args.dev != "none" and not args.no_tune else None
     model = _new_model(args, task, progress=False if args.quiet else None, held_out=held_out)
     if args.no_tune:  # the fixed values of the settings the learner would choose on dev
@@ -164,9 +174,7 @@ def _train(args) -> None:
     began = time.perf_counter()
     task.fit(model, train, dev)
     seconds = time.perf_counter() - began
-    if task.column:
-        model.column = args.column or ("upos" if _format(args) == "conllu" else None)
-    model.save(args.output)
+    _save(model, task, args)
     if not args.quiet:
         _print_history(model)
         if _choices(model):
@@ -189,12 +197,9 @@ def _tune(args) -> None:
     (dev for early stopping, as ``train`` does) and save it."""
     task = TASKS[args.model]
     candidates = grid(args.learner, args.grid)
-    train, dev = _training_data(args, task, default_dev=args.dev_fraction is None)
-    if args.dev_fraction is not None or dev is None:
-        fraction = args.dev_fraction if args.dev_fraction is not None else HELD_OUT
-        if not 0 < fraction < 1:
-            raise StructlinError(f"--dev-fraction must be between 0 and 1, got {fraction}")
-        train, dev = hold_out(train, fraction, args.seed)
+    train, dev = _train_and_dev(args, task)
+    if dev is None:  # the candidates need a dev set: as train does, a seeded share of the training data
+        train, dev = hold_out(train, HELD_OUT, args.seed)
     base = _learner(args, task, progress=False)  # the fixed flags and the seed every candidate shares
     fixed = {name: value for name, value in base.get_params().items() if value != base.option(name).default}
 
@@ -215,9 +220,7 @@ def _tune(args) -> None:
         task.fit(model, train, dev)
         model.learner.candidates_ = [{**r["options"], "dev_accuracy": r["score"]} for r in ranked]
         model.learner.chosen_ = {**model.learner.chosen_, **best["options"]}
-        if task.column:
-            model.column = args.column or ("upos" if _format(args) == "conllu" else None)
-        model.save(args.output)
+        _save(model, task, args)
     if args.json:
         print(json.dumps({"metric": best["metric"], "ranking": ranked, "best": best["options"],
                           "model": args.output}))
@@ -226,8 +229,9 @@ def _tune(args) -> None:
               + (f"; model written to {args.output}" if args.output else ""))
 
 
-def _options_text(options: dict) -> str:
-    return ", ".join(f"{name} {value:g}" if isinstance(value, float) else f"{name} {value}"
+def _options_text(options: dict, number: str = "g") -> str:
+    """``name value, ...``, floats in the format ``number``."""
+    return ", ".join(f"{name} {value:{number}}" if isinstance(value, float) else f"{name} {value}"
                      for name, value in options.items())
 
 
@@ -260,11 +264,9 @@ def _choices(model) -> str:
     learner = model.learner
     if not learner.chosen_:
         return ""
-    chosen = ", ".join(f"{name} {value:.4g}" if isinstance(value, float) else f"{name} {value}"
-                       for name, value in learner.chosen_.items())
-    scored = "; ".join(", ".join(f"{k} {v:g}" for k, v in c.items() if k != "dev_accuracy")
+    scored = "; ".join(_options_text({k: v for k, v in c.items() if k != "dev_accuracy"})
                        + f": dev {100 * c['dev_accuracy']:.2f}%" for c in learner.candidates_)
-    return f"chosen from the data: {chosen}" + (f" (candidates: {scored})" if scored else "")
+    return f"chosen from the data: {_options_text(learner.chosen_, '.4g')}" + (f" (candidates: {scored})" if scored else "")
 
 
 def _test_data(args) -> tuple[str, str | None]:

@@ -22,8 +22,8 @@ from ..significance import (
     unit_statistics,
 )
 from ..sources import hold_out
-from ..spans import is_bio_style
 from ..tasks import TASKS
+from ..tuning import metric_of
 from .config import METRICS, ExperimentConfig, System
 
 @dataclass
@@ -103,9 +103,10 @@ def read_data(config: ExperimentConfig) -> Data:
     return Data(loaded["train"], loaded["dev"], loaded["test"], sources)
 
 
-def choose_metric(config: ExperimentConfig, gold: list[list[str]]) -> str:
-    """The configured metric, or span F1 for BIO-style tags and accuracy otherwise."""
-    bio = config.task == "tagger" and is_bio_style(chain.from_iterable(gold))
+def choose_metric(config: ExperimentConfig, units: list) -> str:
+    """The configured metric, or span F1 for BIO-style tags and accuracy otherwise (:func:`metric_of` the
+    training units)."""
+    bio = metric_of(TASKS[config.task], units) == "span_f1"
     if config.metric == "span_f1" and not bio:
         raise StructlinError(f"{config.path}: metric: span_f1 needs BIO-style gold tags (O, B-TYPE, I-TYPE, ...)")
     return config.metric or ("span_f1" if bio else "accuracy")
@@ -191,7 +192,7 @@ def run_experiment(config: ExperimentConfig, *, command: str, log: Callable[[str
     for split in ("train", "dev", "test"):
         if not getattr(data, split):
             raise StructlinError(f"{data.sources[split]}: no {task.unit}s")
-    metric = choose_metric(config, task.labels(data.train))
+    metric = choose_metric(config, data.train)
     check_systems(config, data)
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="structlin-models-") as scratch:
