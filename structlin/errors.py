@@ -70,3 +70,20 @@ class UnknownOptionError(StructlinError, TypeError):
 class UnseenLabelWarning(UserWarning):
     """Dev data with labels the training data never has: no model can predict them, so they count as
     errors in every dev accuracy (the run goes on)."""
+
+
+class UsageError(StructlinError, ValueError):
+    """Command-line options that contradict each other (an ``--output`` that is one of the inputs): the
+    command line exits with status 2, as for the option values its parser refuses."""
+
+
+class OutputError(StructlinError, OSError):
+    """A file that cannot be written: its folder is missing or read-only, it is a folder or a read-only
+    file, or the disk is full.  ``str(err)`` reads ``"PATH: what is wrong"``, ``PATH`` as the caller gave it."""
+
+    def __init__(self, path: object, message: str):
+        super().__init__(f"{path}: {message}")
+        self.filename = str(path)
+
+    def __str__(self) -> str:  # OSError would show the filename in its own format
+        return self.args[0]

@@ -115,6 +115,11 @@ class FeatureHasher:
 
     @classmethod
     def from_config(cls, config: dict) -> FeatureHasher:
+        """The hasher of :meth:`config`'s settings; another hash, or bits or a seed that are no integers in
+        range, raise ``ValueError``."""
         if config.get("name") != HASH_NAME:
             raise ValueError(f"unsupported feature hash {config.get('name')!r}; expected {HASH_NAME!r}")
-        return cls(bits=int(config["bits"]), seed=int(config["seed"]))
+        bits, seed = config.get("bits"), config.get("seed")
+        if type(bits) is not int or type(seed) is not int:  # not a bool, a float or a string that int() takes
+            raise ValueError(f"feature hash bits and seed must be integers, got {bits!r} and {seed!r}")
+        return cls(bits=bits, seed=seed)

@@ -10,62 +10,77 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import tempfile
+import math
+import re
+import struct
 import zipfile
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from . import __version__
 from .errors import ModelFormatError
+from .outputs import atomic_output
 
 FORMAT = "structlin-model"
 VERSION = 1
 
 
 def save_model(path, metadata: dict, arrays: dict[str, np.ndarray]) -> None:
-    """Write ``metadata`` and ``arrays`` to ``path`` atomically (a temporary file, then a rename)."""
-    path = Path(path)
+    """Write ``metadata`` and ``arrays`` to ``path`` atomically (:func:`~structlin.outputs.atomic_output`:
+    a temporary file, then a rename; a failure leaves ``path`` as it was)."""
     header = {"format": FORMAT, "version": VERSION, **metadata,
               "arrays": {name: {"shape": list(a.shape), "dtype": a.dtype.str} for name, a in arrays.items()}}
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_STORED) as archive:
-            archive.writestr("metadata.json", json.dumps(header, ensure_ascii=False))
-            for name, array in arrays.items():
-                with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # mkstemp creates 0600; a model is an ordinary file
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_output(path, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("metadata.json", json.dumps(header, ensure_ascii=False))
+        for name, array in arrays.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
 
 
 def load_model(path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
-    """Read a model of ``kind`` (e.g. ``"tagger"``); every defect raises :class:`ModelFormatError`."""
+    """Read a model of ``kind`` (e.g. ``"tagger"``); every defect raises :class:`ModelFormatError`.
+
+    Before an array is read, its ``.npy`` header must agree with the metadata, and its shape and item
+    size with the member's size in the archive, which the file's own size bounds: a tampered shape
+    cannot make loading allocate more than the file holds.  Whether the arrays suit the model that
+    reads them is :func:`check_arrays`' job.
+    """
     path = _existing(path)
     try:
         with zipfile.ZipFile(path) as archive:
-            metadata = _metadata(archive)
+            metadata = _metadata(path, archive)
             _check_header(path, metadata, kind)
-            arrays = {}
-            for name, spec in metadata["arrays"].items():
-                array = np.lib.format.read_array(io.BytesIO(archive.read(f"{name}.npy")), allow_pickle=False)
-                if list(array.shape) != spec["shape"] or array.dtype.str != spec["dtype"]:
-                    raise ModelFormatError(f"{path}: array {name!r} has shape {list(array.shape)} {array.dtype.str}, "
-                                           f"metadata says {spec['shape']} {spec['dtype']} (file was modified)")
-                arrays[name] = array
+            arrays = {name: _read_array(path, archive, name, spec) for name, spec in metadata["arrays"].items()}
     except ModelFormatError:
         raise
-    except (zipfile.BadZipFile, KeyError, EOFError, ValueError, TypeError, OSError) as err:
-        raise ModelFormatError(f"{path}: not a readable structlin model (truncated or corrupted: {err})") from None
+    except _UNREADABLE as err:
+        raise _unreadable(path, err) from None
     return metadata, arrays
 
 
+#: What reading a damaged archive raises besides zipfile's errors: a member missing (KeyError), cut
+#: short (EOFError) or not of its format (ValueError, zlib.error, struct.error), an unsupported
+#: compression method or an encryption flag (NotImplementedError, RuntimeError), JSON nested too deep
+#: (RecursionError, a RuntimeError).
+_UNREADABLE = (zipfile.BadZipFile, KeyError, EOFError, ValueError, TypeError, OSError, RuntimeError, zlib.error,
+               struct.error)
+
+
+def _unreadable(path: Path, err: Exception) -> ModelFormatError:
+    if isinstance(err, PermissionError):
+        return ModelFormatError(f"{path}: cannot read the model file ({err.strerror})")
+    return ModelFormatError(f"{path}: not a readable structlin model (truncated or corrupted: {err})")
+
+
 def _check_header(path: Path, metadata: dict, kind: str) -> None:
+    """The format, its version, the model kind, the structlin version that wrote it and the array list.
+
+    ``structlin_version`` must be a version string; a model written by a newer major version of
+    structlin raises (it may mean its numbers differently even in the same format version).
+    """
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise ModelFormatError(f"{path}: not a structlin model file")
     if metadata.get("version") != VERSION:
@@ -73,6 +88,13 @@ def _check_header(path: Path, metadata: dict, kind: str) -> None:
                                f"this structlin reads version {VERSION}")
     if metadata.get("kind") != kind:
         raise ModelFormatError(f"{path}: holds a {metadata.get('kind')!r} model, expected a {kind!r} model")
+    written_by = metadata.get("structlin_version")
+    major = re.match(r"(\d+)\.\d+", written_by) if isinstance(written_by, str) else None
+    if major is None:
+        raise ModelFormatError(f"{path}: structlin_version {written_by!r} is not a version such as {__version__!r}")
+    if int(major[1]) > int(__version__.split(".")[0]):
+        raise ModelFormatError(f"{path}: written by structlin {written_by}, a newer major version than this "
+                               f"structlin {__version__}: upgrade structlin to load it")
     if not isinstance(metadata.get("arrays"), dict):
         raise ModelFormatError(f"{path}: metadata lists no arrays")
 
@@ -82,9 +104,11 @@ def model_kind(path) -> str:
     path = _existing(path)
     try:
         with zipfile.ZipFile(path) as archive:
-            metadata = _metadata(archive)
-    except (zipfile.BadZipFile, KeyError, EOFError, ValueError, OSError) as err:
-        raise ModelFormatError(f"{path}: not a readable structlin model (truncated or corrupted: {err})") from None
+            metadata = _metadata(path, archive)
+    except ModelFormatError:
+        raise
+    except _UNREADABLE as err:
+        raise _unreadable(path, err) from None
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise ModelFormatError(f"{path}: not a structlin model file")
     return str(metadata.get("kind"))
@@ -92,10 +116,116 @@ def model_kind(path) -> str:
 
 def _existing(path) -> Path:
     path = Path(path)
+    if path.is_dir():
+        raise ModelFormatError(f"{path}: is a folder, not a model file")
     if not path.is_file():
         raise ModelFormatError(f"{path}: model file not found")
     return path
 
 
-def _metadata(archive: zipfile.ZipFile):
-    return json.loads(archive.read("metadata.json").decode("utf-8"))
+def _metadata(path: Path, archive: zipfile.ZipFile):
+    return json.loads(archive.read(_member(path, archive, "metadata.json")).decode("utf-8"))
+
+
+#: How much larger than its compressed size a member can be: 1 stored, deflate's limit 1032 : 1.
+_EXPANSION = {zipfile.ZIP_STORED: 1, zipfile.ZIP_DEFLATED: 1032}
+
+
+def _member(path: Path, archive: zipfile.ZipFile, name: str) -> zipfile.ZipInfo:
+    """The archive's member ``name``, whose declared sizes fit in the file (so that reading it is bounded)."""
+    info = archive.getinfo(name)
+    if info.compress_type not in _EXPANSION:
+        raise ModelFormatError(f"{path}: member {name} is compressed with method {info.compress_type}; a model "
+                               "is stored or deflated")
+    most = _EXPANSION[info.compress_type] * max(info.compress_size, 1)
+    if info.compress_size > path.stat().st_size or info.file_size > most:
+        raise ModelFormatError(f"{path}: member {name} declares {info.file_size} bytes, more than the file holds "
+                               "(file was modified)")
+    return info
+
+
+_NPY_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+
+
+def _read_array(path: Path, archive: zipfile.ZipFile, name: str, spec) -> np.ndarray:
+    """The array ``name``, once its ``.npy`` header agrees with the metadata's ``spec`` and its member's size."""
+    if not (isinstance(spec, dict) and isinstance(spec.get("shape"), list) and isinstance(spec.get("dtype"), str)):
+        raise ModelFormatError(f"{path}: the metadata of array {name!r} is not a shape and a dtype")
+    info = _member(path, archive, f"{name}.npy")
+    with archive.open(info) as stream:
+        version = np.lib.format.read_magic(stream)
+        if version not in _NPY_HEADERS:
+            raise ModelFormatError(f"{path}: array {name!r} is in .npy format version {version}, not 1.0 or 2.0")
+        shape, _, dtype = _NPY_HEADERS[version](stream)
+        header_size = stream.tell()
+    if dtype.hasobject:
+        raise ModelFormatError(f"{path}: not a readable structlin model: array {name!r} holds Python objects")
+    if list(shape) != spec["shape"] or dtype.str != spec["dtype"]:
+        raise ModelFormatError(f"{path}: array {name!r} has shape {list(shape)} {dtype.str}, "
+                               f"metadata says {spec['shape']} {spec['dtype']} (file was modified)")
+    if info.file_size != header_size + math.prod(shape) * dtype.itemsize:
+        raise ModelFormatError(f"{path}: array {name!r} of shape {list(shape)} {dtype.str} does not fill its "
+                               f"{info.file_size} bytes (file was modified)")
+    return np.lib.format.read_array(io.BytesIO(archive.read(info)), allow_pickle=False)
+
+
+_KINDS = {"f": "floats", "i": "integers", "u": "unsigned integers"}
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """What a model expects of one of its arrays.
+
+    ``kinds``: the numpy dtype kinds accepted, of at most 64 bits (``"f"``: floats, which must be finite;
+    ``"iu"``: integers, which must not be negative).  ``shape``: one entry per dimension, a number or a size name
+    (``"labels"``, ``"rows"`` ...; ``"name+1"`` is one more), a name being one size in all arrays of a
+    model, known beforehand or set by the first array that has it.  ``below``: the size name bounding
+    integer values (indices).  ``increasing``: values must increase strictly (sorted ids).
+    """
+
+    kinds: str
+    shape: tuple[int | str, ...]
+    below: str | None = None
+    increasing: bool = False
+
+    def problem(self, name: str, array: np.ndarray, sizes: dict[str, tuple[int, str]]) -> str | None:
+        """What is wrong with the array ``name`` (None: nothing).  ``sizes`` maps size names to their value
+        and where it comes from; the sizes this array is the first to have are added."""
+        if array.dtype.kind not in self.kinds or array.dtype.itemsize > 8:
+            kinds = " or ".join(_KINDS[k] for k in self.kinds)
+            return f"has dtype {array.dtype.str}; expected {kinds} of at most 64 bits"
+        if array.ndim != len(self.shape):
+            return f"has shape {list(array.shape)}; expected {len(self.shape)} dimension(s)"
+        for dimension, actual in zip(self.shape, array.shape):
+            expected, why = dimension, ""
+            if isinstance(dimension, str):
+                size, _, more = dimension.partition("+")
+                value, origin = sizes.setdefault(size, (actual - int(more or 0), f"array {name!r}"))
+                expected, why = value + int(more or 0), f" ({dimension}, from {origin})"
+            if actual != expected:
+                return f"has shape {list(array.shape)} where {expected}{why} is expected"
+        if array.dtype.kind == "f" and not np.isfinite(array).all():
+            return "holds NaN or infinite values"
+        if array.dtype.kind in "iu" and array.size:
+            if array.min() < 0:
+                return "holds negative values"
+            if self.below is not None and array.max() >= sizes[self.below][0]:
+                bound, origin = sizes[self.below]
+                return f"holds values outside [0, {bound}) ({self.below}, from {origin})"
+        if self.increasing and (np.diff(array) <= 0).any():
+            return "does not increase strictly"
+        return None
+
+
+def check_arrays(path, arrays: dict[str, np.ndarray], specs: dict[str, ArraySpec],
+                 sizes: dict[str, tuple[int, str]]) -> None:
+    """Check that a model file's ``arrays`` are those ``specs`` name and hold what they expect, with the
+    ``sizes`` known beforehand (``{name: (value, where it comes from)}``); the first defect raises
+    :class:`ModelFormatError` naming the file and the array."""
+    if set(arrays) != set(specs):
+        raise ModelFormatError(f"{path}: holds arrays {sorted(arrays)}, expected {sorted(specs)} (file was modified)")
+    sizes = dict(sizes)
+    for name, spec in specs.items():
+        problem = spec.problem(name, arrays[name], sizes)
+        if problem:
+            raise ModelFormatError(f"{path}: array {name!r} {problem} (file was modified)")

@@ -9,9 +9,11 @@ model core (``_Model``): what differs is the task, i.e. how inputs become featur
 
 from __future__ import annotations
 
+import functools
 import gc
+import reprlib
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 
 import numpy as np
@@ -20,6 +22,7 @@ from nltk.probability import DictionaryProbDist
 from nltk.tag.api import TaggerI
 
 from . import __version__
+from .catalog import Catalog
 from .decoders import Decoder, Multiclass, decode_batches, length_batches, make_decoder
 from .doctemplates import DocumentFeatureExtractor
 from .errors import CorpusFormatError, ModelFormatError, StructlinError, UnknownNameError, UnseenLabelWarning
@@ -29,9 +32,18 @@ from .joint import JointFeatureMap, Scores
 from .learners import LEARNERS, Learner, make_learner
 from .learners.training import UNITS, hold_out_instances
 from .matrix import FeatureMatrix
-from .modelfile import load_model, save_model
-from .readers import Sentence
+from .modelfile import ArraySpec, check_arrays, load_model, save_model
+from .readers import CONLLU_COLUMNS, Sentence
 from .templates import FeatureSet, TokenFeatureExtractor
+
+
+def _not_text(value, expected: str):
+    """``value``, unless it is a bare string where ``expected`` (a sequence of tokens, sentences or documents)
+    is wanted: iterating it would give one character at a time, so it raises ``TypeError``."""
+    if isinstance(value, str):
+        shown = value if len(value) <= 30 else value[:27] + "..."
+        raise TypeError(f"expected {expected}, got the string {shown!r}")
+    return value
 
 
 def _tagged(sentences, what: str, fields: tuple[str, ...] = ("word",)) -> tuple[list[list], list[list[str]]]:
@@ -43,16 +55,17 @@ def _tagged(sentences, what: str, fields: tuple[str, ...] = ("word",)) -> tuple[
     """
     width, tokens, tags = len(fields), [], []
     expected = "a word string" if width == 1 else f"{', '.join(fields)} strings"
-    for k, sentence in enumerate(sentences):
+    pairs = f"({', '.join(fields)}, tag) {'pairs' if width == 1 else 'tuples'}"
+    for k, sentence in enumerate(_listed(sentences, what)):
         if isinstance(sentence, Sentence):
             if sentence.tags is None:
                 raise CorpusFormatError(sentence.path or what, sentence.line, f"sentence {k + 1} has no tags")
             w, t = (list(sentence.words) if width == 1 else sentence.fields(fields)), list(sentence.tags)
         else:
-            rows = list(sentence) if isinstance(sentence, Iterable) else None
+            rows = (list(_not_text(sentence, f"sentence {k + 1} of the {what} as a sequence of {pairs}"))
+                    if isinstance(sentence, Iterable) else None)
             if rows is None or not all(isinstance(p, (tuple, list)) and len(p) == width + 1 for p in rows):
-                raise CorpusFormatError(what, None, f"sentence {k + 1}: expected ({', '.join(fields)}, tag) "
-                                                    f"{'pairs' if width == 1 else 'tuples'}")
+                raise CorpusFormatError(what, None, f"sentence {k + 1}: expected {pairs}")
             w, t = [p[0] if width == 1 else tuple(p[:-1]) for p in rows], [p[-1] for p in rows]
         if len(w) != len(t):
             raise CorpusFormatError(what, None, f"sentence {k + 1}: {len(w)} words but {len(t)} tags")
@@ -64,6 +77,11 @@ def _tagged(sentences, what: str, fields: tuple[str, ...] = ("word",)) -> tuple[
         tokens.append(w)
         tags.append(t)
     return tokens, tags
+
+
+def _listed(sentences, what: str) -> list:
+    """The tagged sentences of ``what`` (training data ...) as a list; a bare string raises ``TypeError``."""
+    return list(_not_text(sentences, f"{what} as a sequence of tagged sentences"))
 
 
 def _input_columns(sentences: list) -> tuple[str, ...]:
@@ -126,9 +144,15 @@ def _tokens(sentences, fields: tuple[str, ...] = ("word",)) -> list[list]:
     """Token lists of untagged input: :class:`Sentence` objects or sequences of tokens (checked by
     the feature extractor): strings, or tuples of the feature set's ``fields`` when it reads more
     columns than the word."""
-    if len(fields) == 1:
-        return [list(s.words) if isinstance(s, Sentence) else list(s) for s in sentences]
-    return [s.fields(fields) if isinstance(s, Sentence) else list(s) for s in sentences]
+    token = "token strings" if len(fields) == 1 else f"({', '.join(fields)}) tuples"
+    out = []
+    for k, s in enumerate(_not_text(sentences, f"a sequence of sentences, each a sequence of {token}")):
+        if isinstance(s, Sentence):
+            out.append(list(s.words) if len(fields) == 1 else s.fields(fields))
+        else:
+            expected = f"sentence {k + 1} as a sequence of {token} (split a text into tokens first)"
+            out.append(list(_not_text(s, expected)))
+    return out
 
 
 def _learner(learner, settings: dict) -> Learner:
@@ -154,6 +178,47 @@ def _upgraded_history(history: list[dict]) -> list[dict]:
     return out
 
 
+def _strings(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _records(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, dict) for v in value)
+
+
+def _scored(value) -> bool:
+    """Records with a number ``dev_accuracy`` (the candidates a learner scored on dev)."""
+    return _records(value) and all(type(v.get("dev_accuracy")) in (int, float) for v in value)
+
+
+#: What every model file's metadata holds besides the header (see :meth:`_Model._metadata_specs`).
+_METADATA = {
+    "labels": (lambda v: _strings(v) and all(v) and 0 < len(v) == len(set(v)), "a list of distinct label strings"),
+    "transitions": (lambda v: isinstance(v, bool), "true or false"),
+    "features": (lambda v: isinstance(v, dict), "a feature set table"),
+    "hash": (lambda v: isinstance(v, dict), "a feature hash table"),
+    "decoder": (lambda v: isinstance(v, str), "a decoder name"),
+    "learner": (lambda v: isinstance(v, dict) and isinstance(v.get("name"), str), "a learner table with its name"),
+    "history": (_records, "a list of records"),
+    "chosen": (lambda v: isinstance(v, dict), "a table"),
+    "candidates": (_scored, "a list of records with a dev_accuracy"),
+}
+#: Metadata that files written before it was kept lack.
+_OPTIONAL_METADATA = ("chosen", "candidates")
+
+#: The weight rows' hashed buckets, and the weights of a learner that keeps a weight vector.
+_COLUMNS = ArraySpec("iu", ("rows",), below="buckets", increasing=True)
+_WEIGHT_ARRAYS = {"emission": ArraySpec("f", ("rows", "labels")), "transition": ArraySpec("f", ("tail",))}
+
+
+@functools.cache
+def _tag_columns() -> tuple[str, ...]:
+    """The tag columns a tagger file may record (:attr:`Tagger.column`): CoNLL-U's, ``universal`` (NLTK's
+    tags mapped) and those of the catalog's column corpora."""
+    catalog = {c for e in Catalog.load().entries.values() if e.nltk and e.nltk.columns for c in e.nltk.columns}
+    return tuple(sorted({*CONLLU_COLUMNS, "universal", *catalog} - {"word"}))
+
+
 class _Model:
     """What every model shares: a feature set and its extractor, the joint feature map, a decoder, a
     learner and what it trained; fit, partial_fit and prediction through the decoder; persistence as
@@ -161,10 +226,11 @@ class _Model:
 
     A subclass is the task: how its inputs become feature matrices (``_extractor``, one position per
     document or per token) and labels, and what the task adds to a model file.  ``_item`` names what
-    carries a label (``token``, ``document``)."""
+    carries a label (``token``, ``document``), ``_instance`` an input (``sentence``, ``document``)."""
 
     kind = ""
     _item = ""
+    _instance = ""
 
     def __init__(self, features, learner, decoder, *, bits: int, hash_seed: int, held_out: float | None = None,
                  **settings):
@@ -197,6 +263,22 @@ class _Model:
     def classes_(self) -> list[str]:
         self._check_fitted()
         return list(self.joint.labels)
+
+    def _features(self, instances: list, what: str, first: int = 0) -> FeatureMatrix:
+        """The feature matrix of ``instances`` (of ``what``: training data, input ...; the first is number
+        ``first``), checked by :meth:`_finite`."""
+        return self._finite(self._extractor.extract(instances), what, first)
+
+    def _finite(self, X: FeatureMatrix, what: str, first: int = 0) -> FeatureMatrix:
+        """``X``, unless a feature value is NaN or infinite (it would make every score it touches NaN):
+        then :class:`CorpusFormatError` names the instance."""
+        bad = np.flatnonzero(~np.isfinite(X.values))
+        if len(bad):
+            position = np.searchsorted(X.indptr, bad[0], side="right") - 1
+            instance = first + int(np.searchsorted(X.offsets, position, side="right"))
+            raise CorpusFormatError(what, None, f"{self._instance} {instance} has a NaN or infinite feature value "
+                                                "(or one too large for a 32-bit float)")
+        return X
 
     # --- training -------------------------------------------------------------------------------
 
@@ -341,38 +423,78 @@ class _Model:
 
     @classmethod
     def load(cls, path):
-        """Read a model written by :meth:`save`; a damaged file raises :class:`ModelFormatError`."""
+        """Read a model written by :meth:`save`.  A damaged or tampered file raises :class:`ModelFormatError`
+        naming it: one :func:`~structlin.modelfile.load_model` cannot read, metadata of the wrong types
+        (:meth:`_metadata_specs`) or with settings no model takes, arrays that do not fit the model
+        (:meth:`_array_specs`)."""
         meta, arrays = load_model(path, cls.kind)
         try:
-            try:
-                FeatureHasher.from_config(meta["hash"])
-            except ValueError as err:
-                raise ModelFormatError(f"{path}: {err}") from None
-            learner = meta["learner"]
-            if learner["name"] not in LEARNERS:
-                raise ModelFormatError(f"{path}: unknown learner {learner['name']!r}")
-            params = {k: v for k, v in learner.items() if k != "name"}
-            model = cls._construct(FeatureSet.from_dict(meta["features"], f"{path} (feature set)"),
-                                   make_learner(learner["name"], **params), meta)
-            joint = JointFeatureMap(meta["labels"], arrays["columns"], transitions=meta["transitions"])
-            L = joint.n_labels
-            if model.learner.capabilities.scores_itself:
-                model.learner.restore(arrays, joint)  # checks them against the joint map
-                model.weights_ = model.learner.weights_
-            else:
-                if arrays["emission"].shape != (joint.n_rows, L) or len(arrays["transition"]) != joint.size - joint.n_rows * L:
-                    raise ModelFormatError(f"{path}: weight arrays do not match {L} labels (file was modified)")
-                model.weights_ = np.concatenate([arrays["emission"].ravel(), arrays["transition"]])
-            model.joint = joint
-            model.history_ = _upgraded_history(meta["history"])
-            model.learner.chosen_ = dict(meta.get("chosen", {}))  # files written before they were kept lack them
-            model.learner.candidates_ = list(meta.get("candidates", []))
-            model._restore(meta, arrays)
+            return cls._from_file(path, meta, arrays)
+        except ModelFormatError:
+            raise
+        except StructlinError as err:  # a setting no model takes: a learner option, a decoder, a feature set
+            raise ModelFormatError(f"{path}: {err}") from None
         except (KeyError, TypeError, ValueError) as err:
-            if isinstance(err, StructlinError):
-                raise
             raise ModelFormatError(f"{path}: metadata is incomplete or invalid ({err!r})") from None
+
+    @classmethod
+    def _from_file(cls, path, meta: dict, arrays: dict):
+        """The model of a file's ``meta`` and ``arrays`` as :func:`~structlin.modelfile.load_model` reads them."""
+        for key, (valid, expected) in cls._metadata_specs().items():
+            if key not in meta and key not in _OPTIONAL_METADATA:
+                raise ModelFormatError(f"{path}: metadata is incomplete or invalid: {key!r} is missing")
+            if key in meta and not valid(meta[key]):
+                raise ModelFormatError(f"{path}: metadata {key!r} must be {expected}, got {reprlib.repr(meta[key])}")
+        try:
+            FeatureHasher.from_config(meta["hash"])
+        except ValueError as err:
+            raise ModelFormatError(f"{path}: {err}") from None
+        learner = meta["learner"]
+        if learner["name"] not in LEARNERS:
+            raise ModelFormatError(f"{path}: unknown learner {learner['name']!r}")
+        params = {k: v for k, v in learner.items() if k != "name"}
+        model = cls._construct(FeatureSet.from_dict(meta["features"], "feature set"),
+                               make_learner(learner["name"], **params), meta)
+        decoder = model.decoder
+        if meta["decoder"] != decoder.name:
+            raise ModelFormatError(f"{path}: decoder {meta['decoder']!r}; a {cls.kind} decodes with {decoder.name!r}")
+        if meta["transitions"] != decoder.uses_transitions:
+            raise ModelFormatError(f"{path}: transitions is {meta['transitions']}, but the {decoder.name} decoder "
+                                   f"{'uses' if decoder.uses_transitions else 'has no'} label transitions")
+        L = len(meta["labels"])
+        check_arrays(path, arrays, model._array_specs(), {
+            "labels": (L, "the metadata"), "tail": (L * L + 2 * L if meta["transitions"] else 0, "the labels"),
+            "buckets": (1 << model.hasher.bits, "the hash bits")})
+        joint = JointFeatureMap(meta["labels"], arrays["columns"], transitions=meta["transitions"])
+        if model.learner.capabilities.scores_itself:
+            try:
+                model.learner.restore(arrays, joint)  # checks how the arrays fit each other and the joint map
+            except ValueError as err:
+                raise ModelFormatError(f"{path}: {err} (file was modified)") from None
+            model.weights_ = model.learner.weights_
+        else:
+            model.weights_ = np.concatenate([arrays["emission"].ravel(), arrays["transition"]], dtype=np.float64)
+        model.joint = joint
+        model.history_ = _upgraded_history(meta["history"])
+        model.learner.chosen_ = dict(meta.get("chosen", {}))
+        model.learner.candidates_ = list(meta.get("candidates", []))
+        model._restore(meta, arrays)
         return model
+
+    @classmethod
+    def _metadata_specs(cls) -> dict[str, tuple[Callable[[object], bool], str]]:
+        """What a model file's metadata holds besides the header: ``{key: (test, what it must be)}``."""
+        return _METADATA
+
+    #: The arrays the task adds to a model file (:meth:`_extra_arrays`), as :meth:`_array_specs` checks them.
+    _extra_array_specs: dict[str, ArraySpec] = {}
+
+    def _array_specs(self) -> dict[str, ArraySpec]:
+        """What a model file's arrays must be: the buckets of the weight rows, then the emission and
+        transition weights or, for a learner that scores inputs itself, its ``array_specs``, then the
+        task's :attr:`_extra_array_specs`."""
+        learned = self.learner.array_specs if self.learner.capabilities.scores_itself else _WEIGHT_ARRAYS
+        return {"columns": _COLUMNS, **learned, **self._extra_array_specs}
 
     def _extra_metadata(self) -> dict:
         return {}
@@ -408,6 +530,7 @@ class Tagger(_Model, TaggerI):
 
     kind = "tagger"
     _item = "token"
+    _instance = "sentence"
 
     def __init__(self, features=None, learner="averaged-perceptron", decoder="viterbi", *,
                  epochs: int | None = None, seed: int = 0, batch_size: int = 4, patience: int | None = None, bits: int = 22,
@@ -439,13 +562,13 @@ class Tagger(_Model, TaggerI):
     def fit(self, train, dev=None) -> Tagger:
         """Train on tagged sentences; with ``dev``, keep the epoch with the best dev accuracy."""
         with _collector_paused():
-            train = list(train)
+            train = _listed(train, "training data")
             self._choose_features(train)
             words, X, flat_tags = self._training_set(train)
             dev_data = None
             if dev is not None:
                 dev_words, dev_tags = _tagged(dev, "dev data", self.feature_set.fields)
-                dev_data = (self._extractor.extract(dev_words), [t for s in dev_tags for t in s])
+                dev_data = (self._features(dev_words, "dev data"), [t for s in dev_tags for t in s])
             self._train(X, flat_tags, sorted(set(flat_tags)), dev_data)
             self.known_words_ = {w for sentence in _words(words) for w in sentence}
         return self
@@ -455,7 +578,7 @@ class Tagger(_Model, TaggerI):
         model: the tagger's form of :meth:`Classifier.partial_fit` (``classes``: every tag the batches
         may hold, needed by the first call)."""
         with _collector_paused():
-            sentences = list(sentences)
+            sentences = _listed(sentences, "training data")
             if self.joint is None:
                 self._choose_features(sentences)
             words, tags = _tagged(sentences, "training data", self.feature_set.fields)
@@ -467,7 +590,7 @@ class Tagger(_Model, TaggerI):
         """What a learner trains on for tagged sentences ``train``: the indexed feature matrix and the gold
         label id of every token.  Sets :attr:`joint`, the map of their tags and features."""
         with _collector_paused():
-            train = list(train)
+            train = _listed(train, "training data")
             self._choose_features(train)
             _, X, flat_tags = self._training_set(train)
             return self._indexed(X, flat_tags, sorted(set(flat_tags)))
@@ -480,7 +603,7 @@ class Tagger(_Model, TaggerI):
     def _training_features(self, words: list[list], *, first: bool = True) -> FeatureMatrix:
         if not any(words):
             raise StructlinError("training data holds no tokens")
-        return self._extractor.extract(words)
+        return self._features(words, "training data")
 
     # --- prediction -----------------------------------------------------------------------------
 
@@ -491,7 +614,7 @@ class Tagger(_Model, TaggerI):
 
     def _predict(self, words: list[list[str]]) -> list[list[str]]:
         self._check_fitted()
-        labels = self._decode(self.joint.index(self._extractor.extract(words)))
+        labels = self._decode(self.joint.index(self._features(words, "input")))
         names = np.array(self.joint.labels, dtype=object)[labels]
         bounds = np.cumsum([0] + [len(w) for w in words])
         return [list(names[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
@@ -516,7 +639,7 @@ class Tagger(_Model, TaggerI):
         inference = self._distribution()
         with _collector_paused():
             words = _tokens(sentences, self.feature_set.fields)
-            X = self.joint.index(self._extractor.extract(words))
+            X = self.joint.index(self._features(words, "input"))
         nodes = np.zeros((X.n_positions, self.joint.n_labels))
         for chosen in length_batches(X.lengths):
             # Summed edges: the per-edge marginals are not needed, and summed they cost only L × L.
@@ -542,7 +665,7 @@ class Tagger(_Model, TaggerI):
         if unknown is not None:
             raise StructlinError(f"unknown tag {unknown!r}; the model's tags are {self.classes_}")
         y = self.joint.encode_labels(tags)
-        scores = self.joint.scores(self.weights_, self.joint.index(self._extractor.extract([words])))
+        scores = self.joint.scores(self.weights_, self.joint.index(self._features([words], "input")))
         return float(scores.score(y)[0] - inference.marginals(scores, summed_edges=True).log_partition[0])
 
     def sequence_probability(self, tokens, tags) -> float:
@@ -574,6 +697,12 @@ class Tagger(_Model, TaggerI):
         self.known_words_ = set(meta["known_words"])
 
     @classmethod
+    def _metadata_specs(cls) -> dict[str, tuple[Callable[[object], bool], str]]:
+        columns = _tag_columns()
+        return {**super()._metadata_specs(), "known_words": (_strings, "a list of word strings"),
+                "column": (lambda v: v is None or v in columns, f"null or a tag column: {', '.join(columns)}")}
+
+    @classmethod
     def _construct(cls, feature_set, learner, meta: dict) -> Tagger:
         return cls(feature_set, learner, meta["decoder"], bits=meta["hash"]["bits"], hash_seed=meta["hash"]["seed"])
 
@@ -591,7 +720,9 @@ def _document_kind(document) -> str | None:
 
 def _labelled(documents, labels, what: str) -> tuple[list, list[str]]:
     """Documents and their label strings; mismatched lengths or empty labels raise."""
-    documents, labels = list(documents), [str(y) if y is not None else "" for y in labels]
+    documents = list(_not_text(documents, f"{what} as a sequence of documents (a list of texts, not one text)"))
+    labels = _not_text(labels, f"{what} labels as a sequence, one per document")
+    labels = [str(y) if y is not None else "" for y in labels]
     if len(documents) != len(labels):
         raise StructlinError(f"{what}: {len(documents)} documents but {len(labels)} labels")
     empty = next((k for k, y in enumerate(labels) if not y), None)
@@ -625,6 +756,7 @@ class Classifier(_Model, ClassifierI):
 
     kind = "classifier"
     _item = "document"
+    _instance = "document"
 
     def __init__(self, features=None, learner="averaged-perceptron", *, epochs: int | None = None,
                  seed: int = 0, batch_size: int | None = None, patience: int | None = None, bits: int = 22,
@@ -667,7 +799,7 @@ class Classifier(_Model, ClassifierI):
             dev_data = None
             if dev is not None:
                 dev_documents, dev_labels = _labelled(*dev, "dev data")
-                dev_data = (self._extractor.extract(dev_documents), dev_labels)
+                dev_data = (self._features(dev_documents, "dev data"), dev_labels)
             self._train(X, labels, classes, dev_data)
         return self
 
@@ -714,7 +846,7 @@ class Classifier(_Model, ClassifierI):
         counts = self._extractor.counts(documents)
         if first and self.feature_set.values.endswith("tfidf"):
             self._extractor.fit_idf(counts)
-        return self._extractor.transform(counts)
+        return self._finite(self._extractor.transform(counts), "training data")
 
     #: Documents featurised and scored at a time.  Their arrays then stay small enough for the memory
     #: allocator to reuse instead of mapping fresh pages for every call (faster than all at once on a
@@ -724,10 +856,11 @@ class Classifier(_Model, ClassifierI):
     def decision_function(self, documents) -> np.ndarray:
         """``w·φ(x, y)`` for every document (rows) and label (columns, in ``classes_`` order)."""
         self._check_fitted()
-        documents, size = list(documents), self.prediction_batch
+        documents = list(_not_text(documents, "a sequence of documents (classify() takes one document)"))
+        size = self.prediction_batch
         with _collector_paused():
-            return np.vstack([self._scores(self.joint.index(self._extractor.extract(documents[a : a + size]))).emissions
-                              for a in range(0, len(documents), size) or [0]])
+            return np.vstack([self._scores(self.joint.index(self._features(documents[a : a + size], "input", a)))
+                              .emissions for a in range(0, len(documents), size) or [0]])
 
 
     def predict(self, documents) -> list[str]:
@@ -778,6 +911,9 @@ class Classifier(_Model, ClassifierI):
     def _extra_arrays(self) -> dict:
         return {"idf_buckets": self._extractor.idf_buckets, "idf": self._extractor.idf,
                 "idf_unseen": np.array([self._extractor.idf_unseen])}
+
+    _extra_array_specs = {"idf_buckets": ArraySpec("iu", ("idf",), below="buckets", increasing=True),
+                          "idf": ArraySpec("f", ("idf",)), "idf_unseen": ArraySpec("f", (1,))}
 
     def _restore(self, meta: dict, arrays: dict) -> None:
         self._extractor.set_idf(arrays["idf_buckets"], arrays["idf"], arrays["idf_unseen"][0])

@@ -43,6 +43,7 @@ from ..errors import OptionValueError
 from ..joint import JointFeatureMap, Scores
 from ..kernels import KERNELS, Kernel, squared_norms
 from ..matrix import FeatureMatrix
+from ..modelfile import ArraySpec
 from .epochs import epoch_order
 from .protocol import CALLBACK, EPOCHS, PATIENCE, PROGRESS, SEED, SHUFFLE, Capabilities, HistoryField, Learner, Option
 from .training import TrainingRun, accuracy, require_finite
@@ -203,13 +204,27 @@ class KernelPerceptron(Learner):
                 "mistake_predicted": m.mistake_predicted, "survival": m.survival,
                 "n_columns": np.array([self.n_columns_])}
 
+    #: The dtypes and shapes of :meth:`model_arrays`' arrays (a model file's are checked against them before
+    #: :meth:`restore`): ``support`` examples, ``entries`` of their sparse rows, ``mistakes`` in the log.
+    array_specs = {
+        "support": ArraySpec("iu", ("support",)), "support_indptr": ArraySpec("iu", ("support+1",)),
+        "support_indices": ArraySpec("iu", ("entries",), below="rows"), "support_values": ArraySpec("f", ("entries",)),
+        "alpha": ArraySpec("iu", ("support", "labels")), "coef_last": ArraySpec("f", ("support", "labels")),
+        "coef_averaged": ArraySpec("f", ("support", "labels")),
+        "mistake_support": ArraySpec("iu", ("mistakes",), below="support"),
+        "mistake_gold": ArraySpec("iu", ("mistakes",), below="labels"),
+        "mistake_predicted": ArraySpec("iu", ("mistakes",), below="labels"),
+        "survival": ArraySpec("iuf", ("mistakes+1",)), "n_columns": ArraySpec("iu", (1,)),
+    }
+
     def restore(self, arrays: dict, joint: JointFeatureMap) -> None:
-        """Set the trained model from :meth:`model_arrays`' arrays; arrays that do not fit each other or
-        ``joint`` raise ``ValueError``."""
+        """Set the trained model from :meth:`model_arrays`' arrays (as :attr:`array_specs` describes them);
+        arrays that do not fit each other or ``joint`` raise ``ValueError``."""
         self.n_columns_ = int(arrays["n_columns"][0])
         n = len(arrays["support"])
         rows = scipy.sparse.csr_matrix((arrays["support_values"], arrays["support_indices"], arrays["support_indptr"]),
                                        shape=(n, self.n_columns_))
+        rows.check_format(full_check=True)  # the row pointers increase from 0 to the entries
         model = _DualModel(arrays["support"], rows, arrays["alpha"], arrays["coef_last"], arrays["coef_averaged"],
                            arrays["mistake_support"], arrays["mistake_gold"], arrays["mistake_predicted"],
                            arrays["survival"])

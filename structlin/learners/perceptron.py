@@ -29,6 +29,7 @@ from ..decoders import Cost, Decoder, Multiclass
 from ..errors import OptionValueError
 from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
+from ..modelfile import ArraySpec
 from .delta_trick import DeltaTrick
 from .epochs import minibatches
 from .protocol import COST, EPOCHS, RUN_OPTIONS, Capabilities, HistoryField, Learner, Option, with_defaults
@@ -383,9 +384,17 @@ class VotedPerceptron(Perceptron):
         return {"last": m.last, "averaged": m.averaged, "update_sizes": m.sizes, "update_indices": m.indices,
                 "update_values": m.values, "survival": m.survival}
 
+    #: The dtypes and shapes of :meth:`model_arrays`' arrays (a model file's are checked against them before
+    #: :meth:`restore`): the flat ``weights``, the ``updates`` and their sparse ``entries``.
+    array_specs = {
+        "last": ArraySpec("f", ("weights",)), "averaged": ArraySpec("f", ("weights",)),
+        "update_sizes": ArraySpec("iu", ("updates",)), "update_indices": ArraySpec("iu", ("entries",), below="weights"),
+        "update_values": ArraySpec("f", ("entries",)), "survival": ArraySpec("iuf", ("updates+1",)),
+    }
+
     def restore(self, arrays: dict, joint: JointFeatureMap) -> None:
-        """Set the trained model from :meth:`model_arrays`' arrays; arrays that do not fit each other or
-        ``joint`` raise ``ValueError``."""
+        """Set the trained model from :meth:`model_arrays`' arrays (as :attr:`array_specs` describes them);
+        arrays that do not fit each other or ``joint`` raise ``ValueError``."""
         self.n_labels_ = joint.n_labels
         votes = _Votes(arrays["last"], arrays["averaged"], arrays["update_sizes"], arrays["update_indices"],
                        arrays["update_values"], arrays["survival"], self.n_labels_)

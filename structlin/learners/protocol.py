@@ -40,10 +40,10 @@ class Capabilities:
     ``needs_bias``: ``fit`` needs ``bias_row``, the weight row of a feature every instance has with the
     same value (a model supplies one when its feature set does not).  ``presence``: it models which
     features an instance has, so a model gives it every feature value as ±1 (the sign of the value).
-    ``scores_itself``: it predicts from arrays of its own (``scores(joint, X)``, ``model_arrays``,
-    ``restore``) rather than from a weight vector.  ``hypotheses``: the hypotheses one trained model can
-    predict with, chosen by its ``hypothesis`` option.  ``sequences``: it trains on label chains, not
-    only on one label per instance.
+    ``scores_itself``: it predicts from arrays of its own (``scores(joint, X)``, ``model_arrays``, their
+    ``array_specs`` and ``restore``) rather than from a weight vector.  ``hypotheses``: the hypotheses
+    one trained model can predict with, chosen by its ``hypothesis`` option.  ``sequences``: it trains
+    on label chains, not only on one label per instance.
     """
 
     online: bool = False

@@ -1,0 +1,96 @@
+"""Output files that are never left half-written and never replace what they should not.
+
+:func:`atomic_output` writes a file through a temporary file in the same folder and renames it over the
+target only when everything is written, so that a failure (an error, Ctrl-C, a SIGTERM turned into an
+exception, a full disk) leaves the old file as it was and no temporary file behind.  The new file keeps
+the permission mode of the file it replaces.  :func:`check_output` says beforehand whether a path can be
+written, so that a command can refuse it before hours of training.  Errors are :class:`OutputError`
+naming the path as the caller gave it, never the temporary file.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import OutputError, StructlinError
+
+
+def check_output(path) -> None:
+    """Raise :class:`OutputError` when ``path`` cannot be written: a folder, a read-only file (not replaced,
+    even where the user could), or a missing, non-folder or read-only parent folder."""
+    if os.path.isdir(path):
+        raise OutputError(path, "is a folder (expected a file name)")
+    if _is_special(path):
+        return
+    if os.path.exists(path):
+        if not os.stat(path).st_mode & 0o222 or not os.access(path, os.W_OK):
+            raise OutputError(path, "is read-only; not replaced (make it writable, or write elsewhere)")
+        return
+    folder = os.path.dirname(os.path.realpath(path))
+    if not os.path.exists(folder):
+        raise OutputError(path, f"folder {os.path.dirname(path) or '.'} does not exist")
+    if not os.path.isdir(folder):
+        raise OutputError(path, f"{os.path.dirname(path)} is not a folder")
+    if not os.access(folder, os.W_OK):
+        raise OutputError(path, f"folder {os.path.dirname(path) or '.'} is not writable")
+
+
+def same_file(a, b) -> bool:
+    """Whether paths ``a`` and ``b`` both exist and are the same file (through links and ``..``)."""
+    return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
+
+
+@contextmanager
+def atomic_output(path, mode: str = "w", *, encoding: str | None = None):
+    """``path`` opened for writing (``mode`` ``"w"`` or ``"wb"``): a temporary file beside it, renamed over it
+    when the block ends normally and removed when the block raises anything (``BaseException``).
+
+    ``encoding`` defaults to UTF-8 in text mode.  A device or pipe (``/dev/stdout``) is written in place,
+    since it cannot be replaced.  A symbolic link to a file keeps pointing at it: its target is replaced.
+    """
+    check_output(path)
+    text = "b" not in mode
+    if _is_special(path):
+        with open(path, mode, encoding=(encoding or "utf-8") if text else None) as file:
+            yield file
+        return
+    target = Path(os.path.realpath(path))
+    permissions = stat.S_IMODE(os.stat(target).st_mode) if target.exists() else 0o666 & ~_umask()
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as err:
+        raise _write_error(path, err) from None
+    try:
+        with os.fdopen(descriptor, mode, encoding=(encoding or "utf-8") if text else None) as file:
+            yield file
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, permissions)
+        os.replace(temporary, target)
+    except BaseException as err:
+        Path(temporary).unlink(missing_ok=True)
+        if isinstance(err, OSError) and not isinstance(err, StructlinError) and err.filename in (None, temporary):
+            raise _write_error(path, err) from None
+        raise
+
+
+def _is_special(path) -> bool:
+    """Whether ``path`` is an existing file that is not a regular one (a device, a pipe)."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+def _write_error(path, err: OSError) -> OutputError:
+    return OutputError(path, f"cannot write: {err.strerror or err}")
