@@ -2,18 +2,27 @@
 
 Every file reader streams: it yields one :class:`Sentence` at a time and never holds more than one
 sentence block in memory. Files ending in ``.gz`` are decompressed transparently. Lines are decoded
-from UTF-8 one by one, so malformed input, invalid UTF-8 included, raises
-:class:`~structlin.errors.CorpusFormatError` located as ``PATH:LINE`` (lines counted from 1), and a
-missing file raises :class:`~structlin.errors.CorpusNotFoundError`. Readers are generators: nothing
-is opened (and no file error is raised) before the first sentence is asked for; invalid options
-raise ``ValueError`` at once.
+from UTF-8 one by one, so malformed input (invalid UTF-8, a NUL character, a damaged ``.gz`` file
+included) raises :class:`~structlin.errors.CorpusFormatError` located as ``PATH:LINE`` (lines
+counted from 1), and a missing file raises :class:`~structlin.errors.CorpusNotFoundError`. Readers
+are generators: nothing is opened (and no file error is raised) before the first sentence is asked
+for; invalid options raise :class:`~structlin.errors.OptionValueError` (a ``ValueError``) at once.
+
+This module also holds the decoding that every reader of the library (the document readers of
+:mod:`structlin.documents` included) goes through: :func:`open_text`, :func:`numbered_lines` and
+:func:`decode`.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
+import io
+import lzma
 import os
 import re
+import tarfile
+import zipfile
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,7 +30,7 @@ from itertools import zip_longest
 from typing import IO, Union
 from collections.abc import Iterable, Iterator, Sequence
 
-from structlin.errors import CorpusFormatError, CorpusNotFoundError, UnknownNameError
+from structlin.errors import CorpusFormatError, CorpusNotFoundError, OptionValueError, UnknownNameError
 
 Source = Union[str, os.PathLike]
 NumberedLines = Iterator[tuple[int, str]]
@@ -63,78 +72,203 @@ class Sentence:
 
 
 # --- Reading lines ---------------------------------------------------------------------------------
+#
+# Every reader turns bytes into text here: the line readers through open_text (or numbered_lines for a
+# stream they opened), whole files through decode. So an undecodable byte, a NUL character, a UTF-16
+# file without a byte order mark and a damaged gzip stream are refused the same way by every reader.
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_BOMS = {  # the codecs whose byte order only a byte order mark tells: the BOMs and the codecs they mean
+    "utf-16": {codecs.BOM_UTF16_LE: "utf-16-le", codecs.BOM_UTF16_BE: "utf-16-be"},
+    "utf-32": {codecs.BOM_UTF32_LE: "utf-32-le", codecs.BOM_UTF32_BE: "utf-32-be"},
+}
+# What reading a damaged archive or compressed file raises (bz2 and gzip report bad data as OSError).
+DAMAGED = (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError, OSError)
 
 
-def _name(source: Source | IO) -> str:
+def source_name(source: Source | IO) -> str:
     """The name to report for a path or an open file."""
     if isinstance(source, (str, os.PathLike)):
         return os.fspath(source)
     return str(getattr(source, "name", "<stream>"))
 
 
+def check_encoding(encoding: str, errors: str = "strict") -> None:
+    """Refuse at once an encoding Python does not know or that is no text encoding (e.g. ``base64``),
+    and an unknown ``errors`` handler, with :class:`~structlin.errors.OptionValueError`."""
+    try:
+        text = codecs.lookup(encoding)._is_text_encoding
+    except (LookupError, TypeError):
+        text = None
+    if not text:
+        problem = "unknown encoding" if text is None else "not a text encoding:"
+        raise OptionValueError(f"{problem} {encoding!r} (expected a text encoding such as utf-8, latin-1, cp1252 "
+                               "or utf-16)")
+    try:
+        codecs.lookup_error(errors)
+    except (LookupError, TypeError):
+        raise OptionValueError(f"unknown errors handler {errors!r}; accepted: strict, replace, ignore, ...") from None
+
+
+def damaged(source: str, err: BaseException | str, what: str) -> CorpusFormatError:
+    """The error for a damaged or truncated archive or compressed file (``what``: what was expected)."""
+    message = " ".join(str(err).split()) or type(err).__name__
+    return CorpusFormatError(source, None, f"damaged or truncated archive: {message} (expected {what})")
+
+
+def _place(text: str, index: int) -> tuple[int, int]:
+    """The line (counted from 0) and column (from 1) of ``text[index]``."""
+    ends = list(_LINE_END.finditer(text, 0, index))
+    return len(ends), index - (ends[-1].end() if ends else 0) + 1
+
+
+def _byte_order(data: bytes, encoding: str, name: str) -> tuple[str, int]:
+    """The codec to decode ``data`` (the start of a file) with, and the length of the byte order mark
+    to skip: ``utf-16`` and ``utf-32`` need one to tell the byte order."""
+    boms = _BOMS.get(codecs.lookup(encoding).name)
+    if not boms or not data:
+        return encoding, 0
+    for bom, codec in boms.items():
+        if data.startswith(bom):
+            return codec, len(bom)
+    raise CorpusFormatError(name, 1, f"no byte order mark: {encoding!r} needs one to tell the byte order (expected "
+                            f"the file to start with one, or the encoding {encoding}-le or {encoding}-be)")
+
+
+def decode(data: bytes, encoding: str, name: str, *, errors: str = "strict", line: int = 1) -> str:
+    """Decode ``data``, the bytes of a whole file (``line=1``) or of its line ``line``.
+
+    An undecodable byte or a NUL character is a :class:`~structlin.errors.CorpusFormatError` located
+    by line and column; the byte order mark at the start of a file is removed.
+    """
+    codec, skip = _byte_order(data, encoding, name) if line == 1 else (encoding, 0)
+    body = data[skip:]
+    try:
+        text = body.decode(codec, errors)
+    except UnicodeDecodeError as err:
+        before = body[:err.start].decode(codec, "replace")
+        down, column = _place(before, len(before))
+        raise CorpusFormatError(
+            name, line + down, f"invalid {encoding}: byte {err.object[err.start]:#04x} at position {column} of the "
+            f"line (expected {encoding} text)",
+        ) from None
+    return checked_text(text.removeprefix("\ufeff") if line == 1 else text, name, line)
+
+
+def checked_text(text: str, name: str, line: int = 1) -> str:
+    """``text`` (which begins line ``line``), refused if it holds a NUL character (never in text)."""
+    if "\0" in text:
+        down, column = _place(text, text.index("\0"))
+        raise CorpusFormatError(name, line + down, f"NUL character at position {column} of the line (expected text; "
+                                "a binary or damaged file?)")
+    return text
+
+
+def _ascii_compatible(encoding: str) -> bool:
+    """Whether ``encoding`` reads ASCII letters and line ends as ASCII does (so bytes split into lines)."""
+    try:
+        return b"a\r\n".decode(encoding) == "a\r\n"
+    except UnicodeDecodeError:
+        return False
+
+
+def numbered_lines(stream: IO, name: str, encoding: str = "UTF-8") -> NumberedLines:
+    """Number, decode and check the lines of an open binary (or text) stream: see :func:`open_text`.
+
+    ``\\n``, ``\\r\\n`` and a lone ``\\r`` (old Mac files) end a line, as Python's universal newlines.
+    """
+    number = 0
+    try:
+        if isinstance(stream, io.TextIOBase) or not _ascii_compatible(encoding):
+            # A text stream decodes itself, ahead of its lines (no exact place for its errors); UTF-16
+            # and the like are decoded whole.
+            chunks = stream if isinstance(stream, io.TextIOBase) else [decode(stream.read(), encoding, name)]
+            for chunk in chunks:
+                lines = _LINE_END.split(chunk)
+                for text in lines[:-1] if not lines[-1] else lines:
+                    number += 1
+                    yield number, checked_text(text.removeprefix("\ufeff") if number == 1 else text, name, number)
+            return
+        for chunk in stream:  # decoded line by line, so that errors have their place
+            for line in chunk.splitlines():  # at \n, \r\n and \r only, unlike str.splitlines
+                number += 1
+                try:
+                    text = line.decode(encoding)
+                except UnicodeDecodeError:
+                    text = decode(line, encoding, name, line=number)  # raises the error, located
+                if "\0" in text:
+                    checked_text(text, name, number)  # raises
+                yield number, text.removeprefix("\ufeff") if number == 1 else text
+    except UnicodeDecodeError as err:
+        raise CorpusFormatError(name, None, f"invalid {encoding} after line {number}: {err} (expected {encoding} "
+                                "text)") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile, zipfile.BadZipFile) as err:
+        kind = "gzip" if name.endswith(".gz") else "compressed"
+        raise damaged(name, f"corrupt {kind} data after line {number}: {err}", f"an intact {kind} file") from None
+
+
 @contextmanager
-def open_text(source: Source | IO) -> Iterator[NumberedLines]:
+def open_text(source: Source | IO, encoding: str = "UTF-8") -> Iterator[NumberedLines]:
     """Open a corpus file (``.gz`` transparently) or wrap an open file; give its numbered lines.
 
-    The context value iterates over ``(line_number, text)`` pairs, numbered from 1, with the line
-    ending (``\\n`` or ``\\r\\n``) and a leading UTF-8 byte order mark removed. Paths and binary
-    files are decoded line by line, so invalid UTF-8 is reported with its line number; a text file
-    object (e.g. ``sys.stdin``) decodes itself, so its decoding errors cannot be placed exactly. An
-    already-open file is not closed.
+    The context value iterates over ``(line_number, text)`` pairs, numbered from 1, without their
+    line ends (``\\n``, ``\\r\\n`` or a lone ``\\r``) and without a leading byte order mark. Paths and
+    binary files are decoded (:func:`decode`) line by line, so an invalid byte is reported with its
+    line number; a text file object (e.g. ``sys.stdin``) decodes itself, so its decoding errors
+    cannot be placed exactly. A NUL character is an error, and so is a damaged ``.gz`` file: when a
+    format error comes up while reading one, the whole file is checked first, so that damage is
+    reported as such rather than as the garbage it produced. An already-open file is not closed.
     """
-    name = _name(source)
+    name = source_name(source)
     if not isinstance(source, (str, os.PathLike)):
-        yield _numbered(source, name)
+        yield numbered_lines(source, name, encoding)
         return
     with open_binary(name) as file:
-        yield _numbered(file, name)
+        try:
+            yield numbered_lines(file, name, encoding)
+        except CorpusFormatError:
+            if name.endswith(".gz"):
+                _check_gzip(name)
+            raise
+
+
+def _check_gzip(name: str) -> None:
+    """Read a whole gzip file, so that its damage (if any) is reported (its CRC is checked at the end)."""
+    try:
+        with gzip.open(name, "rb") as file:
+            while file.read(1 << 20):
+                pass
+    except DAMAGED as err:
+        raise damaged(name, f"corrupt gzip data: {err}", "an intact gzip file") from None
 
 
 def open_binary(name: str) -> IO[bytes]:
     """Open a corpus file for reading bytes (``.gz`` transparently); a missing file raises
-    :class:`~structlin.errors.CorpusNotFoundError`."""
+    :class:`~structlin.errors.CorpusNotFoundError`, a folder :class:`~structlin.errors.CorpusFormatError`."""
     opener = gzip.open if name.endswith(".gz") else open
     try:
         return opener(name, "rb")
     except FileNotFoundError:
         raise CorpusNotFoundError(f"corpus file not found: {name}") from None
+    except IsADirectoryError:
+        raise CorpusFormatError(name, None, "a folder (expected a file)") from None
 
 
-def _numbered(lines: Iterable[bytes | str], name: str) -> NumberedLines:
-    """Number, decode and strip the lines of an open file (see :func:`open_text`)."""
-    number = 0
-    try:
-        for number, line in enumerate(lines, 1):
-            if isinstance(line, bytes):
-                try:
-                    line = line.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    raise CorpusFormatError(
-                        name, number,
-                        f"invalid UTF-8: byte {line[err.start]:#04x} at position {err.start + 1} of the line "
-                        "(expected UTF-8 text)",
-                    ) from None
-            if number == 1:
-                line = line.removeprefix("\ufeff")
-            yield number, line.rstrip("\r\n")
-    except UnicodeDecodeError as err:  # raised by a text stream, which decodes ahead of its lines
-        raise CorpusFormatError(
-            name, None, f"invalid UTF-8 after line {number}: {err} (expected UTF-8 text)"
-        ) from None
-    except (EOFError, zlib.error, gzip.BadGzipFile) as err:
-        raise CorpusFormatError(
-            name, number + 1, f"corrupt gzip data: {err} (expected a complete gzip file)"
-        ) from None
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # control characters but the tab
 
 
 def _blocks(lines: NumberedLines, name: str, *, need_final_blank: bool):
     """Group numbered lines into blocks (lists of ``(number, text)``) separated by blank lines.
 
     Any number of blank (or whitespace-only) lines separates two blocks. With ``need_final_blank``
-    the last block must be followed by a blank line too.
+    the last block must be followed by a blank line too. A control character other than the tab is
+    an error: no token holds one.
     """
     block: list[tuple[int, str]] = []
     for number, text in lines:
+        if control := _CONTROL.search(text):
+            raise CorpusFormatError(name, number, f"control character U+{ord(control[0]):04X} at position "
+                                    f"{control.start() + 1} of the line (expected tokens without control characters)")
         if text.strip():
             block.append((number, text))
         elif block:
@@ -150,16 +284,27 @@ def _blocks(lines: NumberedLines, name: str, *, need_final_blank: bool):
 
 # --- CoNLL-U -------------------------------------------------------------------------------------
 
-_CONLLU_COLUMNS = {"upos": 3, "xpos": 4}
+#: The tag columns a CoNLL-U file can be read by, and their field index.
+CONLLU_COLUMNS = {"upos": 3, "xpos": 4}
 _RANGE_ID = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
 _EMPTY_NODE_ID = re.compile(r"(0|[1-9][0-9]*)\.[1-9][0-9]*")
 
 
 def _conllu_column(column: str) -> int:
     """The 0-based index of a CoNLL-U tag column given by name."""
-    if column not in _CONLLU_COLUMNS:
-        raise ValueError(f"unknown CoNLL-U column {column!r}; accepted: {', '.join(_CONLLU_COLUMNS)}")
-    return _CONLLU_COLUMNS[column]
+    if column not in CONLLU_COLUMNS:
+        raise OptionValueError(f"unknown CoNLL-U column {column!r}; accepted: {', '.join(CONLLU_COLUMNS)}")
+    return CONLLU_COLUMNS[column]
+
+
+def _check_field(name: str, number: int, value: str, what: str, expected: str, *, tag: bool = False) -> None:
+    """Refuse a token's word or (``tag``) tag that is empty or, for a tag, holds whitespace: ``what``
+    names it and ``expected`` says what was expected instead."""
+    if not value.strip():
+        raise CorpusFormatError(name, number, f"empty {what} (expected {expected})")
+    if tag and value.split() != [value]:
+        raise CorpusFormatError(name, number, f"{what} {value!r} holds whitespace (expected {expected} without "
+                                "spaces)")
 
 
 def read_conllu(path: Source, *, column: str = "upos", require_tags: bool = True) -> Iterator[Sentence]:
@@ -168,14 +313,16 @@ def read_conllu(path: Source, *, column: str = "upos", require_tags: bool = True
     Multiword-token lines (``3-4``) and empty nodes (``5.1``) are not tokens but stay in
     ``Sentence.conllu_lines``, so that :func:`write_conllu` can reproduce the file. Comment lines
     before the tokens go to ``Sentence.comments``; ``# sent_id = X`` sets ``Sentence.sent_id``.
-    With ``require_tags`` an underscore (no tag) in the chosen column is an error.
+    With ``require_tags`` an underscore (no tag) in the chosen column is an error. A word form or
+    tag with a control character, a tag with whitespace and a multiword range past the last word
+    are errors too.
     """
     index = _conllu_column(column)
     return _read_conllu(path, index, column.upper(), require_tags)
 
 
 def _read_conllu(path: Source, index: int, label: str, require_tags: bool) -> Iterator[Sentence]:
-    name = _name(path)
+    name = source_name(path)
     with open_text(path) as lines:
         for block in _blocks(lines, name, need_final_blank=True):
             yield _conllu_sentence(block, name, index, label, require_tags)
@@ -187,6 +334,7 @@ def _conllu_sentence(block, name: str, index: int, label: str, require_tags: boo
     words: list[str] = []
     tags: list[str] = []
     word_lines: list[int] = []
+    ranges: list[tuple[int, int]] = []  # (last word, line) of each multiword token
     sent_id = None
     for i, (number, text) in enumerate(block):
         if text.startswith("#"):
@@ -203,13 +351,15 @@ def _conllu_sentence(block, name: str, index: int, label: str, require_tags: boo
         if len(fields) != 10:
             raise CorpusFormatError(name, number, f"expected 10 tab-separated columns, found {len(fields)}")
         if fields[0] != str(len(words) + 1):
-            _check_non_word_id(fields[0], len(words), name, number)
+            last = _check_non_word_id(fields[0], len(words), ranges[-1][0] if ranges else 0, name, number)
+            if last is not None:
+                ranges.append((last, number))
             continue
         tag = fields[index]
-        if not fields[1]:
-            raise CorpusFormatError(name, number, "empty FORM (expected a word form in column 2)")
-        if not tag or (require_tags and tag == "_"):
+        _check_field(name, number, fields[1], "FORM", "a word form in column 2")
+        if require_tags and tag == "_":
             raise CorpusFormatError(name, number, f"empty {label} tag (expected a tag in column {index + 1})")
+        _check_field(name, number, tag, f"{label} tag", f"a tag in column {index + 1}", tag=True)
         words.append(fields[1])
         tags.append(tag)
         word_lines.append(i)
@@ -217,32 +367,38 @@ def _conllu_sentence(block, name: str, index: int, label: str, require_tags: boo
         raise CorpusFormatError(
             name, block[0][0], "sentence without word lines (expected at least one line with an integer ID)"
         )
+    for last, number in ranges:
+        if last > len(words):
+            raise CorpusFormatError(name, number, f"multiword token range ends at word {last}, after the last word "
+                                    f"of the sentence (expected a range within words 1-{len(words)})")
     return Sentence(
         words, tags, sent_id=sent_id, comments=comments, path=name, line=block[0][0],
         conllu_lines=[text for _, text in block], conllu_word_lines=word_lines,
     )
 
 
-def _check_non_word_id(token_id: str, count: int, name: str, number: int) -> None:
-    """Accept a multiword range or empty node ID after ``count`` words; reject any other ID."""
+def _check_non_word_id(token_id: str, count: int, covered: int, name: str, number: int) -> int | None:
+    """Accept a multiword range (giving its last word) or an empty node ID after ``count`` words,
+    the last multiword token ending at word ``covered``; reject any other ID."""
     if match := _RANGE_ID.fullmatch(token_id):
-        if int(match[1]) != count + 1 or int(match[2]) < count + 1:
-            raise CorpusFormatError(
-                name, number,
-                f"invalid multiword token range {token_id} (expected {count + 1}-N with N >= {count + 1})",
-            )
-    elif match := _EMPTY_NODE_ID.fullmatch(token_id):
+        first, last = int(match[1]), int(match[2])
+        overlap = f", after the range ending at word {covered}" if first <= covered else ""
+        if first != count + 1 or last <= first or overlap:
+            raise CorpusFormatError(name, number, f"invalid multiword token range {token_id} (expected "
+                                    f"{count + 1}-N with N > {count + 1}{overlap})")
+        return last
+    if match := _EMPTY_NODE_ID.fullmatch(token_id):
         if int(match[1]) != count:
             raise CorpusFormatError(
                 name, number, f"empty node {token_id} out of place (expected {count}.N after word {count})"
             )
-    elif token_id.isascii() and token_id.isdigit():
+        return None
+    if token_id.isascii() and token_id.isdigit():
         raise CorpusFormatError(name, number, f"word ID {token_id} out of order (expected {count + 1})")
-    else:
-        raise CorpusFormatError(
-            name, number,
-            f"invalid ID {token_id!r} (expected an integer word ID, a range like 1-2 or an empty node like 1.1)",
-        )
+    raise CorpusFormatError(
+        name, number,
+        f"invalid ID {token_id!r} (expected an integer word ID, a range like 1-2 or an empty node like 1.1)",
+    )
 
 
 def write_conllu(
@@ -280,22 +436,34 @@ def write_conllu(
 # --- Column files, word<TAB>tag files, plain text ----------------------------------------------------
 
 
+DOCSTART = "-DOCSTART-"  # CoNLL-2003's document boundary, a line alone between blank lines
+_SPACES_AND_TABS = re.compile(r"[ \t]+")
+
+
 def read_columns(
     path: Source, *, columns: Sequence[str], word: str = "word", tag: str | None = None, sep: str | None = None
 ) -> Iterator[Sentence]:
     """Read a CoNLL-style column file: one token per line, a blank line after each sentence.
 
     ``columns`` names the fields of a line (e.g. ``("word", "pos", "chunk")``); ``word`` and ``tag``
-    name the token and tag columns (``tag=None``: untagged). Fields are separated by whitespace
-    (``sep=None``) or by ``sep``. ``Sentence.columns`` keeps all fields. ``-DOCSTART-`` lines separate
-    documents and are skipped. The last sentence need not be followed by a blank line.
+    name the token and tag columns (``tag=None``: untagged). Fields are separated by spaces and tabs
+    (``sep=None``) or by ``sep``. ``Sentence.columns`` keeps all fields. A ``-DOCSTART-`` line alone
+    between blank lines marks a document boundary and is skipped; inside a sentence it is an error.
+    A tag must be one field without whitespace. The last sentence need not be followed by a blank line.
     """
     columns = tuple(columns)
-    if len(set(columns)) != len(columns):
-        raise ValueError(f"duplicate column names in {columns}")
+    if not columns or not all(columns):
+        raise OptionValueError(f"column names {', '.join(columns) or '(none)'}: expected non-empty names, "
+                               "e.g. word,pos,chunk")
+    duplicates = sorted({name for name in columns if columns.count(name) > 1})
+    if duplicates:
+        raise OptionValueError(f"duplicate column name(s) {', '.join(duplicates)} in {', '.join(columns)} "
+                               "(expected each column named once)")
     for role, column in (("word", word), ("tag", tag)):
         if column is not None and column not in columns:
-            raise ValueError(f"{role} column {column!r} is not among the columns {columns}")
+            raise OptionValueError(f"{role} column {column!r} is not among the columns; accepted: {', '.join(columns)}")
+    if tag == word:
+        raise OptionValueError(f"the tag column {tag!r} is the word column (expected another column for the tags)")
     tag_index = None if tag is None else columns.index(tag)
     return _read_columns(path, columns, columns.index(word), tag_index, sep)
 
@@ -303,32 +471,34 @@ def read_columns(
 def _read_columns(
     path: Source, columns: tuple[str, ...], word_index: int, tag_index: int | None, sep: str | None
 ) -> Iterator[Sentence]:
-    name = _name(path)
+    name = source_name(path)
     kind = "whitespace-separated" if sep is None else "tab-separated" if sep == "\t" else f"{sep!r}-separated"
     expected = f"expected {len(columns)} {kind} columns ({', '.join(columns)})"
+    split = (lambda text: _SPACES_AND_TABS.split(text.strip(" \t"))) if sep is None else (lambda text: text.split(sep))
     with open_text(path) as lines:
-        lines = ((number, "" if text.startswith("-DOCSTART-") else text) for number, text in lines)
         for block in _blocks(lines, name, need_final_blank=False):
-            rows = []
-            for number, text in block:
-                fields = text.split(sep)
+            rows = [(number, split(text)) for number, text in block]
+            if len(rows) == 1 and rows[0][1][0] == DOCSTART:
+                continue
+            for number, fields in rows:
+                if fields[0] == DOCSTART:
+                    raise CorpusFormatError(name, number, f"{DOCSTART} inside a sentence (expected it alone between "
+                                            "blank lines, as a document boundary)")
                 if len(fields) != len(columns):
                     raise CorpusFormatError(name, number, f"{expected}, found {len(fields)}")
-                for index, what in ((word_index, "word"), (tag_index, "tag")):
-                    if index is not None and not fields[index]:
-                        raise CorpusFormatError(
-                            name, number, f"empty {what} (expected a value in column {columns[index]!r})"
-                        )
-                rows.append(fields)
+                _check_field(name, number, fields[word_index], "word", f"a value in column {columns[word_index]!r}")
+                if tag_index is not None:
+                    _check_field(name, number, fields[tag_index], "tag", f"a value in column {columns[tag_index]!r}",
+                                 tag=True)
             yield Sentence(
-                words=[row[word_index] for row in rows],
-                tags=None if tag_index is None else [row[tag_index] for row in rows],
-                path=name, line=block[0][0], columns=rows, column_names=columns,
+                words=[fields[word_index] for _, fields in rows],
+                tags=None if tag_index is None else [fields[tag_index] for _, fields in rows],
+                path=name, line=block[0][0], columns=[fields for _, fields in rows], column_names=columns,
             )
 
 
 def read_word_tag(path: Source) -> Iterator[Sentence]:
-    """Read ``word<TAB>tag`` lines (a word may contain spaces), a blank line after each sentence.
+    """Read ``word<TAB>tag`` lines (a word may contain spaces, a tag not), a blank line after each sentence.
 
     This is :func:`read_columns` with the columns ``("word", "tag")`` separated by one tab.
     """
@@ -341,7 +511,7 @@ def read_text(source: Source | IO) -> Iterator[Sentence]:
     ``source`` is a path or an open file (e.g. ``sys.stdin``). An empty line gives an empty sentence,
     so that output written sentence by sentence stays aligned with the input lines.
     """
-    name = _name(source)
+    name = source_name(source)
     with open_text(source) as lines:
         for number, text in lines:
             yield Sentence(words=text.split(), path=name, line=number)
@@ -373,7 +543,7 @@ def read_nltk(
     word or no tag is an error.
     """
     if tagset is not None and tagset not in _NLTK_TAGSETS:
-        raise ValueError(f"unknown tagset {tagset!r}; accepted: {', '.join(_NLTK_TAGSETS)} (or None)")
+        raise OptionValueError(f"unknown tagset {tagset!r}; accepted: {', '.join(_NLTK_TAGSETS)} (or None)")
     import nltk.corpus
 
     if isinstance(corpus, str):
@@ -383,7 +553,7 @@ def read_nltk(
         reader = corpus
     source = source_tagset or _NLTK_SOURCE_TAGSETS.get(name)
     if tagset and not source:
-        raise ValueError(f"the tagset of {reader!r} is not known; pass source_tagset= (e.g. 'en-ptb')")
+        raise OptionValueError(f"the tagset of {reader!r} is not known; pass source_tagset= (e.g. 'en-ptb')")
     label = f"nltk:{name}" if name else type(reader).__name__
     return _read_nltk(reader, label, source if tagset else None, fileids, drop_traces)
 
@@ -435,22 +605,28 @@ def guess_format(path: Source) -> str:
     return "conllu" if name.endswith(".conllu") else "word-tag"
 
 
-def read_file(path: Source, *, format: str | None = None, column: str = "upos", columns: Sequence[str] | None = None,
-              tag: str | None = None, require_tags: bool = True) -> Iterator[Sentence]:
+def read_file(path: Source, *, format: str | None = None, column: str | None = None,
+              columns: Sequence[str] | None = None, require_tags: bool = True) -> Iterator[Sentence]:
     """Read a corpus file in one of :data:`FILE_FORMATS` (guessed from the name when ``format`` is None).
 
-    ``column`` is the CoNLL-U tag column; ``columns``/``tag`` describe a column file (the tag column
-    defaults to the last one).
+    ``column`` is the tag column: ``upos`` (the default) or ``xpos`` of a CoNLL-U file, or one of the
+    ``columns`` (the names of a column file's columns; default: the last one). An option that does not
+    apply to the format is refused, not ignored.
     """
     format = format or guess_format(path)
+    if format not in FILE_FORMATS:
+        raise OptionValueError(f"unknown file format {format!r}; accepted: {', '.join(FILE_FORMATS)}")
+    if columns is not None and format != "columns":
+        raise OptionValueError(f"column names ({', '.join(columns)}) apply to the columns format; {path} is read as "
+                               f"{format}")
+    if column is not None and format not in ("conllu", "columns"):
+        raise OptionValueError(f"a tag column ({column}) applies to the conllu and columns formats; {path} is read "
+                               f"as {format}")
     if format == "conllu":
-        return read_conllu(path, column=column, require_tags=require_tags)
-    if format == "word-tag":
-        return read_word_tag(path)
+        return read_conllu(path, column=column or "upos", require_tags=require_tags)
     if format == "columns":
         if not columns:
-            raise ValueError("a column file needs its column names, e.g. word,pos,chunk")
-        return read_columns(path, columns=columns, tag=tag or columns[-1])
-    if format == "text":
-        return read_text(path)
-    raise ValueError(f"unknown file format {format!r}; accepted: {', '.join(FILE_FORMATS)}")
+            raise OptionValueError(f"the columns format needs the names of the columns of {path} (expected e.g. "
+                                   "word,pos,chunk: --columns, or columns=)")
+        return read_columns(path, columns=columns, tag=column or columns[-1])
+    return read_word_tag(path) if format == "word-tag" else read_text(path)

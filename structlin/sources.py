@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from .catalog import Catalog, is_corpus_name, load_documents, load_split
-from .documents import Document, read_csv, read_fasttext, read_folders, read_svmlight, read_tsv
-from .errors import OptionValueError
+from .documents import ARCHIVE_SUFFIXES, Document, read_csv, read_fasttext, read_folders, read_svmlight, read_tsv
+from .errors import CorpusFormatError, OptionValueError
 from .readers import Sentence, read_file
 
 DOCUMENT_FORMATS = ("folders", "tar", "tsv", "csv", "fasttext", "svmlight")
@@ -34,7 +34,8 @@ class ReadOptions:
     concern TSV and CSV files (see :func:`~structlin.documents.read_tsv`): whether the first row
     names the columns (None: detect it), and the label and text columns (an index counted from 0, or
     a header name).  ``report``, if given, is called with one line saying how many documents a TSV
-    or CSV file gave and what was decided about its header and columns.
+    or CSV file gave and what was decided about its header and columns.  An option given for data it
+    does not apply to is refused (:class:`~structlin.errors.OptionValueError`), not ignored.
     """
 
     format: str | None = None
@@ -49,16 +50,30 @@ class ReadOptions:
     report: Callable[[str], None] | None = field(default=None, compare=False)
 
 
+_SENTENCE_OPTIONS = ("column", "columns")
+_DOCUMENT_OPTIONS = ("strip", "granularity", "encoding", "header", "label_column", "text_column")
+
+
 def read_sentences(source: str, split: str | None, options: ReadOptions = ReadOptions()) -> list[Sentence]:
-    """Tagged sentences: ``split`` of the catalog corpus ``source``, or the file ``source``."""
+    """Tagged sentences: ``split`` of the catalog corpus ``source``, or the file ``source``.
+
+    Options of documents, and ``columns`` with a catalog corpus, are refused; so is a file without
+    sentences."""
+    _refuse(options, _DOCUMENT_OPTIONS, f"{source} is read as tagged sentences")
     if is_corpus_name(Catalog.load(), source) and not options.format:
+        _refuse(options, ("columns",), f"{source} is a catalog corpus, whose columns the catalog names")
         return load_split(source, split, column=options.column)
-    return list(read_file(source, format=options.format or ("columns" if options.columns else None),
-                          column=options.column or "upos", columns=options.columns))
+    sentences = read_file(source, format=options.format or ("columns" if options.columns else None),
+                          column=options.column, columns=options.columns)
+    return _not_empty(list(sentences), source, "sentences")
 
 
 def read_documents(source: str, split: str | None, options: ReadOptions = ReadOptions()) -> list[Document]:
-    """Labelled documents: ``split`` of the catalog corpus ``source``, or a file / folder / archive."""
+    """Labelled documents: ``split`` of the catalog corpus ``source``, or a file / folder / archive.
+
+    An option that does not apply to the source (they would be ignored) is refused, and so is a
+    source without documents."""
+    _refuse(options, _SENTENCE_OPTIONS, f"{source} is read as documents")
     catalog = is_corpus_name(Catalog.load(), source) and not options.format
     fmt = None if catalog else options.format or guess_document_format(source)
     table_options = [name for name in ("header", "label_column", "text_column") if getattr(options, name) is not None]
@@ -66,19 +81,37 @@ def read_documents(source: str, split: str | None, options: ReadOptions = ReadOp
         what = "a catalog corpus" if catalog else f"read as {fmt}"
         raise OptionValueError(f"the header and column options ({', '.join(table_options)}) apply to TSV and CSV "
                                f"files; {source} is {what}")
-    if catalog:
-        reading = {"strip": options.strip} if options.strip else {}
-        if options.granularity:
-            reading["granularity"] = options.granularity
+    if catalog:  # load_documents refuses the options its corpus's reader does not take
+        _refuse(options, ("encoding",), f"{source} is a catalog corpus, whose encoding the catalog gives")
+        reading = {name: getattr(options, name) for name in ("strip", "granularity") if getattr(options, name)}
         return load_documents(source, split, **reading)
-    encoding = options.encoding or "utf-8"
+    _refuse(options, ("granularity",), f"it applies to the catalog corpus qc; {source} is read as {fmt}")
+    if fmt not in ("folders", "tar"):
+        _refuse(options, ("strip",), f"it applies to folder trees of Usenet posts; {source} is read as {fmt}")
+    encoding = options.encoding or "UTF-8"
     if fmt in ("tsv", "csv"):
-        return _read_table(source, fmt, encoding, options)
-    if fmt in ("folders", "tar"):
-        return list(read_folders(source, encoding=encoding, strip=options.strip))
-    if fmt == "svmlight":
-        return list(read_svmlight(source))
-    return list(read_fasttext(source, encoding=encoding))
+        documents = _read_table(source, fmt, encoding, options)
+    elif fmt in ("folders", "tar"):
+        documents = list(read_folders(source, encoding=encoding, strip=options.strip))
+    else:
+        documents = list((read_svmlight if fmt == "svmlight" else read_fasttext)(source, encoding=encoding))
+    return _not_empty(documents, source, "documents")
+
+
+def _refuse(options: ReadOptions, names: tuple[str, ...], why: str) -> None:
+    """Refuse the ``names`` options that are given, which would be ignored: ``why``."""
+    given = [name for name in names if getattr(options, name) not in (None, ())]
+    if given:
+        raise OptionValueError(f"the option{'s' if len(given) > 1 else ''} {', '.join(given)} cannot be used: {why}")
+
+
+def _not_empty(items: list, source: str, what: str) -> list:
+    """``items``, unless there are none: then an error naming ``source`` (an empty file, folder or archive)."""
+    if not items:
+        kind = ("folder" if Path(source).is_dir() else "archive" if source.lower().endswith(ARCHIVE_SUFFIXES)
+                else "file")
+        raise CorpusFormatError(source, None, f"no {what} (empty {kind}; expected at least one)")
+    return items
 
 
 def _read_table(source: str, fmt: str, encoding: str, options: ReadOptions) -> list[Document]:

@@ -11,24 +11,18 @@ import csv
 import itertools
 import os
 import re
+import stat
 import tarfile
 import zipfile
 from collections.abc import Iterator
 from typing import IO
 
-from structlin.documents.base import (
-    _DAMAGED,
-    Document,
-    Source,
-    _check_codec,
-    _damaged,
-    _decode,
-    _name,
-    _open_lines,
-)
+import numpy as np
+
+from structlin.documents.base import Document, Source
 from structlin.documents.usenet import _strip_parts, strip_usenet
 from structlin.errors import CorpusFormatError, CorpusNotFoundError, OptionValueError
-from structlin.readers import open_text
+from structlin.readers import DAMAGED, check_encoding, damaged, decode, open_text, source_name
 
 # --- One folder per class: trees and archives ----------------------------------------------------
 
@@ -39,6 +33,8 @@ _ARCHIVES = {
 }
 ARCHIVE_SUFFIXES = tuple(_ARCHIVES)
 _BLOCK = tarfile.BLOCKSIZE
+_ZIP_DAMAGED = (*DAMAGED, NotImplementedError)  # zipfile: NotImplementedError = an unknown version or compression
+_ABSOLUTE = re.compile(r"[/\\]|[A-Za-z]:")  # a member path from the root, or from a drive
 
 
 def read_folders(
@@ -51,21 +47,24 @@ def read_folders(
     ``subset`` picks a top-level folder (e.g. ``"20news-bydate-train"``); the label is the first path
     component below it (or below the root), and the document is any file below that label folder,
     nested folders included. Files are read in sorted path order, so a tree and any archive of it give
-    the same documents in the same order. A file outside a label folder is an error.
+    the same documents in the same order. A file outside a label folder is an error; so is a symbolic
+    link (it could reach outside the tree, or give a file twice), and an archive member whose path is
+    absolute, has a ``..`` component or comes twice.
 
     Files are decoded with ``encoding`` and ``errors`` (as ``bytes.decode``); with ``errors="strict"``
-    an undecodable byte is an error located by file (``ARCHIVE:MEMBER``) and line. ``strip`` names
-    parts of Usenet posts to remove (see :func:`strip_usenet`). ``Document.source`` is the file path,
-    or ``ARCHIVE:MEMBER``. A damaged archive is an error naming it (and the member, when known); the
-    integrity of a compressed tar archive (its CRC) is checked before the first document.
+    an undecodable byte is an error located by file (``ARCHIVE:MEMBER``) and line, and so is a NUL
+    character (a binary file) whatever ``errors``. ``strip`` names parts of Usenet posts to remove
+    (see :func:`strip_usenet`). ``Document.source`` is the file path, or ``ARCHIVE:MEMBER``. A damaged
+    archive is an error naming it (and the member, when known); the integrity of a compressed tar
+    archive (its CRC) is checked before the first document.
     """
     parts = _strip_parts(strip)
-    _check_codec(encoding, errors)
+    check_encoding(encoding, errors)
     prefix: tuple[str, ...] = ()
     if subset is not None:
         prefix = tuple(p for p in str(subset).split("/") if p not in ("", "."))
-        if not prefix:
-            raise ValueError(f"invalid subset {subset!r} (expected a folder name, or None)")
+        if not prefix or ".." in prefix:
+            raise OptionValueError(f"invalid subset {subset!r} (expected a folder name, or None)")
     return _read_folders(path, encoding, errors, parts, prefix)
 
 
@@ -79,12 +78,18 @@ def _read_folders(path: Source, encoding: str, errors: str, parts: frozenset[str
     else:
         raise CorpusNotFoundError(f"corpus not found: {name}")
     for label, source, data in files:
-        text = _decode(data, encoding, errors, source)
+        text = decode(data, encoding, source, errors=errors)
         yield Document(strip_usenet(text, parts) if parts else text, label, source)
 
 
 def _layout(prefix: tuple[str, ...]) -> str:
     return "/".join([*prefix, "<label>", "<file>"])
+
+
+def _link_error(source: str, target: str | None = None) -> CorpusFormatError:
+    to = f" to {target}" if target else ""
+    return CorpusFormatError(source, None, f"a symbolic link{to}: links are not followed (expected regular files in "
+                             "folders; copy the file in instead)")
 
 
 def _tree_files(root: str, prefix: tuple[str, ...]) -> Iterator[tuple[str, str, bytes]]:
@@ -95,8 +100,7 @@ def _tree_files(root: str, prefix: tuple[str, ...]) -> Iterator[tuple[str, str, 
         raise CorpusFormatError(
             root, None, f"no folder {'/'.join(prefix)!r} (expected one of the top-level folders: {', '.join(tops)})"
         )
-    with os.scandir(base) as entries:
-        labels = sorted(entries, key=lambda entry: entry.name)
+    labels = _entries(base)
     for entry in labels:
         if not entry.is_dir():
             raise CorpusFormatError(
@@ -108,17 +112,25 @@ def _tree_files(root: str, prefix: tuple[str, ...]) -> Iterator[tuple[str, str, 
                 yield entry.name, path, file.read()
 
 
-def _walk(directory: str) -> Iterator[str]:
-    """The files below ``directory``, in sorted order."""
+def _entries(directory: str) -> list[os.DirEntry]:
+    """The entries of a folder, in sorted order; a symbolic link among them is an error."""
     with os.scandir(directory) as entries:
         ordered = sorted(entries, key=lambda entry: entry.name)
     for entry in ordered:
+        if entry.is_symlink():
+            raise _link_error(entry.path, os.readlink(entry.path))
+    return ordered
+
+
+def _walk(directory: str) -> Iterator[str]:
+    """The files below ``directory``, in sorted order."""
+    for entry in _entries(directory):
         if entry.is_dir():
             yield from _walk(entry.path)
         elif entry.is_file():
             yield entry.path
         else:
-            raise CorpusFormatError(entry.path, None, "neither a regular file nor a folder (a broken link?)")
+            raise CorpusFormatError(entry.path, None, "neither a regular file nor a folder (expected files in folders)")
 
 
 def _archive_files(archive: str, prefix: tuple[str, ...]) -> Iterator[tuple[str, str, bytes]]:
@@ -131,12 +143,26 @@ def _archive_files(archive: str, prefix: tuple[str, ...]) -> Iterator[tuple[str,
     return _tar_files(archive, prefix, mode)
 
 
+def _member_path(archive: str, name: str) -> tuple[str, ...]:
+    """The components of an archive member's path. An absolute path or a ``..`` component is an error:
+    it names no file of the tree (``../x`` or ``/etc/x`` would make labels ``..`` or ``etc``)."""
+    path = tuple(p for p in name.split("/") if p not in ("", "."))
+    if _ABSOLUTE.match(name) or ".." in path:
+        raise CorpusFormatError(f"{archive}:{name}", None, "a member path outside the archive's tree: absolute or "
+                                "with a '..' component (expected a relative path such as <label>/<file>)")
+    return path
+
+
 def _select(archive: str, names: list[tuple[object, str]], prefix: tuple[str, ...]) -> list[tuple[str, object, str]]:
     """Keep the members below ``prefix`` and sort them by path: ``(label, member, name)`` triples."""
     chosen = []
     tops = set()
+    seen = set()
     for member, name in names:
-        path = tuple(p for p in name.split("/") if p not in ("", "."))
+        path = _member_path(archive, name)
+        if path in seen:
+            raise CorpusFormatError(f"{archive}:{name}", None, "a member given twice (expected each file once)")
+        seen.add(path)
         tops.add(path[0] if path else "")
         if path[: len(prefix)] != prefix:
             continue
@@ -159,19 +185,38 @@ def _select(archive: str, names: list[tuple[object, str]], prefix: tuple[str, ..
 def _zip_files(archive: str, prefix: tuple[str, ...]) -> Iterator[tuple[str, str, bytes]]:
     try:
         file = zipfile.ZipFile(archive)
-    except _DAMAGED as err:
-        raise _damaged(archive, err, "a zip archive") from None
+    except _ZIP_DAMAGED as err:
+        raise damaged(archive, err, "a zip archive") from None
     with file:
-        members = [(info, info.filename) for info in file.infolist() if not info.is_dir()]
+        _check_zip_directory(file, archive)
+        members = []
+        for info in file.infolist():
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise _link_error(f"{archive}:{info.filename}")
+            if not info.is_dir():
+                members.append((info, info.filename))
         for label, info, name in _select(archive, members, prefix):
             source = f"{archive}:{name}"
             if info.flag_bits & 0x1:
                 raise CorpusFormatError(source, None, "encrypted member (expected an unencrypted zip archive)")
             try:
                 data = file.read(info)
-            except (*_DAMAGED, NotImplementedError) as err:  # zipfile: NotImplementedError = unsupported compression
-                raise _damaged(source, err, "an intact zip member") from None
+            except _ZIP_DAMAGED as err:
+                raise damaged(source, err, "an intact zip member") from None
             yield label, source, data
+
+
+def _check_zip_directory(file: zipfile.ZipFile, archive: str) -> None:
+    """Check that the zip's central directory lists as many members as its end record says: zipfile does
+    not, so a damaged length field there hides the members after it without a word."""
+    try:
+        end = zipfile._EndRecData(file.fp)  # zipfile's own reading of the end record (zip64 included)
+    except _ZIP_DAMAGED as err:
+        raise damaged(archive, err, "a zip archive") from None
+    listed, total = len(file.infolist()), end[zipfile._ECD_ENTRIES_TOTAL] if end else None
+    if listed != total:
+        raise damaged(archive, f"its directory lists {listed} members, its end record {total}",
+                      "an intact zip archive")
 
 
 def _tar_files(archive: str, prefix: tuple[str, ...], mode: str) -> Iterator[tuple[str, str, bytes]]:
@@ -183,20 +228,22 @@ def _tar_files(archive: str, prefix: tuple[str, ...], mode: str) -> Iterator[tup
     """
     try:
         tar = tarfile.open(archive, mode)
-    except _DAMAGED as err:
-        raise _damaged(archive, err, "a tar archive") from None
+    except DAMAGED as err:
+        raise damaged(archive, err, "a tar archive") from None
     with tar:
         try:
             members = tar.getmembers()
             _check_tar_end(tar, archive, members)
         except CorpusFormatError:
             raise
-        except _DAMAGED as err:
+        except DAMAGED as err:
             after = f" after member {tar.members[-1].name}" if tar.members else ""
-            raise _damaged(archive, f"{err}{after}", "a complete tar archive") from None
+            raise damaged(archive, f"{err}{after}", "a complete tar archive") from None
         files = []
         for member in members:
-            if member.isreg() or member.issym() or member.islnk():
+            if member.issym():
+                raise _link_error(f"{archive}:{member.name}", member.linkname)
+            if member.isreg() or member.islnk():
                 files.append((member, member.name))
             elif not member.isdir():
                 raise CorpusFormatError(
@@ -211,8 +258,8 @@ def _tar_files(archive: str, prefix: tuple[str, ...], mode: str) -> Iterator[tup
                 continue
             try:
                 data = tar.extractfile(member).read()
-            except (*_DAMAGED, KeyError, AttributeError) as err:
-                raise _damaged(f"{archive}:{name}", err, "an intact tar member") from None
+            except (*DAMAGED, KeyError, AttributeError) as err:
+                raise damaged(f"{archive}:{name}", err, "an intact tar member") from None
             waiting[turn[id(member)]] = data
             while due in waiting:
                 label, _, due_name = ordered[due]
@@ -234,10 +281,10 @@ def _check_tar_end(tar: tarfile.TarFile, archive: str, members: list[tarfile.Tar
     after = f" after member {members[-1].name}" if members else ""
     if len(block) < _BLOCK or block.count(0) != _BLOCK:
         problem = "ends without an end-of-archive marker" if not block else f"unreadable header at byte {tar.offset}"
-        raise _damaged(archive, f"{problem}{after}", "a complete tar archive")
+        raise damaged(archive, f"{problem}{after}", "a complete tar archive")
     while chunk := stream.read(1 << 20):
         if chunk.count(0) != len(chunk):
-            raise _damaged(archive, f"data after the end-of-archive marker{after}", "a single tar archive")
+            raise damaged(archive, f"data after the end-of-archive marker{after}", "a single tar archive")
 
 
 # --- Line formats: TSV/CSV, fastText, SVMlight ---------------------------------------------------------
@@ -261,7 +308,7 @@ def read_tsv(
     label_column: Column = None,
     text_column: Column = None,
     header: bool | None = None,
-    encoding: str = "utf-8",
+    encoding: str = "UTF-8",
 ) -> TableDocuments:
     """Read one document per line of a tab-separated file (IANA TSV), as pandas and fastText users expect.
 
@@ -299,7 +346,7 @@ def read_csv(
     text_column: Column = None,
     header: bool | None = None,
     delimiter: str = ",",
-    encoding: str = "utf-8",
+    encoding: str = "UTF-8",
 ) -> TableDocuments:
     """Read one document per row of a comma-separated file (RFC 4180).
 
@@ -334,8 +381,8 @@ class TableDocuments(Iterator[Document]):
                                        f"not {column!r}")
         if label_column is not None and label_column == text_column:
             raise OptionValueError(f"the label and text columns are the same column ({label_column!r})")
-        _check_codec(encoding)
-        self.name = _name(path)
+        check_encoding(encoding)
+        self.name = source_name(path)
         self.header: tuple[str, ...] | None = None
         self.label_column: int | None = None
         self.text_column: int | None = None
@@ -346,7 +393,7 @@ class TableDocuments(Iterator[Document]):
         return next(self._documents)
 
     def _read(self, path, delimiter, quoted, kind, label_column, text_column, header, encoding) -> Iterator[Document]:
-        with _open_lines(path, encoding) as lines:
+        with open_text(path, encoding) as lines:
             rows = _quoted_rows(lines, delimiter, self.name) if quoted else _split_rows(lines, delimiter)
             first = next(rows, None)
             if first is None:
@@ -483,7 +530,7 @@ def _quoted_rows(lines, delimiter: str, name: str) -> Iterator[tuple[int, list[s
 _LABEL = "__label__"
 
 
-def read_fasttext(path: Source | IO, *, encoding: str = "utf-8") -> Iterator[Document]:
+def read_fasttext(path: Source | IO, *, encoding: str = "UTF-8") -> Iterator[Document]:
     """Read fastText's supervised format: ``__label__X text`` per line, one label per line.
 
     The text is the rest of the line, stripped of surrounding whitespace (it may be empty). A line
@@ -491,13 +538,13 @@ def read_fasttext(path: Source | IO, *, encoding: str = "utf-8") -> Iterator[Doc
     second ``__label__`` token anywhere, since multi-label input is not supported. Empty lines are
     skipped.
     """
-    _check_codec(encoding)
+    check_encoding(encoding)
     return _read_fasttext(path, encoding)
 
 
 def _read_fasttext(path, encoding: str) -> Iterator[Document]:
-    name = _name(path)
-    with _open_lines(path, encoding) as lines:
+    name = source_name(path)
+    with open_text(path, encoding) as lines:
         for number, line in lines:
             tokens = line.split()
             if not tokens:
@@ -519,24 +566,28 @@ def _read_fasttext(path, encoding: str) -> Iterator[Document]:
             yield Document(line.lstrip()[len(tokens[0]):].strip(), label, name, number)
 
 
-_INDEX = re.compile(r"[0-9]+")
+_INDEX = re.compile(r"[0-9]{1,18}")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_LARGEST = float(np.finfo(np.float32).max)  # feature values are stored as 32-bit floats
 
 
-def read_svmlight(path: Source | IO) -> Iterator[Document]:
+def read_svmlight(path: Source | IO, *, encoding: str = "UTF-8") -> Iterator[Document]:
     """Read SVMlight / LIBSVM lines ``label index:value index:value ... [# comment]``.
 
     ``Document.text`` is ``{index: value}`` (indices as written, values as floats), ``Document.label``
-    the label as written (e.g. ``"+1"``). An index must be a non-negative integer given once per
-    line, a value a finite decimal number; anything else, a token without ``:`` or a line without a
-    label is an error. Blank lines and comment lines (``#``) are skipped; ``qid:`` is not supported.
+    the label as written (e.g. ``"+1"``). An index must be a non-negative integer (at most 18 digits)
+    given once per line, a value a decimal number that stays finite as a 32-bit float (the type
+    feature values are stored in: ``1e39`` would become infinity); anything else, a token without
+    ``:`` or a line without a label is an error. Blank lines and comment lines (``#``) are skipped;
+    ``qid:`` is not supported.
     """
-    return _read_svmlight(path)
+    check_encoding(encoding)
+    return _read_svmlight(path, encoding)
 
 
-def _read_svmlight(path) -> Iterator[Document]:
-    name = _name(path)
-    with open_text(path) as lines:
+def _read_svmlight(path, encoding: str) -> Iterator[Document]:
+    name = source_name(path)
+    with open_text(path, encoding) as lines:
         for number, line in lines:
             tokens = line.split("#", 1)[0].split()
             if not tokens:
@@ -548,26 +599,34 @@ def _read_svmlight(path) -> Iterator[Document]:
                 )
             values: dict[int, float] = {}
             for token in features:
-                index, colon, value = token.partition(":")
-                if not colon:
-                    raise CorpusFormatError(name, number, f"feature {token!r} has no ':' (expected index:value)")
-                if index == "qid":
-                    raise CorpusFormatError(
-                        name, number, f"{token!r}: query ids are not supported (expected index:value)"
-                    )
-                if not _INDEX.fullmatch(index):
-                    raise CorpusFormatError(
-                        name, number, f"index {index!r} of feature {token!r} is not a non-negative integer "
-                        "(expected index:value with an integer index)",
-                    )
-                if not _NUMBER.fullmatch(value):
-                    raise CorpusFormatError(
-                        name, number, f"value {value!r} of feature {token!r} is not a number "
-                        "(expected index:value with a decimal value such as 0.5 or 1e-3)",
-                    )
-                if int(index) in values:
-                    raise CorpusFormatError(
-                        name, number, f"index {int(index)} repeated (expected each index once per line)"
-                    )
-                values[int(index)] = float(value)
+                index, value = _svmlight_feature(token, name, number)
+                if index in values:
+                    raise CorpusFormatError(name, number, f"index {index} repeated (expected each index once per line)")
+                values[index] = value
             yield Document(values, label, name, number)
+
+
+def _svmlight_feature(token: str, name: str, number: int) -> tuple[int, float]:
+    """The index and value of an ``index:value`` token of line ``number``."""
+    index, colon, value = token.partition(":")
+    if not colon:
+        raise CorpusFormatError(name, number, f"feature {token!r} has no ':' (expected index:value)")
+    if index == "qid":
+        raise CorpusFormatError(name, number, f"{token!r}: query ids are not supported (expected index:value)")
+    if not _INDEX.fullmatch(index):
+        raise CorpusFormatError(
+            name, number, f"index {index!r} of feature {token!r} is not a non-negative integer "
+            "(expected index:value with an integer index of at most 18 digits)",
+        )
+    if not _NUMBER.fullmatch(value):
+        raise CorpusFormatError(
+            name, number, f"value {value!r} of feature {token!r} is not a number "
+            "(expected index:value with a decimal value such as 0.5 or 1e-3)",
+        )
+    number_value = float(value)
+    if not abs(number_value) <= _LARGEST:
+        raise CorpusFormatError(
+            name, number, f"value {value!r} of feature {token!r} is out of range: it would be stored as "
+            f"infinity (expected a magnitude of at most {_LARGEST:.4g}, the largest 32-bit float)",
+        )
+    return int(index), number_value

@@ -14,19 +14,9 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import IO
 
-from structlin.documents.base import (
-    _DAMAGED,
-    Document,
-    NumberedLines,
-    Source,
-    _check_codec,
-    _damaged,
-    _decode,
-    _decoded_lines,
-    _name,
-    _open_lines,
-)
-from structlin.errors import CorpusFormatError, CorpusNotFoundError, UnknownNameError
+from structlin.documents.base import Document, NumberedLines, Source
+from structlin.readers import DAMAGED, check_encoding, damaged, decode, numbered_lines, open_text, source_name
+from structlin.errors import CorpusFormatError, CorpusNotFoundError, OptionValueError, UnknownNameError
 
 
 def _nltk_corpus(corpus) -> tuple[object, str]:
@@ -97,7 +87,7 @@ def _nltk_lines(reader, fileid: str) -> Iterator[tuple[str, NumberedLines]]:
     with _nltk_files(reader) as open_file:
         source, stream = open_file(fileid)
         with stream:
-            yield source, _decoded_lines(stream, source, reader.encoding(fileid) or "utf-8")
+            yield source, numbered_lines(stream, source, reader.encoding(fileid) or "utf-8")
 
 
 def read_nltk_categorized(corpus="movie_reviews", *, fileids: Iterable[str] | None = None) -> Iterator[Document]:
@@ -132,9 +122,9 @@ def _read_categorized(reader, fileids: list[str] | None) -> Iterator[Document]:
                     )
                 try:
                     data = stream.read()
-                except _DAMAGED as err:
-                    raise _damaged(source, err, "an intact archive member") from None
-            yield Document(_decode(data, reader.encoding(fileid) or "utf-8", "strict", source), categories[0], source)
+                except DAMAGED as err:
+                    raise damaged(source, err, "an intact archive member") from None
+            yield Document(decode(data, reader.encoding(fileid) or "utf-8", source), categories[0], source)
 
 
 _GRANULARITIES = ("coarse", "fine")
@@ -151,10 +141,10 @@ def read_qc(path_or_name="qc", *, fileid: str = "train.txt", granularity: str = 
     (default ISO-8859-2, as NLTK). A label without ``:`` or a line without a question is an error.
     """
     if granularity not in _GRANULARITIES:
-        raise ValueError(f"unknown granularity {granularity!r}; accepted: {', '.join(_GRANULARITIES)}")
+        raise OptionValueError(f"unknown granularity {granularity!r}; accepted: {', '.join(_GRANULARITIES)}")
     if _is_path(path_or_name):
         encoding = encoding or "iso-8859-2"
-        _check_codec(encoding)
+        check_encoding(encoding)
         return _read_qc_lines(lambda: _named_lines(path_or_name, encoding), granularity == "fine")
     reader, label = _nltk_corpus(path_or_name)
     _check_fileid(reader, fileid, label)
@@ -172,8 +162,8 @@ def _is_path(value) -> bool:
 
 @contextmanager
 def _named_lines(path: Source, encoding: str) -> Iterator[tuple[str, NumberedLines]]:
-    with _open_lines(path, encoding) as lines:
-        yield _name(path), lines
+    with open_text(path, encoding) as lines:
+        yield source_name(path), lines
 
 
 def _read_qc_lines(opener, fine: bool) -> Iterator[Document]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from structlin.errors import OptionValueError
+
 STRIP_PARTS = ("headers", "footers", "quotes")
 
 # A quoted line, or one that introduces a quotation (scikit-learn's rule, applied to each line).
@@ -16,11 +18,12 @@ _QUOTE_LINE = re.compile(r"^(?:In article|Quoted from|\||>)|writes in|writes:|wr
 
 
 def _strip_parts(strip) -> frozenset[str]:
-    """Check a ``strip`` option: one of, or a collection of, :data:`STRIP_PARTS`."""
+    """Check a ``strip`` option: one of, or a collection of, :data:`STRIP_PARTS` (else
+    :class:`~structlin.errors.OptionValueError`, listing them)."""
     parts = (strip,) if isinstance(strip, str) else tuple(strip)
     for part in parts:
         if part not in STRIP_PARTS:
-            raise ValueError(f"unknown strip value {part!r}; accepted: {', '.join(STRIP_PARTS)}")
+            raise OptionValueError(f"unknown strip value {part!r}; accepted: {', '.join(STRIP_PARTS)}")
     return frozenset(parts)
 
 
