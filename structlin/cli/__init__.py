@@ -1,14 +1,33 @@
 """The ``structlin`` command: train, evaluate and apply taggers and classifiers; describe corpora.
 
-Errors caused by input (files, names, options) print one line on stderr and exit with status 1
-(usage errors: status 2); they never show a traceback.
+The command never shows a traceback.  :func:`main` is its one boundary: whatever ends a command is
+one line on stderr and an exit status:
+
+* 2: a usage error: an option value the parser refuses on its own (with the library's own check where
+  there is one: ``--bits``, ``--encoding``, ``--columns``), or a :class:`~structlin.errors.UsageError`
+  (an ``--output`` that is one of the inputs);
+* 1: an error of the input: a :class:`~structlin.errors.StructlinError` naming the file and the line,
+  member or option (an option that does not fit the data is one), a file that cannot be read or
+  written, an unknown codec, undecodable text, a module a feature set imports that cannot be imported,
+  too little memory;
+* 70 (``EX_SOFTWARE``): any other exception, a bug: ``structlin: internal error: ...``; with
+  ``STRUCTLIN_DEBUG=1`` in the environment it is raised with its traceback instead;
+* 130 on Ctrl-C, 143 on SIGTERM (raised as ``SystemExit`` so that temporary files are removed), and 0
+  when the reader of standard output goes away (``structlin tag ... | head``), as for Unix tools.
+
+No file is destroyed: outputs are written atomically (:mod:`structlin.outputs`), and an ``--output``
+that is an input or cannot be written is refused before any work
+(:func:`~structlin.cli.commands.check_arguments`).
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
 
-from ..errors import StructlinError
+from ..errors import StructlinError, UsageError
 from .commands import (
     _analyze,
     _classify,
@@ -20,26 +39,73 @@ from .commands import (
     _tag,
     _train,
     _tune,
+    check_arguments,
 )
 from .parser import build_parser
 
+COMMANDS = {"train": _train, "tune": _tune, "evaluate": _evaluate, "compare": _compare, "tag": _tag,
+            "classify": _classify, "cross-validate": _cross_validate, "corpus": _stats, "experiment": _experiment,
+            "analyze": _analyze}
+INTERNAL_ERROR = 70  # EX_SOFTWARE of sysexits.h
+
 
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    action = {"train": _train, "tune": _tune, "evaluate": _evaluate, "compare": _compare, "tag": _tag, "classify": _classify,
-              "cross-validate": _cross_validate, "corpus": _stats, "experiment": _experiment,
-              "analyze": _analyze}[args.command]
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return its exit status."""
+    args = build_parser().parse_args(argv)
+    if threading.current_thread() is not threading.main_thread():  # only the main thread takes signals
+        return _run(args)
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        action(args)
-    except StructlinError as err:
-        print(f"structlin: error: {err}", file=sys.stderr)
-        return 1
-    except OSError as err:
-        print(f"structlin: error: {err.filename or ''}: {err.strerror or err}", file=sys.stderr)
-        return 1
+        return _run(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+def _run(args) -> int:
+    """The command's exit status; what ended it early is one line on stderr (see the module's docstring)."""
+    try:
+        check_arguments(args)
+        COMMANDS[args.command](args)
+        sys.stdout.flush()  # a closed pipe shows here rather than at exit
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return 0
     except KeyboardInterrupt:
         print("structlin: interrupted", file=sys.stderr)
         return 130
+    except Exception as err:
+        message, status = _diagnosis(err)
+        if status == INTERNAL_ERROR and os.environ.get("STRUCTLIN_DEBUG", "") not in ("", "0"):
+            raise
+        print(" ".join(message.splitlines()), file=sys.stderr)
+        return status
     return 0
 
+
+def _diagnosis(err: Exception) -> tuple[str, int]:
+    """The line to print and the exit status for an exception that ended a command."""
+    if isinstance(err, StructlinError):
+        return f"structlin: error: {err}", 2 if isinstance(err, UsageError) else 1
+    if isinstance(err, OSError):
+        where = f"{err.filename}: " if err.filename else ""
+        return f"structlin: error: {where}{err.strerror or err}", 1
+    if isinstance(err, UnicodeError) or type(err) is LookupError:  # a codec's error (KeyError, IndexError: bugs)
+        return f"structlin: error: {err}", 1
+    if isinstance(err, ImportError):
+        return f"structlin: error: cannot import module {err.name!r}: {err}", 1
+    if isinstance(err, MemoryError):
+        return "structlin: error: out of memory (a smaller --bits, or less data, may fit)", 1
+    return (f"structlin: internal error: {type(err).__name__}: {err} (please report; rerun with STRUCTLIN_DEBUG=1 "
+            "for the traceback)", INTERNAL_ERROR)
+
+
+def _terminate(signum, frame):
+    """SIGTERM ends the command as an exception does, so that ``finally`` blocks remove temporary files."""
+    raise SystemExit(128 + signum)
+
+
+def _stdout_to_devnull() -> None:
+    """Point standard output at the null device, so that flushing it at exit does not fail again on the closed
+    pipe (the recipe of Python's documentation on SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

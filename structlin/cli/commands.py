@@ -1,6 +1,9 @@
 """The ``structlin`` commands: what each one does with the parsed command line (``args``).
 
-Errors caused by input raise ``StructlinError``; ``structlin.cli.main`` prints them.
+Errors caused by input raise ``StructlinError`` (``UsageError`` for options that contradict each other);
+``structlin.cli.main`` prints them.  Every file a command writes goes through
+:func:`~structlin.outputs.atomic_output`, and an ``--output`` that is one of the command's inputs is
+refused before any work (:func:`check_arguments`).
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ import json
 import shlex
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import nullcontext
 from itertools import chain
 from pathlib import Path
 
@@ -17,13 +20,14 @@ import numpy as np
 
 from ..analysis import analyze
 from ..catalog import Catalog, is_corpus_name
-from ..errors import StructlinError, UnknownNameError
+from ..errors import StructlinError, UnknownNameError, UsageError
 from ..experiments import cross_validate, load_config, run_experiment, write_report
 from ..learners import LEARNERS, make_learner
 from .parser import learner_cli_options
 from ..modelfile import model_kind
 from ..models import Classifier, Tagger
-from ..readers import guess_format, read_file, read_text, write_conllu
+from ..outputs import atomic_output, check_output, same_file
+from ..readers import decode, guess_format, open_text, read_file, read_text, write_conllu
 from ..significance import (
     METRIC_SCORES,
     approximate_randomization,
@@ -31,39 +35,57 @@ from ..significance import (
     paired_bootstrap,
     unit_statistics,
 )
-from ..sources import (
-    DOCUMENT_FORMATS,
-    ReadOptions,
-    hold_out,
-    read_documents,
-    read_sentences,
-)
+from ..sources import DOCUMENT_FORMATS, ReadOptions, hold_out
 from ..spans import is_bio_style
-from ..tasks import CLASSIFICATION, HELD_OUT, TASKS, Task
+from ..tasks import CLASSIFICATION, HELD_OUT, TAGGING, TASKS, Task
 from ..tuning import grid, score_candidates
 from ..stats import corpus_stats, document_stats, format_stats
 
 
-def _read_options(args) -> ReadOptions:
-    """The data options of the command (each command has some of them); what a TSV or CSV file gave is
-    said on stderr unless ``--quiet``."""
-    columns, strip = getattr(args, "columns", None), getattr(args, "strip", None)
+def check_arguments(args) -> None:
+    """Refuse, before any work, options that contradict each other: ``--split`` with ``--train``, a ``--dev``
+    file that is the ``--train`` file, and an ``--output`` that is one of the files the command reads
+    (``args.inputs``, set by the parser) or that cannot be written."""
+    if args.command in ("train", "tune") and args.train:
+        if args.split:
+            raise StructlinError("--split chooses splits of --corpus; with --train give the file itself")
+        if args.dev and same_file(args.dev, args.train):
+            raise _dev_in_training(args.dev, f"the training file (--train {args.train})")
+    output = getattr(args, "output", None)
+    if not output or not hasattr(args, "inputs"):
+        return
+    for flag in args.inputs:
+        value = getattr(args, flag.lstrip("-"))
+        if value and same_file(value, output):
+            given = "the model" if flag == "model" else flag
+            raise UsageError(f"--output {output} is also {given} {value}: writing it would destroy it; "
+                             "choose another --output")
+    check_output(output)
+
+
+def _units(task: Task, source: str, split: str | None, args, column: str | None = None) -> list:
+    """The sentences or documents (``task``) of a named corpus split or of a file, folder or archive, read with
+    the command's data options (the library refuses those that do not apply to the data); ``column``: the tag
+    column of a CoNLL-U file or NLTK corpus when ``--column`` is not given (a model's).  What a TSV or CSV
+    file gave is said on stderr unless ``--quiet``."""
+    if column and _format(source, args) not in ("conllu", "nltk"):
+        column = None
     report = None if getattr(args, "quiet", False) else (lambda line: print(line, file=sys.stderr))
-    return ReadOptions(args.format, getattr(args, "column", None), tuple(columns.split(",")) if columns else None,
-                       tuple(strip.split(",")) if strip else (), getattr(args, "granularity", None),
-                       getattr(args, "encoding", None), header=getattr(args, "header", None),
-                       label_column=getattr(args, "label_column", None), text_column=getattr(args, "text_column", None),
-                       report=report)
+    options = ReadOptions(args.format, getattr(args, "column", None) or column, getattr(args, "columns", None),
+                          getattr(args, "strip", None) or (), getattr(args, "granularity", None),
+                          getattr(args, "encoding", None), header=getattr(args, "header", None),
+                          label_column=getattr(args, "label_column", None),
+                          text_column=getattr(args, "text_column", None), report=report)
+    return task.read(source, split, options)
 
 
-def _sentences(corpus: str, split: str | None, args) -> list:
-    """A named corpus split or a file, read with the command's data options."""
-    return read_sentences(corpus, split, _read_options(args))
-
-
-def _documents(source: str, split: str | None, args) -> list:
-    """Labelled documents: a named corpus split, or a file / folder / archive in ``--format``."""
-    return read_documents(source, split, _read_options(args))
+def _format(source: str, args) -> str:
+    """The format tagged sentences are read from ``source`` in: a catalog corpus's (unless ``--format``),
+    else ``--format``, else the one ``--columns`` or the file name suggests."""
+    catalog = Catalog.load()
+    if is_corpus_name(catalog, source) and not args.format:
+        return catalog[source].format
+    return args.format or ("columns" if getattr(args, "columns", None) else guess_format(source))
 
 
 def _learner(args, task: Task, progress: bool | None):
@@ -91,17 +113,16 @@ def _learner(args, task: Task, progress: bool | None):
     return make_learner(args.learner, **params)
 
 
-def _new_model(args, task: Task, progress: bool | None = None, held_out: float | None = None):
-    """The untrained model the command line describes."""
-    return task.new_model(args.features, _learner(args, task, progress), decoder=getattr(args, "decoder", None),
-                          bits=args.bits, held_out=held_out)
-
+def _new_model(args, task: Task, learner, held_out: float | None = None):
+    """The untrained model the command line describes, learning with ``learner``."""
+    return task.new_model(args.features, learner, decoder=getattr(args, "decoder", None), bits=args.bits,
+                          held_out=held_out)
 
 
 def _cross_validate(args) -> None:
-    documents = _documents(args.corpus, None, args) if args.corpus else _documents(args.train, None, args)
+    documents = _units(CLASSIFICATION, args.corpus or args.train, None, args)
     # each fold's model chooses its epochs on a held-out share of its training part, as train does without dev
-    result = cross_validate(lambda: _new_model(args, CLASSIFICATION, progress=False, held_out=HELD_OUT),
+    result = cross_validate(lambda: _new_model(args, CLASSIFICATION, _learner(args, CLASSIFICATION, False), HELD_OUT),
                             [d.text for d in documents],
                             [d.label for d in documents], folds=args.folds, seed=args.seed)
     if args.json:
@@ -118,15 +139,13 @@ def _training_data(args, task: Task, *, default_dev: bool = True) -> tuple[list,
     """What ``train`` fits on: ``--corpus``'s ``--split`` (split names joined by ``+``, read in that order)
     or the ``--train`` file, and the dev data: ``--dev`` (a split of the corpus or a path; ``none`` for no
     dev), else, with ``default_dev``, the corpus's ``dev`` split when it is not among the training splits.
-    Training on the dev split is refused."""
+    Training on the dev split is refused (on the dev file: :func:`check_arguments`)."""
 
     def read(source: str, split: str | None) -> list:
-        return task.read(source, split, _read_options(args))
+        return _units(task, source, split, args)
 
     dev_name = None if args.dev in (None, "none") else args.dev
     if not args.corpus:
-        if args.split:
-            raise StructlinError("--split chooses splits of --corpus; with --train give the file itself")
         return read(args.train, None), (read(dev_name, None) if dev_name else None)
     entry = Catalog.load()[args.corpus]
     names = args.split.split("+") if args.split else ["train" if "train" in entry.splits else None]
@@ -136,12 +155,16 @@ def _training_data(args, task: Task, *, default_dev: bool = True) -> tuple[list,
     if dev_name is None and args.dev is None and default_dev and "dev" in entry.splits and "dev" not in names:
         dev_name = "dev"
     if dev_name is not None and dev_name in names:
-        raise StructlinError(f"--dev {dev_name} is also a training split (--split {args.split}): early stopping "
-                             "on training data would choose nothing; give another dev, or --dev none")
+        raise _dev_in_training(dev_name, f"a training split (--split {args.split})")
     train = [item for name in names for item in read(args.corpus, name)]
     if dev_name is None:
         return train, None
     return train, read(args.corpus, dev_name) if dev_name in entry.splits else read(dev_name, None)
+
+
+def _dev_in_training(dev: str, training: str) -> StructlinError:
+    return StructlinError(f"--dev {dev} is also {training}: early stopping on training data would choose "
+                          "nothing; give another dev, or --dev none")
 
 
 def _train_and_dev(args, task: Task) -> tuple[list, list | None]:
@@ -157,16 +180,17 @@ def _train_and_dev(args, task: Task) -> tuple[list, list | None]:
 def _save(model, task: Task, args) -> None:
     """Record the tag column a tagger was trained on (CoNLL-U: upos unless ``--column``) and save the model."""
     if task.column:
-        model.column = args.column or ("upos" if _format(args) == "conllu" else None)
+        model.column = args.column or ("upos" if _format(args.corpus or args.train, args) == "conllu" else None)
     model.save(args.output)
 
 
 def _train(args) -> None:
     """``train tagger`` and ``train classifier``: fit on the training data (dev for early stopping), save."""
     task = TASKS[args.model]
+    learner = _learner(args, task, progress=False if args.quiet else None)  # refuse a bad option before reading
     train, dev = _train_and_dev(args, task)
     held_out = HELD_OUT if dev is None and args.dev != "none" and not args.no_tune else None
-    model = _new_model(args, task, progress=False if args.quiet else None, held_out=held_out)
+    model = _new_model(args, task, learner, held_out)
     if args.no_tune:  # the fixed values of the settings the learner would choose on dev
         untuned = {option.name: option.untuned for option in model.learner.options
                    if option.untuned is not None and getattr(model.learner, option.name) is None}
@@ -184,23 +208,16 @@ def _train(args) -> None:
               f"{model.learner.best_epoch_}; model written to {args.output}")
 
 
-def _format(args) -> str:
-    """The format of the training data: the catalog corpus's, ``--format``, or the one the file name suggests."""
-    if args.corpus:
-        return Catalog.load()[args.corpus].format
-    return args.format or guess_format(args.train)
-
-
 def _tune(args) -> None:
     """``tune tagger|classifier``: score every candidate of ``--grid`` on dev (without one, a seeded held-out
     share of the training data), print the ranking, and with ``--output`` train the best on the training data
     (dev for early stopping, as ``train`` does) and save it."""
     task = TASKS[args.model]
     candidates = grid(args.learner, args.grid)
+    base = _learner(args, task, progress=False)  # the fixed flags and the seed every candidate shares
     train, dev = _train_and_dev(args, task)
     if dev is None:  # the candidates need a dev set: as train does, a seeded share of the training data
         train, dev = hold_out(train, HELD_OUT, args.seed)
-    base = _learner(args, task, progress=False)  # the fixed flags and the seed every candidate shares
     fixed = {name: value for name, value in base.get_params().items() if value != base.option(name).default}
 
     def log(result: dict) -> None:
@@ -209,14 +226,11 @@ def _tune(args) -> None:
                   f"(epoch {result['best_epoch']}, {result['seconds']:.1f}s)", flush=True)
 
     ranked = score_candidates(task, args.learner, candidates, train, dev, settings={**fixed, "seed": args.seed},
-                              new_model=lambda learner: task.new_model(args.features, learner, bits=args.bits,
-                                                                       decoder=getattr(args, "decoder", None)),
-                              log=log)
+                              new_model=lambda learner: _new_model(args, task, learner), log=log)
     best = ranked[0]
     if args.output:
-        model = task.new_model(args.features, make_learner(args.learner, **{**fixed, **best["options"],
-                               "progress": False if args.quiet else None}),
-                               decoder=getattr(args, "decoder", None), bits=args.bits)
+        model = _new_model(args, task, make_learner(args.learner, **{**fixed, **best["options"],
+                                                                     "progress": False if args.quiet else None}))
         task.fit(model, train, dev)
         model.learner.candidates_ = [{**r["options"], "dev_accuracy": r["score"]} for r in ranked]
         model.learner.chosen_ = {**model.learner.chosen_, **best["options"]}
@@ -248,9 +262,10 @@ def _print_history(model) -> None:
 def _evaluate(args) -> None:
     task = TASKS[model_kind(args.model)]
     model = _load(task.model, args)
-    if task.column:
-        args.column = args.column or model.column
-    report = task.report(model, task.read(*_test_data(args), _read_options(args)))
+    source, split = _test_data(args)
+    units = _units(task, source, split, args, column=model.column if task.column else None)
+    _check_tags(task, [model], units, source)
+    report = task.report(model, units)
     learner = model.learner
     if args.json:
         chosen = {"chosen": learner.chosen_, "candidates": learner.candidates_} if learner.chosen_ else {}
@@ -267,6 +282,19 @@ def _choices(model) -> str:
     scored = "; ".join(_options_text({k: v for k, v in c.items() if k != "dev_accuracy"})
                        + f": dev {100 * c['dev_accuracy']:.2f}%" for c in learner.candidates_)
     return f"chosen from the data: {_options_text(learner.chosen_, '.4g')}" + (f" (candidates: {scored})" if scored else "")
+
+
+def _check_tags(task: Task, models: list, units: list, source: str) -> None:
+    """Refuse test sentences none of whose tags any of the taggers knows: every accuracy would be 0 (documents
+    read as tagged sentences, the wrong ``--column`` ...).  Classifiers are not checked: their report lists the
+    test labels class by class, so labels a model never saw show there."""
+    tags = sorted({tag for sentence in task.labels(units) for tag in sentence}) if task is TAGGING else []
+    if tags and not any(set(tags) & set(model.classes_) for model in models):
+        shown = ", ".join(map(repr, tags[:3])) + (", ..." if len(tags) > 3 else "")
+        which = "the model" if len(models) == 1 else "either model"
+        raise StructlinError(f"{source}: none of its {len(tags)} tags ({shown}) is one {which} predicts: it does "
+                             "not look like sentences tagged as the model's training data (check --format and "
+                             "--column)")
 
 
 def _test_data(args) -> tuple[str, str | None]:
@@ -323,12 +351,12 @@ def _paired_tests(metric: str, gold: list[list[str]], predictions: list[list[lis
 def _outputs(task: Task, paths, args) -> tuple[list[list[str]], list[list[list[str]]]]:
     """Gold labels and both models' labels of every test unit."""
     models = [task.model.load(path) for path in paths]
-    if task.column:
-        if not args.column and models[0].column != models[1].column:
-            raise StructlinError(f"{paths[0]} tags {models[0].column}, {paths[1]} tags {models[1].column}: "
-                                 f"choose the gold column with --column")
-        args.column = args.column or models[0].column
-    units = task.read(*_test_data(args), _read_options(args))
+    if task.column and not args.column and models[0].column != models[1].column:
+        raise StructlinError(f"{paths[0]} tags {models[0].column}, {paths[1]} tags {models[1].column}: "
+                             f"choose the gold column with --column")
+    source, split = _test_data(args)
+    units = _units(task, source, split, args, column=models[0].column if task.column else None)
+    _check_tags(task, models, units, source)
     return task.labels(units), [task.predict(model, units) for model in models]
 
 
@@ -358,14 +386,19 @@ def _format_comparison(result: dict) -> str:
 
 
 def _tag(args) -> None:
+    """Tag ``--input`` (standard input, decoded as strictly as a file) into ``--output`` (standard output)."""
     tagger = Tagger.load(args.model)
+    spaced = [tag for tag in tagger.classes_ if not tag or any(c.isspace() for c in tag)]
+    if spaced:
+        raise StructlinError(f"{args.model}: the model predicts the tag {spaced[0]!r}, which tagged output cannot "
+                             "hold (a tag is non-empty, without whitespace); train it again on clean tags")
     fmt = args.format or ("conllu" if (args.input or "").removesuffix(".gz").endswith(".conllu") else "text")
     column = args.column or tagger.column or "upos"
-    source = args.input or sys.stdin
-    sentences = list(read_file(source, format="conllu", column=column, require_tags=False) if fmt == "conllu"
-                     else read_text(source))
-    tags = tagger.predict(sentences)
+    source = args.input or sys.stdin.buffer
     with _output(args.output) as out:
+        sentences = list(read_file(source, format="conllu", column=column, require_tags=False) if fmt == "conllu"
+                         else read_text(source))
+        tags = tagger.predict(sentences)
         if fmt == "conllu":
             write_conllu(sentences, tags, out, column=column)
         else:
@@ -389,30 +422,27 @@ def _load(kind, args):
 
 
 def _classify(args) -> None:
+    """Classify the lines of ``--input`` (standard input), or the files of an ``--input`` folder."""
     classifier = _load(Classifier, args)
-    if args.input and Path(args.input).is_dir():
-        files = sorted(p for p in Path(args.input).rglob("*") if p.is_file())
-        documents = [p.read_bytes().decode(args.encoding) for p in files]
-        names = [str(p) for p in files]
-    elif args.input:
-        with open(args.input, encoding=args.encoding) as lines:
-            documents, names = [line.rstrip("\n") for line in lines], None
-    else:
-        documents, names = [line.rstrip("\n") for line in sys.stdin], None
-    labels = classifier.predict(documents)
     with _output(args.output) as out:
-        for k, label in enumerate(labels):
+        names, documents = _documents_to_classify(args.input, args.encoding)
+        for k, label in enumerate(classifier.predict(documents)):
             out.write(f"{names[k]}\t{label}\n" if names else f"{label}\n")
 
 
-@contextmanager
+def _documents_to_classify(source: str | None, encoding: str) -> tuple[list[str] | None, list[str]]:
+    """The paths and texts of the files of a folder, or no paths and the lines of a file or of standard input;
+    a byte that is not ``encoding`` is an error located by file and line."""
+    if source and Path(source).is_dir():
+        files = sorted(p for p in Path(source).rglob("*") if p.is_file())
+        return [str(p) for p in files], [decode(p.read_bytes(), encoding, str(p)) for p in files]
+    with open_text(source or sys.stdin.buffer, encoding) as lines:
+        return None, [line for _, line in lines]
+
+
 def _output(path: str | None):
-    """``path`` opened for writing UTF-8 text, or standard output (left open)."""
-    if not path:
-        yield sys.stdout
-        return
-    with open(path, "w", encoding="utf-8") as out:
-        yield out
+    """``path`` written atomically as UTF-8 text (:func:`~structlin.outputs.atomic_output`), or standard output."""
+    return atomic_output(path) if path else nullcontext(sys.stdout)
 
 
 def _data_kind(source: str, args):
@@ -425,13 +455,14 @@ def _data_kind(source: str, args):
 
 def _stats(args) -> None:
     entry, documents = _data_kind(args.corpus, args)
-    read = _documents if documents else _sentences
+    task = CLASSIFICATION if documents else TAGGING
     split = args.split if entry and args.split in entry.splits else None  # a file, or a one-split corpus
     against = args.against or ("train" if entry and split != "train" and "train" in entry.splits else None)
     reference = None
     if against is not None:
-        reference = read(args.corpus, against, args) if entry and against in entry.splits else read(against, None, args)
-    data = read(args.corpus, split, args)
+        reference = (_units(task, args.corpus, against, args) if entry and against in entry.splits
+                     else _units(task, against, None, args))
+    data = _units(task, args.corpus, split, args)
     stats = (document_stats if documents else corpus_stats)(data, reference)
     print(json.dumps(stats) if args.json else format_stats(args.corpus, stats))
 
@@ -443,12 +474,12 @@ def _analyze(args) -> None:
     if documents:
         if args.decoder == "viterbi":
             raise StructlinError("documents take the multiclass decoder, not viterbi")
-        data = _documents(source, split, args)
+        data = _units(CLASSIFICATION, source, split, args)
         model = Classifier(args.features, bits=args.bits)
         X, y = model.training_data([d.text for d in data], [d.label for d in data])
     else:
         model = Tagger(args.features, decoder=args.decoder or "viterbi", bits=args.bits)
-        X, y = model.training_data(_sentences(source, split, args))
+        X, y = model.training_data(_units(TAGGING, source, split, args))
     features = model.feature_set.name
     try:
         result = analyze(model.joint, model.decoder, X, y, C=args.C, passes=args.passes, epochs=args.epochs,

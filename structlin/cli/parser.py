@@ -1,15 +1,27 @@
-"""The ``structlin`` command's argument parser: its commands, their options and help texts."""
+"""The ``structlin`` command's argument parser: its commands, their options and help texts.
+
+Option values are checked here where they can be on their own (a hash size, a seed, an encoding, column
+names), with the library's own check where it has one, so that a bad one is refused with status 2 before
+any work.  Options that contradict each other are refused by the commands, before any work too
+(:func:`~structlin.cli.commands.check_arguments`), and options that do not fit the data by the readers.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 
 from ..decoders import DECODERS
+from ..documents import strip_usenet
+from ..hashing import FeatureHasher
 from ..learners import LEARNERS
-from ..readers import FILE_FORMATS
+from ..readers import CONLLU_COLUMNS, FILE_FORMATS, check_encoding, read_columns
 from ..sources import DOCUMENT_FORMATS
 from ..tasks import CLASSIFICATION, TAGGING, Task
 from ..templates import available_feature_sets
+
+
+#: The tag columns of a CoNLL-U file.
 
 
 class _Parser(argparse.ArgumentParser):
@@ -26,7 +38,8 @@ def _add_data_options(parser, *, split: str | None, document_formats: bool = Fal
     parser.add_argument("--format", choices=formats, help="file format (default: conllu for *.conllu, else "
                                                           "word<TAB>tag; for classifiers: folders for a directory "
                                                           "or archive, tsv, csv, fasttext, svmlight)")
-    parser.add_argument("--columns", help="column names of a column file, e.g. word,pos,chunk (with --format columns)")
+    parser.add_argument("--columns", type=_column_names, help="column names of a column file, e.g. word,pos,chunk "
+                        "(with --format columns; the tags: --column, default the last one)")
     if split:
         parser.add_argument("--split", default=split, help=f"split of a named corpus (default: {split})")
 
@@ -36,15 +49,73 @@ def _column(text: str) -> int | str:
     return int(text) if text.isascii() and text.isdigit() else text
 
 
+def _column_names(text: str) -> tuple[str, ...]:
+    """``--columns``: names separated by commas, checked as :func:`~structlin.readers.read_columns` checks them
+    (before it opens anything)."""
+    names = tuple(text.split(","))
+    _library_check(lambda: read_columns(os.devnull, columns=names))
+    return names
+
+
+def _strip_parts(text: str) -> tuple[str, ...]:
+    """``--strip``: parts of Usenet posts separated by commas, checked as :func:`~structlin.documents.strip_usenet`
+    checks them."""
+    parts = tuple(text.split(","))
+    _library_check(lambda: strip_usenet("", parts))
+    return parts
+
+
+def _encoding(text: str) -> str:
+    """``--encoding``: a text encoding Python knows."""
+    _library_check(lambda: check_encoding(text))
+    return text
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def _at_least(minimum: int):
+    """The type of an integer option of at least ``minimum`` (a seed: 0)."""
+
+    def integer(text: str) -> int:
+        value = _integer(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer of at least {minimum}, got {value}")
+        return value
+
+    return integer
+
+
+def _bits(text: str) -> int:
+    """``--bits``: a hash size the feature hasher takes."""
+    bits = _integer(text)
+    _library_check(lambda: FeatureHasher(bits))
+    return bits
+
+
+def _library_check(check) -> None:
+    """Run the library's own check of an option value; its refusal is the parser's (status 2, naming the option)."""
+    try:
+        check()
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _add_document_options(parser, *, formats: bool = True):
     if formats:
         parser.add_argument("--format", choices=DOCUMENT_FORMATS, help="input format (default: folders for a "
                             "directory or archive, tsv for *.tsv/*.tab (fields between tabs, no quoting), csv for "
                             "*.csv (RFC 4180 quoting), svmlight for *.svm, else fastText lines)")
-    parser.add_argument("--strip", help="drop parts of Usenet posts: any of headers,footers,quotes")
+    parser.add_argument("--strip", type=_strip_parts, help="drop parts of Usenet posts (folder trees and archives): "
+                        "any of headers,footers,quotes")
     parser.add_argument("--granularity", choices=("coarse", "fine"),
                         help="labels of the qc corpus: COARSE (6) or COARSE:fine (50) (default: coarse)")
-    parser.add_argument("--encoding", help="text encoding of document files (default: the corpus's, else utf-8)")
+    parser.add_argument("--encoding", type=_encoding, help="text encoding of document files (default: the corpus's, "
+                        "else utf-8)")
     parser.add_argument("--header", action=argparse.BooleanOptionalAction,
                         help="TSV/CSV: the first row names the columns (--no-header: it is data; default: a header "
                         "when its fields are all names, one a label name such as label/class/sentiment and one a "
@@ -71,6 +142,7 @@ def _add_model_io(parser, input_help: str) -> None:
     parser.add_argument("model")
     parser.add_argument("--input", "-i", help=input_help)
     parser.add_argument("--output", "-o", help="output file (default: stdout)")
+    parser.set_defaults(inputs=("model", "--input"))
 
 
 def _add_source(parser, corpus_help: str, train_help: str) -> None:
@@ -150,9 +222,9 @@ def _add_model_options(parser, task: Task) -> None:
     if task.decoders:
         parser.add_argument("--decoder", help=f"one of: {', '.join(DECODERS)} (default: {task.default('decoder')})")
     _add_learner_options(parser, task)
-    parser.add_argument("--seed", type=int, default=0, help="seed of the learner's random choices, of folds and of "
-                        "--dev-fraction (default: 0)")
-    parser.add_argument("--bits", type=int, default=task.default("bits"),
+    parser.add_argument("--seed", type=_at_least(0), default=0, help="seed of the learner's random choices, of folds "
+                        "and of --dev-fraction (default: 0)")
+    parser.add_argument("--bits", type=_bits, default=task.default("bits"),
                         help=f"feature hash size 2**bits (default: {task.default('bits')})")
 
 
@@ -189,6 +261,7 @@ def _add_train_command(train, task: Task, source_help: tuple[str, str], data_opt
     parser.add_argument("--output", "-o", required=not tune, help="where to write the model" + (
         " (tune: the best candidate's, trained again)" if tune else ""))
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    parser.set_defaults(inputs=("--train", "--dev", "--features"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -229,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("model_a", metavar="MODEL_A", help="model file of system a (the baseline)")
     compare.add_argument("model_b", metavar="MODEL_B", help="model file of system b; the difference is b − a")
     _add_test_data(compare)
-    compare.add_argument("--seed", type=int, default=0, help="seed of the resampling tests (default: 0)")
+    compare.add_argument("--seed", type=_at_least(0), default=0, help="seed of the resampling tests (default: 0)")
     compare.add_argument("--samples", type=int, default=10_000, help="samples of the bootstrap and shuffles of "
                          "approximate randomization (default: 10000)")
     compare.add_argument("--json", action="store_true", help="print one JSON object")
@@ -240,13 +313,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_io(tag, "input file (default: stdin)")
     tag.add_argument("--format", choices=("conllu", "text"), help="input/output format (default: conllu for "
                                                                   "*.conllu, else text)")
-    tag.add_argument("--column", help="CoNLL-U column to fill: upos or xpos (default: the model's)")
+    tag.add_argument("--column", choices=CONLLU_COLUMNS, help="CoNLL-U column to fill (default: the model's)")
 
     classify = commands.add_parser("classify", help="classify documents with a model",
                                    description="Classify one document per input line (prints one label per line), "
                                                "or every file of a folder (prints path<TAB>label).")
     _add_model_io(classify, "text file (one document per line) or folder (default: stdin)")
-    classify.add_argument("--encoding", default="utf-8", help="text encoding of the input (default: utf-8)")
+    classify.add_argument("--encoding", type=_encoding, default="utf-8", help="text encoding of the input (default: utf-8)")
     _add_hypothesis_option(classify, "the hypothesis of a kernel perceptron model to classify with (default: the model's)")
 
     validate = commands.add_parser("cross-validate", help="k-fold cross-validation of a classifier",
@@ -302,8 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "probability at least 1 − δ (default: 0.05)")
     analysis.add_argument("--delta-trick", type=float, metavar="Δ", help="first give every training position a "
                           "feature of its own with value Δ, which makes any data separable")
-    analysis.add_argument("--seed", type=int, default=0, help="seed of the perceptron's and the SVM's orders "
+    analysis.add_argument("--seed", type=_at_least(0), default=0, help="seed of the perceptron's and the SVM's orders "
                           "(default: 0)")
-    analysis.add_argument("--bits", type=int, default=22, help="feature hash size 2**bits (default: 22)")
+    analysis.add_argument("--bits", type=_bits, default=22, help="feature hash size 2**bits (default: 22)")
     analysis.add_argument("--json", action="store_true", help="print one JSON object")
     return parser

@@ -1,0 +1,385 @@
+"""The command line under hostile use (issue 17): every failure is one line on stderr with the right exit
+status and no traceback, option values are refused at the door, no file is destroyed or left half-written,
+and pipes behave as for Unix tools.  Commands run in-process through ``structlin.cli.main``, except for
+SIGTERM, pipes and standard input, which need a real process."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import structlin.cli
+from structlin import Tagger
+from structlin.cli import main
+from structlin.readers import Sentence
+
+from test_cli import SMALL_CONLLU
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = "".join(f"__label__{y} {x}\n" for x, y in [("good great fun", "pos"), ("bad awful plot", "neg")] * 3)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """A tagger and a classifier trained by the command line on small files, in a folder of their own."""
+    root = tmp_path_factory.mktemp("hostile")
+    (root / "r.conllu").write_text(SMALL_CONLLU, "utf-8")
+    (root / "docs.txt").write_text(DOCUMENTS, "utf-8")
+    for argv in (["train", "tagger", "--train", root / "r.conllu", "--output", root / "m.model"],
+                 ["train", "classifier", "--train", root / "docs.txt", "--output", root / "c.model"]):
+        assert main([str(a) for a in [*argv, "-q", "--bits", "12", "--epochs", "2"]]) == 0
+    return root
+
+
+@pytest.fixture()
+def work(models, tmp_path, monkeypatch):
+    """A working folder (the current one) holding r.conllu, t.txt, docs.txt and copies of the models."""
+    for name in ("r.conllu", "docs.txt", "m.model", "c.model"):
+        (tmp_path / name).write_bytes((models / name).read_bytes())
+    (tmp_path / "t.txt").write_text("The dog barks .\nCats sleep\n", "utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(capsys, *argv):
+    """The exit status, stdout and stderr of the command line ``argv``; a parser error is its SystemExit code."""
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exit_:
+        code = exit_.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line(code, err, status, *needles):
+    """Exit ``status``, and one line on stderr, without a traceback, holding every needle."""
+    assert code == status, err
+    lines = err.splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("structlin"), err
+    for needle in needles:
+        assert needle in lines[0], err
+
+
+def snapshot(folder: Path) -> dict:
+    """Every file of ``folder`` with its bytes and permission mode: what must be intact after a failure."""
+    return {p.name: (p.read_bytes(), p.stat().st_mode) for p in folder.iterdir() if p.is_file()}
+
+
+def cli(*argv, **kwargs) -> subprocess.Popen:
+    """``python -m structlin argv`` in a process of its own."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.Popen([sys.executable, "-m", "structlin", *map(str, argv)], env=env, **kwargs)
+
+
+# --- option values refused at the door: status 2, naming the option -----------------------------------------
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["train", "tagger", "--train", "r.conllu", "--output", "x.model", "--bits", "0"], "--bits"),
+    (["train", "tagger", "--train", "r.conllu", "--output", "x.model", "--bits", "40"], "bits must be in 1..31"),
+    (["train", "tagger", "--train", "r.conllu", "--output", "x.model", "--bits", "many"], "--bits"),
+    (["train", "tagger", "--train", "r.conllu", "--output", "x.model", "--seed", "-1"], "--seed"),
+    (["train", "classifier", "--train", "docs.txt", "--output", "x.model", "--seed", "-1"], "--seed"),
+    (["compare", "m.model", "m.model", "--test", "r.conllu", "--seed", "-1"], "--seed"),
+    (["train", "classifier", "--train", "docs.txt", "--output", "x.model", "--encoding", "klingon"], "'klingon'"),
+    (["train", "classifier", "--train", "docs.txt", "--output", "x.model", "--encoding", "base64"], "--encoding"),
+    (["classify", "c.model", "--input", "docs.txt", "--encoding", "klingon"], "--encoding"),
+    (["train", "classifier", "--train", "docs.txt", "--output", "x.model", "--strip", "headers,bogus"], "'bogus'"),
+    (["train", "tagger", "--train", "r.conllu", "--output", "x.model", "--format", "columns", "--columns",
+      "word,pos,pos"], "duplicate column name(s) pos"),
+    (["train", "tagger", "--train", "r.conllu", "--output", "x.model", "--format", "columns", "--columns",
+      "pos,chunk"], "--columns"),
+    (["tag", "m.model", "--input", "r.conllu", "--column", "bogus"], "--column"),
+])
+def test_bad_option_values_exit_2(work, capsys, argv, needle):
+    before = snapshot(work)
+    code, out, err = run(capsys, *argv)
+    assert_one_line(code, err, 2, needle)
+    assert out == "" and snapshot(work) == before
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["train", "tagger", "--train", "r.conllu", "--format", "columns"], "needs the names of the columns"),
+    (["train", "tagger", "--train", "r.conllu", "--format", "conllu", "--columns", "word,pos"],
+     "apply to the columns format; r.conllu is read as conllu"),
+    (["train", "tagger", "--train", "r.conllu", "--column", "bogus"], "'bogus'; accepted: upos, xpos"),
+    (["train", "tagger", "--train", "t.txt", "--format", "columns", "--columns", "word,pos,chunk", "--column", "lemma"],
+     "'lemma'"),
+    (["train", "tagger", "--train", "t.txt", "--format", "word-tag", "--column", "xpos"], "t.txt is read as word-tag"),
+    (["train", "classifier", "--train", "docs.txt", "--granularity", "fine"], "granularity"),
+    (["train", "classifier", "--train", "docs.txt", "--strip", "headers"], "strip"),
+    (["evaluate", "m.model", "--test", "r.conllu", "--granularity", "fine"], "granularity"),
+    (["evaluate", "c.model", "--test", "docs.txt", "--column", "upos"], "column"),
+])
+def test_options_that_do_not_apply_to_the_data_are_refused(work, capsys, argv, needle):
+    """The library refuses them (an option that does not fit the data: status 1), rather than ignore them."""
+    before = snapshot(work)
+    code, out, err = run(capsys, *argv, *(["--output", "x.model"] if argv[0] == "train" else []))
+    assert_one_line(code, err, 1, needle)
+    assert out == "" and snapshot(work) == before
+
+
+def test_a_learner_option_out_of_range_is_refused_before_the_data_is_read(work, capsys):
+    code, _, err = run(capsys, "train", "tagger", "--train", "missing.conllu", "--output", "x.model", "--patience",
+                       "-1")
+    assert_one_line(code, err, 1, "patience must be at least 1, got -1")
+    assert not (work / "x.model").exists()
+
+
+@pytest.mark.parametrize("dev", ["r.conllu", "./r.conllu", "ABSOLUTE"])
+def test_dev_file_that_is_the_training_file_is_refused(work, capsys, dev):
+    dev = str(work / "r.conllu") if dev == "ABSOLUTE" else dev
+    code, _, err = run(capsys, "train", "tagger", "--train", "r.conllu", "--dev", dev, "--output", "x.model")
+    assert_one_line(code, err, 1, f"--dev {dev} is also the training file (--train r.conllu)")
+    assert not (work / "x.model").exists()
+
+
+# --- no file destroyed --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["train", "tagger", "--train", "r.conllu", "--output", "r.conllu"], "--output r.conllu is also --train r.conllu"),
+    (["train", "tagger", "--train", "r.conllu", "--dev", "t.txt", "--output", "./t.txt"], "is also --dev t.txt"),
+    (["tune", "tagger", "--train", "r.conllu", "--grid", "epochs=1,2", "--output", "r.conllu"], "--train"),
+    (["tag", "m.model", "--input", "t.txt", "--output", "m.model"], "--output m.model is also the model m.model"),
+    (["tag", "m.model", "--input", "t.txt", "--output", "t.txt"], "is also --input t.txt"),
+    (["classify", "c.model", "--input", "docs.txt", "--output", "docs.txt"], "is also --input docs.txt"),
+])
+def test_output_that_is_an_input_is_refused(work, capsys, argv, needle):
+    before = snapshot(work)
+    code, out, err = run(capsys, *argv)
+    assert_one_line(code, err, 2, needle, "would destroy it")
+    assert out == "" and snapshot(work) == before
+
+
+def test_output_through_a_link_to_an_input_is_refused(work, capsys):
+    (work / "link.model").symlink_to(work / "m.model")
+    before = snapshot(work)
+    code, _, err = run(capsys, "tag", "m.model", "--input", "t.txt", "--output", "link.model")
+    assert_one_line(code, err, 2, "--output link.model is also the model m.model")
+    assert snapshot(work) == before
+
+
+def test_read_only_output_is_refused_before_training(work, capsys):
+    target = work / "old.model"
+    target.write_bytes(b"keep me")
+    target.chmod(0o444)
+    before = snapshot(work)
+    code, _, err = run(capsys, "train", "tagger", "--train", "missing.conllu", "--output", target.name)
+    assert_one_line(code, err, 1, "old.model: is read-only; not replaced")
+    assert snapshot(work) == before
+
+
+@pytest.mark.parametrize("output, needle", [
+    ("nowhere/o.txt", "nowhere/o.txt: folder nowhere does not exist"),
+    (".", ".: is a folder"),
+    ("t.txt/o.txt", "t.txt/o.txt: t.txt is not a folder"),
+])
+def test_output_that_cannot_be_written_names_the_path_given(work, capsys, output, needle):
+    before = snapshot(work)
+    code, out, err = run(capsys, "tag", "m.model", "--input", "t.txt", "--output", output)
+    assert_one_line(code, err, 1, needle)
+    assert ".tmp" not in err and out == "" and snapshot(work) == before
+
+
+def test_read_only_folder_names_the_path_given(work, capsys, monkeypatch):
+    folder = work / "locked"
+    folder.mkdir()
+    folder.chmod(0o555)
+    if os.access(folder, os.W_OK):  # root writes anyway: the folder's refusal as the system would give it
+        def refuse(*args, dir=None, prefix="", suffix="", **kwargs):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.path.join(dir, f"{prefix}x{suffix}"))
+
+        monkeypatch.setattr("structlin.outputs.tempfile.mkstemp", refuse)
+        needle = "locked/o.txt: cannot write: Permission denied"
+    else:
+        needle = "locked/o.txt: folder locked is not writable"
+    code, _, err = run(capsys, "tag", "m.model", "--input", "t.txt", "--output", "locked/o.txt")
+    folder.chmod(0o755)
+    assert_one_line(code, err, 1, needle)
+    assert ".tmp" not in err and list(folder.iterdir()) == []
+
+
+def test_full_disk_names_the_path_and_keeps_the_old_file(work, capsys, monkeypatch):
+    (work / "o.txt").write_text("old output\n", "utf-8")
+    before = snapshot(work)
+
+    def full(descriptor):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("structlin.outputs.os.fsync", full)
+    code, _, err = run(capsys, "tag", "m.model", "--input", "t.txt", "--output", "o.txt")
+    assert_one_line(code, err, 1, "o.txt: cannot write: No space left on device")
+    assert snapshot(work) == before  # no temporary file either
+    code, _, err = run(capsys, "train", "tagger", "--train", "r.conllu", "--output", "m.model", "-q")
+    assert_one_line(code, err, 1, "m.model: cannot write: No space left on device")
+    assert snapshot(work) == before
+
+
+def test_outputs_replace_a_file_keeping_its_mode(work, capsys):
+    for name, argv in (("o.txt", ["tag", "m.model", "--input", "t.txt"]),
+                       ("n.model", ["train", "tagger", "--train", "r.conllu", "-q", "--bits", "12"])):
+        target = work / name
+        target.write_text("old\n", "utf-8")
+        target.chmod(0o640)
+        code, _, err = run(capsys, *argv, "--output", name)
+        assert (code, err) == (0, "")
+        assert target.read_bytes() != b"old\n" and target.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in work.iterdir() if p.name.startswith(".")) == []
+
+
+def test_output_through_a_link_replaces_its_target(work, capsys):
+    (work / "real.txt").write_text("old\n", "utf-8")
+    (work / "link.txt").symlink_to("real.txt")
+    code, _, err = run(capsys, "tag", "m.model", "--input", "t.txt", "--output", "link.txt")
+    assert (code, err) == (0, "") and (work / "link.txt").is_symlink()
+    assert (work / "real.txt").read_text("utf-8").count("/") == 6
+
+
+def test_output_into_a_named_pipe_is_written_in_place(work, capsys):
+    """A pipe (or a device such as /dev/null) cannot be replaced by a rename: it is written as it is."""
+    fifo = work / "fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    code, _, err = run(capsys, "tag", "m.model", "--input", "t.txt", "--output", fifo)
+    reader.join(timeout=60)
+    assert (code, err) == (0, "") and stat.S_ISFIFO(fifo.stat().st_mode)
+    assert received and received[0].count(b"\n") == 2
+
+
+def test_failed_tag_leaves_no_output(work, capsys):
+    bad = work / "bad.conllu"
+    bad.write_text(SMALL_CONLLU.replace("2\tdog\tdog", "2\tdog"), "utf-8")
+    (work / "old.conllu").write_text("old output\n", "utf-8")
+    before = snapshot(work)
+    for output in ("new.conllu", "old.conllu"):
+        code, out, err = run(capsys, "tag", "m.model", "--input", bad, "--output", output)
+        assert_one_line(code, err, 1, "bad.conllu:4")
+        assert snapshot(work) == before
+
+
+def test_tag_with_whitespace_gives_one_line_and_no_output(work, capsys):
+    """A model whose tags hold a space (a reader once let one through) cannot write tagged output."""
+    Tagger("pos-basic", bits=10, epochs=1).fit([Sentence(words=["The", "dog"], tags=["DT", "NN X"])]).save("sp.model")
+    before = snapshot(work)
+    for fmt, output in (("conllu", "o.conllu"), ("text", "o.txt")):
+        code, out, err = run(capsys, "tag", "sp.model", "--input", "r.conllu", "--format", fmt, "--output", output)
+        assert_one_line(code, err, 1, "sp.model: the model predicts the tag 'NN X'")
+        assert out == "" and snapshot(work) == before
+
+
+def test_sigterm_removes_the_temporary_file_and_keeps_the_old_output(work):
+    (work / "o.txt").write_text("old output\n", "utf-8")
+    before = snapshot(work)
+    process = cli("tag", "m.model", "--output", "o.txt", stdin=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work)
+    process.stdin.write(b"The dog barks .\n")
+    process.stdin.flush()
+    deadline = time.monotonic() + 60
+    while not any(p.name.startswith(".o.txt.") for p in work.iterdir()):  # it waits for the rest of its input
+        assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal.SIGTERM and b"Traceback" not in err, err
+    assert snapshot(work) == before
+
+
+# --- pipes and standard input ---------------------------------------------------------------------------------
+
+
+def test_output_into_a_closed_pipe_exits_0_silently(work):
+    (work / "big.txt").write_text("The dog barks .\n" * 30_000, "utf-8")
+    process = cli("tag", "m.model", "--input", "big.txt", stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work)
+    first = process.stdout.readline()
+    process.stdout.close()  # as `| head -1` does
+    err = process.stderr.read()
+    assert process.wait(timeout=120) == 0 and err == b""
+    assert first.startswith(b"The/") and first.count(b"/") == 4
+
+
+@pytest.mark.parametrize("command, model", [("tag", "m.model"), ("classify", "c.model")])
+def test_standard_input_is_decoded_strictly(work, command, model):
+    process = cli(command, model, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work)
+    out, err = process.communicate(b"The dog barks .\n\xff bad\n", timeout=120)
+    assert process.returncode == 1 and out == b"", err
+    assert err.decode().splitlines() == [err.decode().strip()] and "<stdin>:2:" in err.decode()
+    assert "invalid" in err.decode().lower()
+
+
+def test_classify_names_the_undecodable_file(work, capsys):
+    (work / "bad.txt").write_bytes(b"good fun\nbad caf\xe9\n")
+    folder = work / "folder"
+    folder.mkdir()
+    (folder / "a.txt").write_bytes(b"caf\xe9")
+    for source, needle in (("bad.txt", "bad.txt:2"), ("folder", f"{Path('folder', 'a.txt')}:1")):
+        code, out, err = run(capsys, "classify", "c.model", "--input", source, "--output", "o.txt")
+        assert_one_line(code, err, 1, needle)
+        assert out == "" and not (work / "o.txt").exists()
+
+
+# --- evaluate on data that is not what the model labels ------------------------------------------------------
+
+
+def test_evaluate_a_tagger_on_documents_is_an_error(work, capsys):
+    """A document TSV read as word<TAB>tag lines: refused by the reader (texts hold spaces) or, when every text
+    is one word, because none of its "tags" is one the tagger knows; never a silent 0.00%."""
+    (work / "docs.tsv").write_text("pos\tgood film\nneg\tbad plot here\n", "utf-8")
+    (work / "words.tsv").write_text("pos\tgood\nneg\tbad\n", "utf-8")
+    for name, needle in (("docs.tsv", "docs.tsv:1"), ("words.tsv", "words.tsv: none of its 2 tags ('bad', 'good')")):
+        code, out, err = run(capsys, "evaluate", "m.model", "--test", name)
+        assert_one_line(code, err, 1, needle)
+        assert out == ""
+    code, _, err = run(capsys, "compare", "m.model", "m.model", "--test", "words.tsv")
+    assert_one_line(code, err, 1, "does not look like sentences tagged as the model's training data")
+
+
+# --- the boundary: exceptions that are not the library's -----------------------------------------------------
+
+
+def _raising(error: BaseException):
+    def command(args):
+        raise error
+    return command
+
+
+@pytest.mark.parametrize("error, status, needle", [
+    (LookupError("unknown encoding: klingon"), 1, "structlin: error: unknown encoding: klingon"),
+    (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), 1, "structlin: error: 'utf-8' codec"),
+    (MemoryError(), 1, "structlin: error: out of memory"),
+    (ModuleNotFoundError("No module named 'nosuch'", name="nosuch"), 1, "cannot import module 'nosuch'"),
+    (PermissionError(errno.EACCES, "Permission denied", "x.conllu"), 1, "structlin: error: x.conllu: Permission"),
+    (RuntimeError("a bug\nin two lines"), 70, "structlin: internal error: RuntimeError: a bug in two lines (please "
+     "report; rerun with STRUCTLIN_DEBUG=1 for the traceback)"),
+    (KeyError("k"), 70, "internal error: KeyError"),
+])
+def test_every_exception_is_one_line(work, capsys, monkeypatch, error, status, needle):
+    monkeypatch.delenv("STRUCTLIN_DEBUG", raising=False)
+    monkeypatch.setitem(structlin.cli.COMMANDS, "corpus", _raising(error))
+    code, out, err = run(capsys, "corpus", "stats", "r.conllu")
+    assert_one_line(code, err, status, needle)
+
+
+def test_debug_shows_the_traceback_of_a_bug(work, capsys, monkeypatch):
+    monkeypatch.setitem(structlin.cli.COMMANDS, "corpus", _raising(RuntimeError("a bug")))
+    monkeypatch.setenv("STRUCTLIN_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="a bug"):
+        main(["corpus", "stats", "r.conllu"])
+
+
+def test_feature_set_importing_a_missing_module(work, capsys):
+    (work / "f.toml").write_text('name = "f"\nimports = ["no_such_module_17"]\n[[template]]\nname = "word"\n', "utf-8")
+    code, _, err = run(capsys, "train", "tagger", "--train", "r.conllu", "--features", "f.toml", "--output", "x.model")
+    assert_one_line(code, err, 1, "no_such_module_17")
+    assert not (work / "x.model").exists()
