@@ -88,7 +88,8 @@ CLASSIFICATION = Task(
     fit=_fit_documents,
     predict=lambda model, documents: [[label] for label in model.predict([d.text for d in documents])],
     report=lambda model, documents: model.report([d.text for d in documents], [d.label for d in documents]),
-    sample=_first_of_each_label)
+    sample=_first_of_each_label,
+    learner_defaults={"batch_size": inspect.signature(Classifier).parameters["batch_size"].default})
 
 #: The share of the training data held out to choose the epochs (and what a learner chooses on dev) when
 #: there is no dev: ``structlin train``, ``cross-validate`` and ``tune`` use it as a model's ``held_out``.

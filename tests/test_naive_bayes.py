@@ -18,7 +18,7 @@ from structlin.decoders import Multiclass, Viterbi
 from structlin.errors import OptionValueError
 from structlin.joint import JointFeatureMap
 from structlin.learners import BernoulliNaiveBayes, NaiveBayes, make_learner
-from structlin.learners.naive_bayes import ALPHAS
+from structlin.learners.naive_bayes import ALPHAS, VARIANTS
 from structlin.matrix import FeatureMatrix
 from structlin.templates import FeatureSet
 
@@ -252,17 +252,38 @@ def _accuracy(clf: Classifier, documents, labels) -> float:
     return float(np.mean(np.array(clf.predict(documents)) == np.array(labels)))
 
 
+GRIDS = {"naive-bayes": [{"alpha": a, "variant": v} for v in VARIANTS for a in ALPHAS],
+         "bernoulli-nb": [{"alpha": a} for a in ALPHAS]}
+
+
 @pytest.mark.parametrize("learner", ["naive-bayes", "bernoulli-nb"])
 def test_alpha_is_chosen_on_dev_among_the_candidates(learner):
-    """alpha=None: each candidate scored on dev as the model with that alpha would score; the best (the larger
-    on a tie) chosen, and the model is exactly the one trained with it."""
+    """alpha=None (and variant=None): each candidate scored on dev as the model with its settings would score;
+    the best (the first on a tie: multinomial, the larger alpha) chosen, and the model is exactly the one
+    trained with it."""
     dev = (["good film", "bad boring plot", "great acting", "awful film"], ["pos", "neg", "pos", "neg"])
     auto = Classifier("text-presence", learner).fit(TRAIN, LABELS, dev)
-    fixed = {alpha: Classifier("text-presence", make_learner(learner, alpha=alpha)).fit(TRAIN, LABELS) for alpha in ALPHAS}
-    assert auto.learner.candidates_ == [{"alpha": a, "dev_accuracy": _accuracy(fixed[a], *dev)} for a in ALPHAS]
+    grid = GRIDS[learner]
+    fixed = [Classifier("text-presence", make_learner(learner, **setting)).fit(TRAIN, LABELS) for setting in grid]
+    assert auto.learner.candidates_ == [{**s, "dev_accuracy": _accuracy(m, *dev)} for s, m in zip(grid, fixed)]
     scores = [c["dev_accuracy"] for c in auto.learner.candidates_]
-    assert auto.learner.chosen_ == {"alpha": ALPHAS[scores.index(max(scores))]}
-    np.testing.assert_array_equal(auto.weights_, fixed[auto.learner.chosen_["alpha"]].weights_)
+    assert auto.learner.chosen_ == grid[scores.index(max(scores))]
+    np.testing.assert_array_equal(auto.weights_, fixed[scores.index(max(scores))].weights_)
+
+
+def test_complement_weights_by_hand():
+    """Complement NB on two documents of two labels (α = 1, counts, bias feature b = 1): the weight of word f
+    for label y is log((N − N_y + αV) / (N_f − N_fy + α)), the bias weight log P(y)."""
+    clf = Classifier("text-nb", make_learner("naive-bayes", alpha=1.0, variant="complement"))
+    clf.fit(["aa aa bb", "bb cc"], ["x", "z"])
+    # V = 3 (aa, bb, cc); label x's complement is "bb cc" (N = 2), label z's is "aa aa bb" (N = 3)
+    expected = {"x": {"aa": np.log(5 / 1), "bb": np.log(5 / 2), "cc": np.log(5 / 2)},
+                "z": {"aa": np.log(6 / 3), "bb": np.log(6 / 2), "cc": np.log(6 / 1)}}
+    for label, words in expected.items():
+        for word, weight in words.items():
+            scores = clf.decision_function([word])[0] - clf.decision_function([""])[0]
+            assert scores[clf.classes_.index(label)] == pytest.approx(weight)
+    np.testing.assert_allclose(clf.decision_function([""])[0], np.log([0.5, 0.5]))
 
 
 def test_without_dev_alpha_is_chosen_on_a_seeded_held_out_tenth(tmp_path, nltk_data_dir):
@@ -277,16 +298,18 @@ def test_without_dev_alpha_is_chosen_on_a_seeded_held_out_tenth(tmp_path, nltk_d
     cut = len(texts) - round(0.1 * len(texts))
     rest, held = np.sort(order[:cut]), np.sort(order[cut:])
     for candidate in auto.learner.candidates_:
-        clf = Classifier("text-presence", make_learner("naive-bayes", alpha=candidate["alpha"]))
+        clf = Classifier("text-presence", make_learner("naive-bayes", alpha=candidate["alpha"],
+                                                       variant=candidate["variant"]))
         clf.fit([texts[k] for k in rest], [labels[k] for k in rest])
         assert candidate["dev_accuracy"] == pytest.approx(_accuracy(clf, [texts[k] for k in held], [labels[k] for k in held]))
     assert len({c["dev_accuracy"] for c in auto.learner.candidates_}) > 1
-    final = Classifier("text-presence", make_learner("naive-bayes", alpha=auto.learner.chosen_["alpha"]))
+    final = Classifier("text-presence", make_learner("naive-bayes", **auto.learner.chosen_))
     final.fit(texts, labels)
     np.testing.assert_array_equal(auto.weights_, final.weights_)
     auto.save(tmp_path / "nb.model")
     loaded = Classifier.load(tmp_path / "nb.model").learner
-    assert (loaded.chosen_, loaded.candidates_, loaded.alpha) == (auto.learner.chosen_, auto.learner.candidates_, None)
+    assert (loaded.chosen_, loaded.candidates_, loaded.alpha, loaded.variant) == (auto.learner.chosen_,
+                                                                                  auto.learner.candidates_, None, None)
 
 
 def test_train_and_evaluate_show_the_choice(tmp_path, capsys):
@@ -297,9 +320,9 @@ def test_train_and_evaluate_show_the_choice(tmp_path, capsys):
     assert "chosen from the data: alpha " in capsys.readouterr().out
     assert main(["evaluate", str(model), "--test", str(train), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["chosen"] == Classifier.load(model).learner.chosen_ and len(report["candidates"]) == len(ALPHAS)
+    assert report["chosen"] == Classifier.load(model).learner.chosen_ and len(report["candidates"]) == len(GRIDS["naive-bayes"])
     assert main(["train", "classifier", "--train", str(train), "--learner", "naive-bayes", "--alpha", "1",
-                 "--output", str(model)]) == 0
+                 "--variant", "multinomial", "--output", str(model)]) == 0
     assert "chosen from the data" not in capsys.readouterr().out
     assert main(["evaluate", str(model), "--test", str(train), "--json"]) == 0
     assert "chosen" not in json.loads(capsys.readouterr().out)

@@ -12,6 +12,7 @@ from structlin import Classifier
 from structlin.cli import main
 from structlin.errors import OptionValueError
 from structlin.learners import make_learner
+from structlin.tasks import TASKS
 from structlin.tuning import grid
 
 POS = ["good fun film", "great fun", "good acting good film", "great plot and fun", "fun fun fun", "lovely film"]
@@ -36,7 +37,8 @@ def test_each_candidate_scores_as_its_model_and_the_best_is_saved(tmp_path, caps
     result = json.loads(capsys.readouterr().out)
     texts, labels = [x for x, _ in TRAIN * 3], [y for _, y in TRAIN * 3]
     for entry in result["ranking"]:
-        clf = Classifier("text-unigram", make_learner("averaged-perceptron", epochs=3, seed=0, **entry["options"]))
+        clf = Classifier("text-unigram", make_learner("averaged-perceptron", epochs=3, seed=0, **entry["options"],
+                                                      **TASKS["classifier"].learner_defaults))
         clf.fit(texts, labels, ([x for x, _ in DEV], [y for _, y in DEV]))
         assert entry["score"] == float(np.mean(np.array(clf.predict([x for x, _ in DEV])) == [y for _, y in DEV]))
     scores = [entry["score"] for entry in result["ranking"]]

@@ -1,5 +1,5 @@
-"""Naive Bayes as a linear model: multinomial and Bernoulli NB fitted in closed form into the joint
-weights, so that prediction is ``argmax_y w·φ(x, y)`` through the same decoder as every other learner.
+"""Naive Bayes as a linear model: multinomial, complement and Bernoulli NB fitted in closed form into the
+joint weights, so that prediction is ``argmax_y w·φ(x, y)`` through the same decoder as every other learner.
 
 NB's log joint probability is linear in the feature vector ``x`` (counts ``x_f`` of feature ``f``)::
 
@@ -11,7 +11,17 @@ with smoothed estimates (``α = 1``: Laplace; other ``α > 0``: Lidstone)::
     multinomial:  P(f|y) = (N_fy + α) / (N_y + α·V)     N_fy = Σ_{x of class y} x_f,  N_y = Σ_f N_fy
     Bernoulli:    P(f|y) = (D_fy + α) / (D_y + 2α)      D_fy = documents of class y with f,  D_y = documents of y
 
-over the ``V`` features seen in training (a feature seen only at prediction time has no row and is
+Complement NB (Rennie, Shih, Teevan & Karger 2003) estimates each label's parameters from the documents of
+every *other* label, which are many and balanced where a small label's own are few, and scores a label
+by how unlike its complement a document is::
+
+    complement:   score(y, x) = log P(y) − Σ_f x_f log P̃(f|y)     P̃(f|y) = (N_f − N_fy + α) / (N − N_y + α·V)
+
+(``N_f``, ``N``: the sums over all labels) — the paper's rule without weight normalisation, as
+scikit-learn's ``ComplementNB`` (whose probabilities are likewise the softmax of the scores, not Bayes'
+rule).
+
+The estimates are over the ``V`` features seen in training (a feature seen only at prediction time has no row and is
 ignored, as NB ignores out-of-vocabulary words), and the prior ``P(y) = D_y / D``, unsmoothed.  So the
 weight of feature ``f`` and label ``y`` is ``log P(f|y)`` (Bernoulli: ``log P(f|y) − log(1 − P(f|y))``),
 and the per-label constant ``log P(y)`` (Bernoulli: ``+ Σ_f log(1 − P(f|y))``) is the weight of the
@@ -45,18 +55,22 @@ from .training import TrainingRun, dev_accuracy, hold_out_instances, require_fin
 
 #: The smoothings ``alpha=None`` chooses from, on dev (docs/benchmarks.md, "Defaults").
 ALPHAS = (1.0, 0.3, 0.1, 0.03, 0.01)
+#: The estimates ``variant=None`` chooses from, on dev, with alpha.
+VARIANTS = ("multinomial", "complement")
 #: The share of the training instances held out to choose alpha on when there is no dev.
 HELD_OUT = 0.1
 
 
 class NaiveBayes(Learner):
-    """Multinomial naive Bayes (the feature values are counts of the features' events), fitted in closed form.
+    """Multinomial or complement naive Bayes (the feature values are counts of the features' events), fitted
+    in closed form.
 
-    ``alpha`` is the additive smoothing of the estimates (1: Laplace).  By default (None) it is chosen
-    among :data:`ALPHAS` by accuracy on dev — without dev, on a seeded 10% of the training instances held
-    out, the counts of the rest scoring each candidate — and the model is then estimated from all the
-    training data; ``chosen_`` and ``candidates_`` say what was chosen and each candidate's score.  Each
-    candidate costs one pass over the count table, not a training run.  It classifies single instances
+    ``alpha`` is the additive smoothing of the estimates (1: Laplace), ``variant`` the estimate
+    (``multinomial`` or ``complement``, see the module docstring).  By default (None) both are chosen, among
+    :data:`ALPHAS` × :data:`VARIANTS`, by accuracy on dev — without dev, on a seeded 10% of the training
+    instances held out, the counts of the rest scoring each candidate — and the model is then estimated
+    from all the training data; ``chosen_`` and ``candidates_`` say what was chosen and each candidate's
+    score.  Each candidate costs one pass over the count table, not a training run.  It classifies single instances
     (the Multiclass decoder; a chain of NB emissions would be an HMM, not implemented here) and needs a
     bias feature (see the module docstring) whose value is the same in every training instance, i.e.
     feature values without normalisation.
@@ -67,13 +81,16 @@ class NaiveBayes(Learner):
     """
 
     name = "naive-bayes"
-    summary = "multinomial naive Bayes in closed form, as joint weights (classifiers)"
+    summary = "multinomial or complement naive Bayes in closed form, as joint weights (classifiers)"
     # The softmax of the scores is Bayes' rule; fit takes the row of the bias feature, which holds the
     # per-label constant.
     capabilities = Capabilities(probabilistic=True, needs_bias=True, sequences=False)
     options = (Option("alpha", float, None, "additive smoothing of P(f|y): 1 = Laplace, other α > 0 = Lidstone "
                       f"(default: chosen on dev among {', '.join(map(str, ALPHAS))}; with --no-tune, 1)", minimum=0,
                       exclusive_minimum=True, nullable=True, untuned=1.0),
+               Option("variant", str, None, "the estimate: multinomial, or complement (from the other labels' "
+                      "documents; default: chosen on dev with alpha; with --no-tune, multinomial)", choices=VARIANTS,
+                      nullable=True, untuned="multinomial"),
                Option("seed", int, 0, "seed of the instances held out to choose alpha on without dev", minimum=0))
     history_fields = (HistoryField("train_mistakes", "mistakes", "{:>6}"),)
 
@@ -90,20 +107,22 @@ class NaiveBayes(Learner):
                                    "with a bias template (bundled: text-nb, text-presence)")
         require_finite(X, "training")
         estimate = self._estimator(joint, X, y, bias_row)
-        if self.alpha is not None:
-            alpha = self.alpha
-        else:
+        settings = self._settings()
+        if len(settings) > 1:
             choice_data = dev
             if dev is None:
                 rest, rest_y, choice_data = hold_out_instances(X, y, HELD_OUT, self.seed)
                 scoring = self._estimator(joint, rest, rest_y, bias_row)
             else:
                 scoring = estimate
-            self.candidates_ = [{"alpha": a, "dev_accuracy": dev_accuracy(decoder, joint, scoring(a)[0], choice_data)}
-                                for a in ALPHAS]
-            alpha = max(self.candidates_, key=lambda c: c["dev_accuracy"])["alpha"]  # ties: the larger alpha
-            self.chosen_ = {"alpha": alpha}
-        w, mixed_sign_rows = estimate(alpha)
+            self.candidates_ = [{**s, "dev_accuracy": dev_accuracy(decoder, joint, scoring(**s)[0], choice_data)}
+                                for s in settings]
+            best = max(self.candidates_, key=lambda c: c["dev_accuracy"])  # ties: the first (multinomial, larger alpha)
+            setting = {name: best[name] for name in settings[0]}
+            self.chosen_ = {name: value for name, value in setting.items() if getattr(self, name) is None}
+        else:
+            setting = settings[0]
+        w, mixed_sign_rows = estimate(**setting)
         errors = int(np.count_nonzero(decode_corpus(decoder, joint, w, X) != y))
         with run:
             run.record(lambda: w, train_mistakes=errors, train_token_errors=errors, mixed_sign_rows=mixed_sign_rows)
@@ -111,9 +130,14 @@ class NaiveBayes(Learner):
         self.history_, self.best_epoch_ = run.history, run.best_step
         return self
 
+    def _settings(self) -> list[dict]:
+        """The candidate settings: the given ``alpha`` and ``variant``, else each value chosen among."""
+        variants = VARIANTS if self.variant is None else (self.variant,)
+        return [{"alpha": a, "variant": v} for v in variants for a in (ALPHAS if self.alpha is None else (self.alpha,))]
+
     def _estimator(self, joint: JointFeatureMap, X: FeatureMatrix, y: np.ndarray, bias_row: int):
-        """The counts of ``X`` once, and a function of ``alpha`` giving the weights estimated from them and the
-        number of rows with training values of both signs."""
+        """The counts of ``X`` once, and a function of the settings (:meth:`_settings`) giving the weights
+        estimated from them and the number of rows with training values of both signs."""
         row, position = X.indices.astype(np.int64), X.entry_positions()
         bias_value = _bias_value(X, position, bias_row)
         feature = row != bias_row
@@ -130,8 +154,8 @@ class NaiveBayes(Learner):
         # The vocabulary: the rows these instances have (all of the joint map's, unless some are held out).
         seen = counts.any(axis=1)
 
-        def weights(alpha: float) -> tuple[np.ndarray, int]:
-            log_likelihood, constant = self._log_likelihoods(counts, documents, seen, alpha)
+        def weights(**setting) -> tuple[np.ndarray, int]:
+            log_likelihood, constant = self._log_likelihoods(counts, documents, seen, **setting)
             w = np.zeros(joint.size)
             emission = joint.emission_weights(w)
             emission[:] = np.where(seen[:, None], sign[:, None] * log_likelihood, 0.0)
@@ -144,10 +168,15 @@ class NaiveBayes(Learner):
         """How many events of its feature each training entry counts: the count ``|value|``."""
         return np.abs(values)
 
-    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, is_feature: np.ndarray, alpha: float):
-        """The weights ``log P(f|y)`` of every row (``n_rows × L``) from the event ``counts`` (zero in the bias
-        row), and the per-label constant besides ``log P(y)``: none."""
+    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, is_feature: np.ndarray, alpha: float,
+                         variant: str):
+        """The weights of every row (``n_rows × L``) from the event ``counts`` (zero in the bias row) —
+        ``log P(f|y)``, or for the complement ``−log P̃(f|y)`` — and the per-label constant besides
+        ``log P(y)``: none."""
         vocabulary = np.count_nonzero(is_feature)
+        if variant == "complement":
+            others = counts.sum(axis=1, keepdims=True) - counts
+            return np.log(others.sum(axis=0) + alpha * vocabulary) - np.log(others + alpha), 0.0
         return np.log(counts + alpha) - np.log(counts.sum(axis=0) + alpha * vocabulary), 0.0
 
 
@@ -159,6 +188,11 @@ class BernoulliNaiveBayes(NaiveBayes):
     name = "bernoulli-nb"
     summary = "Bernoulli naive Bayes (binary features) in closed form, as joint weights (classifiers)"
     capabilities = replace(NaiveBayes.capabilities, presence=True)
+    options = tuple(option for option in NaiveBayes.options if option.name != "variant")
+
+    def _settings(self) -> list[dict]:
+        """The candidate smoothings: the given ``alpha``, else each of :data:`ALPHAS`."""
+        return [{"alpha": a} for a in (ALPHAS if self.alpha is None else (self.alpha,))]
 
     def _events(self, values: np.ndarray) -> np.ndarray:
         """Presence: 1 for every entry, whose values must all be ±1."""
