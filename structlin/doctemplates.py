@@ -51,9 +51,25 @@ from nltk.stem.porter import PorterStemmer
 from .errors import StructlinError
 from .hashing import FeatureHasher
 from .matrix import FeatureMatrix
-from .templates import FeatureSet, hash_results, register_template, template
+from .templates import LENGTHS, MAX_LENGTH, FeatureSet, Param, hash_results, register_template, template
 
 WORD_PATTERN = r"(?u)\b\w\w+\b"
+
+
+def _token_pattern(pattern: str) -> str | None:
+    """Why ``pattern`` cannot find tokens, or None: it must compile, and have no capturing group (with one,
+    ``re.findall`` gives the groups rather than the tokens)."""
+    try:
+        groups = re.compile(pattern).groups
+    except re.error as err:
+        return f"not a regular expression: {err}"
+    return f"it has {groups} capturing group(s); write (?:...)" if groups else None
+
+
+#: The parameters of the word templates.
+_WORD_PARAMS = {"n": LENGTHS, "pattern": Param(str, rule=_token_pattern, what="a regular expression without "
+                                                "capturing groups"), "stopwords": Param(str, many=True, empty=True)}
+_CHARACTERS = Param(int, low=1, high=MAX_LENGTH, what=f"a positive number of characters, at most {MAX_LENGTH}")
 
 
 def _text(document) -> str:
@@ -62,24 +78,18 @@ def _text(document) -> str:
     return document
 
 
-@register_template("words", document=True)
+@register_template("words", document=True, params={**_WORD_PARAMS, "truncate": _CHARACTERS, "suffix": _CHARACTERS})
 def _words(document, n=(1,), lowercase=True, pattern=WORD_PATTERN, stopwords=(), truncate=None, suffix=None):
     """Word n-grams, joined by spaces (for reading; the extractor hashes them natively)."""
     tokens = _tokens(_text(document), lowercase, pattern, frozenset(stopwords))
     if truncate is not None:
-        tokens = [t[: _checked_truncation(truncate)] for t in tokens]
+        tokens = [t[:truncate] for t in tokens]
     if suffix is not None:
-        tokens = [t[-_checked_truncation(suffix, "suffix"):] for t in tokens]
+        tokens = [t[-suffix:] for t in tokens]
     return [" ".join(tokens[i : i + k]) for k in n for i in range(len(tokens) - k + 1)]
 
 
-def _checked_truncation(truncate, name: str = "truncate") -> int:
-    if type(truncate) is not int or truncate < 1:
-        raise StructlinError(f"template 'words': {name} must be a positive number of characters, got {truncate!r}")
-    return truncate
-
-
-@register_template("header_words", document=True)
+@register_template("header_words", document=True, params=_WORD_PARAMS)
 def _header_words(document, headers=("subject",), n=(1,), lowercase=True, pattern=WORD_PATTERN, stopwords=()):
     """Word n-grams of the named header lines (for reading; the extractor hashes them natively)."""
     return _words(_header_text(document, headers), n, lowercase, pattern, stopwords)
@@ -110,7 +120,7 @@ def _header_text(document, headers) -> str:
 _HEADER_LINE = re.compile(r"([!-9;-~]+):(.*)")  # a field name: printable ASCII but the colon (RFC 5322)
 
 
-@register_template("chars", document=True)
+@register_template("chars", document=True, params={"n": LENGTHS})
 def _chars(document, n=(3, 4, 5), lowercase=True, within_words=True):
     """Character n-grams (for reading; the extractor hashes them natively)."""
     text = _text(document).lower() if lowercase else _text(document)
@@ -158,7 +168,7 @@ def _field_triples(document, lowercase=False, digits=False, stem=False):
     return _conjunctions(document, (3,), lowercase, digits, stem)
 
 
-@register_template("field_conjunctions", document=True)
+@register_template("field_conjunctions", document=True, params={"sizes": LENGTHS})
 def _field_conjunctions(document, sizes=(1, 2, 3), lowercase=False, digits=False, stem=False):
     return _conjunctions(document, sizes, lowercase, digits, stem)
 
@@ -302,9 +312,9 @@ class DocumentFeatureExtractor:
                             self.hasher.sequences(*_code_points(list(stopwords))))
             starts, lengths, owner = starts[keep], lengths[keep], owner[keep]
         if truncate is not None:
-            lengths = np.minimum(lengths, _checked_truncation(truncate))
+            lengths = np.minimum(lengths, truncate)
         if suffix is not None:
-            kept = np.minimum(lengths, _checked_truncation(suffix, "suffix"))
+            kept = np.minimum(lengths, suffix)
             starts, lengths = starts + lengths - kept, kept
         codes = self.hasher.sequences(points, starts, lengths)
         return self._sequence_ngrams(codes, np.bincount(owner, minlength=len(documents)), key, n)

@@ -23,7 +23,10 @@ Feature sets are TOML files (``features/*.toml``)::
 A document feature set may end with a ``[random_fourier]`` table (``dimensions``, ``gamma``, ``seed``):
 its feature vectors are then replaced by random Fourier features (:mod:`structlin.fourier`).
 
-Users add templates with :func:`register_template` and name them in their own TOML files.
+Users add templates with :func:`register_template` and name them in their own TOML files.  Every parameter
+of a template takes the values its :class:`Param` declares, or the kind of its default value; a feature set's
+values are checked when it is built (:meth:`FeatureSet.from_dict`), so that no file, of the user's or of a
+model, can make a template fail at extraction or quietly compute other features.
 """
 
 from __future__ import annotations
@@ -32,14 +35,16 @@ import importlib
 import importlib.resources
 import inspect
 import itertools
+import math
 import re
+import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from .errors import StructlinError, UnknownNameError
+from .errors import OptionValueError, StructlinError, UnknownNameError
 from .fourier import RandomFourierFeatures
 from .hashing import FeatureHasher
 from .matrix import FeatureMatrix, ranges
@@ -54,14 +59,95 @@ BEFORE, AFTER = "<S>", "</S>"
 VALUE_KINDS = ("binary", "count", "log", "tfidf", "log-tfidf")
 
 
+#: The longest n-gram, affix or cut a template parameter may ask for (in characters, words or fields).
+MAX_LENGTH = 100
+#: The farthest offset a token template reads, either side (see :meth:`FeatureSet.with_input_columns`).
+_WINDOW = 2
+
+
+@dataclass(frozen=True)
+class Param:
+    """The values a template parameter takes: one value of a ``kind`` (``bool``, ``int``, ``float``, ``str``,
+    or ``object`` for any), or with ``many`` a list of distinct ones, non-empty unless ``empty``.  Numbers lie
+    in ``low..high``; ``rule(value)`` is a last test of each value, returning what is wrong with it or None.
+    ``what`` describes the accepted values in place of the description these make."""
+
+    kind: type
+    many: bool = False
+    low: float | None = None
+    high: float | None = None
+    empty: bool = False
+    rule: Callable[[object], str | None] | None = None
+    what: str = ""
+
+    def check(self, name: str, value, where: str) -> None:
+        """Raise :class:`OptionValueError` naming ``where`` and the parameter ``name`` unless ``value`` fits."""
+        reason = self._problem(value)
+        if reason is not None:
+            raise OptionValueError(f"{where}: {name} must be {self.expected()}, got {reprlib.repr(value)}"
+                                   + (f" ({reason})" if reason else ""))
+
+    def _problem(self, value) -> str | None:
+        """None when ``value`` fits; else what is wrong beyond not being :meth:`expected` ("": nothing more)."""
+        if self.many and not (isinstance(value, (list, tuple)) and (value or self.empty)):
+            return ""
+        values = value if self.many else [value]
+        if not all(map(self._fits, values)) or any(values.index(v) < k for k, v in enumerate(values)):
+            return ""
+        return next(filter(None, map(self.rule, values)), None) if self.rule else None
+
+    def _fits(self, value) -> bool:
+        """Whether one value is of the kind (a float parameter takes integers too) and in the range."""
+        if self.kind is object:
+            return value is not None
+        kinds = (int, float) if self.kind is float else (self.kind,)
+        return (type(value) in kinds and (self.kind is not float or math.isfinite(value))
+                and (self.low is None or value >= self.low) and (self.high is None or value <= self.high))
+
+    def expected(self) -> str:
+        """The accepted values, in words."""
+        if self.what:
+            return self.what
+        one, several = _KIND_NAMES[self.kind]
+        bounds = (f" in {self.low}..{self.high}" if self.low is not None and self.high is not None
+                  else f" of at least {self.low}" if self.low is not None
+                  else f" of at most {self.high}" if self.high is not None else "")
+        if not self.many:
+            return one + bounds
+        return f"a {'' if self.empty else 'non-empty '}list of distinct {several}{bounds}"
+
+
+_KIND_NAMES = {bool: ("true or false", "booleans"), int: ("an integer", "integers"), float: ("a finite number",
+               "finite numbers"), str: ("a string", "strings"), object: ("a value", "values")}
+#: Lengths of affixes and n-grams, sizes of field conjunctions.
+LENGTHS = Param(int, many=True, low=1, high=MAX_LENGTH)
+#: Where a token template is applied, or what an n-gram joins: positions relative to the token.
+OFFSETS = Param(int, many=True, low=-_WINDOW, high=_WINDOW)
+
+
+def _derived(default) -> Param:
+    """The parameter a default value implies: a value of its kind, or a non-empty list of values of its items'
+    kind; any value when the default tells nothing (None, an empty list, another type)."""
+    scalars = {bool, int, float, str}
+    if type(default) in scalars:
+        return Param(type(default))
+    kinds = {type(v) for v in default} if isinstance(default, (list, tuple)) else set()
+    if len(kinds) == 1 and kinds <= scalars:
+        return Param(kinds.pop(), many=True)
+    return Param(object)
+
+
 @dataclass(frozen=True)
 class Template:
     """A registered template function of a ``kind``: ``token`` ones take ``(word, **params)``,
-    ``context`` ones ``(words, **params)``, ``document`` ones ``(document, **params)``."""
+    ``context`` ones ``(words, **params)``, ``document`` ones ``(document, **params)``.  ``params``
+    declares what each parameter takes; ``required`` names those without a default."""
 
     name: str
     function: Callable
     kind: str = "token"
+    params: Mapping[str, Param] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
 
     @property
     def context(self) -> bool:
@@ -71,7 +157,8 @@ class Template:
 _REGISTRY: dict[str, Template] = {}
 
 
-def register_template(name: str, function: Callable | None = None, *, context: bool = False, document: bool = False):
+def register_template(name: str, function: Callable | None = None, *, context: bool = False, document: bool = False,
+                      params: Mapping[str, Param] | None = None):
     """Register ``function`` under ``name`` (usable as a decorator).
 
     A token template takes ``(word, **params)`` and returns a string, an iterable of strings, a
@@ -79,10 +166,21 @@ def register_template(name: str, function: Callable | None = None, *, context: b
     (``context=True``) takes ``(words, **params)`` and returns one such value per position.  A
     document template (``document=True``) takes a whole document (a text, a tuple of fields or a
     ``{index: value}`` mapping) and returns its feature values.
+
+    ``params`` declares what a parameter takes (a :class:`Param`); any other parameter takes values of
+    the kind of its default value (``lengths=(1, 2)``: a non-empty list of distinct integers).
     """
 
     def add(fn: Callable) -> Callable:
-        _REGISTRY[name] = Template(name, fn, "document" if document else "context" if context else "token")
+        defaults = {p.name: p.default for p in list(inspect.signature(fn).parameters.values())[1:]
+                    if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        declared = params or {}
+        if set(declared) - set(defaults):
+            raise ValueError(f"template {name!r}: {', '.join(sorted(set(declared) - set(defaults)))} are not "
+                             "parameters of its function")
+        kind = "document" if document else "context" if context else "token"
+        _REGISTRY[name] = Template(name, fn, kind, {p: declared.get(p) or _derived(d) for p, d in defaults.items()},
+                                   tuple(p for p, d in defaults.items() if d is inspect.Parameter.empty))
         return fn
 
     return add if function is None else add(function)
@@ -117,13 +215,13 @@ def _lower(word):
     return word.lower()
 
 
-@register_template("prefix")
+@register_template("prefix", params={"lengths": LENGTHS})
 def _prefix(word, lengths=(1, 2, 3, 4)):
     """The first n characters for each n in ``lengths`` (none longer than the word)."""
     return [word[:n] for n in lengths if n <= len(word)]
 
 
-@register_template("suffix")
+@register_template("suffix", params={"lengths": LENGTHS})
 def _suffix(word, lengths=(1, 2, 3, 4)):
     """The last n characters for each n in ``lengths`` (none longer than the word)."""
     return [word[-n:] for n in lengths if n <= len(word)]
@@ -190,7 +288,16 @@ def _ngram(words, of="lower", span=(-1, 0)):
     return ["|".join(values[pad + i + o] for o in span) for i in range(len(words))]
 
 
-_REGISTRY["ngram"] = Template("ngram", _ngram, "context")
+def _token_template(name: str) -> str | None:
+    """Why ``name`` names no token template (the ``of`` of an n-gram), or None."""
+    if name not in _REGISTRY:
+        return f"token templates: {', '.join(n for n in template_names() if _REGISTRY[n].kind == 'token')}"
+    kind = _REGISTRY[name].kind
+    return None if kind == "token" else f"{name!r} is a {kind} template"
+
+
+register_template("ngram", _ngram, context=True,
+                  params={"of": Param(str, rule=_token_template, what="the name of a token template"), "span": OFFSETS})
 
 
 # --- feature sets -------------------------------------------------------------------------------
@@ -227,8 +334,6 @@ def _freeze(value):
     return tuple(value) if isinstance(value, list) else value
 
 
-#: The window of an input column's templates (see :meth:`FeatureSet.with_input_columns`).
-_WINDOW = 2
 _COLUMN_SPANS = ([-2, -1], [-1, 0], [0, 1], [1, 2], [-2, -1, 0], [-1, 0, 1], [0, 1, 2])
 
 
@@ -253,39 +358,43 @@ class FeatureSet:
         return tuple(dict.fromkeys(["word", *(s.column for s in self.templates)]))
 
     @classmethod
-    def from_dict(cls, data: Mapping, source: str = "<feature set>") -> FeatureSet:
-        """Build from parsed TOML; every template name must be registered."""
+    def from_dict(cls, data: Mapping, source: str | None = None) -> FeatureSet:
+        """Build from parsed TOML, checked: every template name must be registered, and every parameter and
+        offset take a value its template accepts.  Errors begin with ``source`` (default: the set's name)."""
+        source = source or (f"feature set {data['name']!r}" if "name" in data else "feature set")
         entries = data.get("template")
         if not isinstance(entries, list) or not entries:
-            raise StructlinError(f"{source}: a feature set needs at least one [[template]] entry")
+            raise OptionValueError(f"{source}: a feature set needs at least one [[template]] entry")
         specs = []
         for k, entry in enumerate(entries, 1):
+            if not isinstance(entry, Mapping):
+                raise OptionValueError(f"{source}: [[template]] #{k} must be a table, got {reprlib.repr(entry)}")
             entry = dict(entry)
             name = entry.pop("name", None)
             if not isinstance(name, str):
-                raise StructlinError(f"{source}: [[template]] #{k} has no name")
-            tpl = template(name)
-            offsets = tuple(entry.pop("offsets", [0]))
-            if tpl.context and offsets != (0,):
-                raise StructlinError(f"{source}: context template {name!r} (#{k}) takes no offsets")
-            if any(type(o) is not int or abs(o) > 2 for o in offsets):
-                raise StructlinError(f"{source}: offsets of {name!r} (#{k}) must be integers in -2..2")
+                raise OptionValueError(f"{source}: [[template]] #{k} has no name")
+            tpl, where = template(name), f"{source}: template {name!r} (#{k})"
+            offsets = entry.pop("offsets", [0])
+            OFFSETS.check("offsets", offsets, where)
+            if tpl.kind != "token" and list(offsets) != [0]:
+                raise OptionValueError(f"{where}: a {tpl.kind} template takes no offsets")
             column = entry.pop("column", "word")
             if not (isinstance(column, str) and column) or (column != "word" and tpl.kind == "document"):
-                raise StructlinError(f"{source}: column of {name!r} (#{k}) must name an input column of the tokens "
-                                     "(word, pos, ...); document templates read the document")
-            _check_params(tpl, entry, f"{source}: template {name!r} (#{k})")
-            specs.append(TemplateSpec(name, tuple(sorted((p, _freeze(v)) for p, v in entry.items())), offsets, column))
+                raise OptionValueError(f"{source}: column of {name!r} (#{k}) must name an input column of the tokens "
+                                       "(word, pos, ...); document templates read the document")
+            _check_params(tpl, entry, where)
+            specs.append(TemplateSpec(name, tuple(sorted((p, _freeze(v)) for p, v in entry.items())), tuple(offsets),
+                                      column))
         applied = [(s.key, o) for s in specs for o in s.offsets]
         if len(set(applied)) != len(applied):
-            raise StructlinError(f"{source}: a template with the same parameters appears twice at one offset")
+            raise OptionValueError(f"{source}: a template with the same parameters appears twice at one offset")
         values, normalize = str(data.get("values", "count")), str(data.get("normalize", "none"))
         if values not in VALUE_KINDS:
-            raise StructlinError(f"{source}: values = {values!r}; accepted: {', '.join(VALUE_KINDS)}")
+            raise OptionValueError(f"{source}: values = {values!r}; accepted: {', '.join(VALUE_KINDS)}")
         if normalize not in ("none", "l2"):
-            raise StructlinError(f"{source}: normalize = {normalize!r}; accepted: none, l2")
+            raise OptionValueError(f"{source}: normalize = {normalize!r}; accepted: none, l2")
         return cls(str(data.get("name", source)), tuple(specs), str(data.get("description", "")),
-                   tuple(data.get("imports", ())), values, normalize, _random_fourier(data, source))
+                   _imports(data, source), values, normalize, _random_fourier(data, source))
 
     @classmethod
     def load(cls, name_or_path: str | Path) -> FeatureSet:
@@ -309,7 +418,7 @@ class FeatureSet:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as err:
             raise StructlinError(f"{source}: invalid TOML: {err}") from None
-        for module in data.get("imports", ()):
+        for module in _imports(data, source):
             importlib.import_module(module)
         return cls.from_dict(data, source)
 
@@ -339,32 +448,48 @@ class FeatureSet:
         return out
 
 
+_MODULES = Param(str, many=True, empty=True, what="a list of distinct module names")
+
+
+def _imports(data: Mapping, source: str) -> tuple[str, ...]:
+    """The modules a feature set imports (its ``imports``), checked."""
+    imports = data.get("imports", [])
+    _MODULES.check("imports", imports, source)
+    return tuple(imports)
+
+
 def _random_fourier(data: Mapping, source: str) -> RandomFourierFeatures | None:
     """The ``[random_fourier]`` table of a feature set, checked, or ``None`` when there is none."""
     table = data.get("random_fourier")
     if table is None:
         return None
     if not isinstance(table, Mapping):
-        raise StructlinError(f"{source}: random_fourier must be a table (dimensions, gamma, seed)")
+        raise OptionValueError(f"{source}: random_fourier must be a table (dimensions, gamma, seed)")
     keys = inspect.signature(RandomFourierFeatures).parameters
     unknown = set(table) - set(keys)
     if unknown:
-        raise StructlinError(f"{source}: [random_fourier]: unknown key(s) {', '.join(sorted(unknown))}; "
-                             f"accepted: {', '.join(keys)}")
+        raise OptionValueError(f"{source}: [random_fourier]: unknown key(s) {', '.join(sorted(unknown))}; "
+                               f"accepted: {', '.join(keys)}")
     missing = [k for k, p in keys.items() if p.default is inspect.Parameter.empty and k not in table]
     if missing:
-        raise StructlinError(f"{source}: [random_fourier]: missing {', '.join(missing)}")
+        raise OptionValueError(f"{source}: [random_fourier]: missing {', '.join(missing)}")
     try:
         return RandomFourierFeatures(**table)
     except ValueError as err:
-        raise StructlinError(f"{source}: [random_fourier]: {err}") from None
+        raise OptionValueError(f"{source}: [random_fourier]: {err}") from None
 
 
 def _check_params(tpl: Template, params: dict, where: str) -> None:
-    accepted = list(inspect.signature(tpl.function).parameters)[1:]
-    unknown = set(params) - set(accepted)
+    """Refuse a parameter ``tpl`` does not take, one it needs missing, and a value it does not accept."""
+    unknown = set(params) - set(tpl.params)
     if unknown:
-        raise StructlinError(f"{where}: unknown parameter(s) {', '.join(sorted(unknown))}; accepted: {', '.join(accepted) or 'none'}")
+        raise OptionValueError(f"{where}: unknown parameter(s) {', '.join(sorted(unknown))}; "
+                               f"accepted: {', '.join(tpl.params) or 'none'}")
+    missing = [p for p in tpl.required if p not in params]
+    if missing:
+        raise OptionValueError(f"{where}: missing parameter(s) {', '.join(missing)}")
+    for name, value in params.items():
+        tpl.params[name].check(name, value, where)
 
 
 def available_feature_sets() -> list[str]:
@@ -497,9 +622,6 @@ class _ColumnFeatures:
                          if template(s.name).context and s.name != "ngram"]
         self._ngrams = [(hasher.string(s.key), dict(s.params)) for s in specs if s.name == "ngram"]
         self._ngrams = [(code, params.get("of", "lower"), tuple(params.get("span", (-1, 0)))) for code, params in self._ngrams]
-        for _, of, span in self._ngrams:
-            if template(of).context or not span or any(type(o) is not int or abs(o) > 2 for o in span):
-                raise StructlinError(f"ngram of {of!r} over {list(span)}: needs a token template and offsets in -2..2")
         self._offsets = sorted({o for s in token_specs for o in s.offsets} | {o for _, _, span in self._ngrams for o in span})
         # name_codes[j][k]: H("key@offset") of token template k at offset j, or None if not applied there.
         self._name_codes = [[hasher.string(f"{s.key}@{o}") if o in s.offsets else None for s, _, _ in self._token]

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -343,6 +344,35 @@ def test_evaluate_a_tagger_on_documents_is_an_error(work, capsys):
         assert out == ""
     code, _, err = run(capsys, "compare", "m.model", "m.model", "--test", "words.tsv")
     assert_one_line(code, err, 1, "does not look like sentences tagged as the model's training data")
+
+
+# --- warnings: one line each, without structlin's source -------------------------------------------------------
+
+
+def test_warnings_are_one_line_without_the_source_that_issued_them(work, capsys):
+    (work / "dev.txt").write_text("__label__pos good fun\n__label__meh so so\n", "utf-8")
+    for label, text in (("pos", "good great fun"), ("neg", "bad awful plot"), ("pos", "fun"), ("neg", "bad")):
+        (work / "tree" / label).mkdir(parents=True, exist_ok=True)
+        (work / "tree" / label / f"{len(text)}.txt").write_text(text, "utf-8")
+    (work / "tree" / "neutral").mkdir()
+    shown = warnings.showwarning
+    for argv, needle in (
+        (["--train", "docs.txt", "--dev", "dev.txt"],
+         "structlin: warning: dev data: 1 of 2 documents have labels never seen in training ('meh'); they count as errors"),
+        (["--train", "tree"], f"structlin: warning: {Path('tree', 'neutral')}: label folder 'neutral' holds no files, "
+                              "so no document has that label"),
+    ):
+        code, out, err = run(capsys, "train", "classifier", *argv, "--output", "x.model", "-q", "--bits", "12")
+        assert (code, out, err) == (0, "", needle + "\n")
+    assert warnings.showwarning is shown  # restored after the command
+
+
+def test_a_feature_set_with_a_parameter_of_the_wrong_type_is_one_line(work, capsys):
+    (work / "f.toml").write_text('name = "f"\n[[template]]\nname = "suffix"\nlengths = "abc"\n', "utf-8")
+    code, _, err = run(capsys, "train", "tagger", "--train", "r.conllu", "--features", "f.toml", "--output", "x.model")
+    assert_one_line(code, err, 1, "f.toml: template 'suffix' (#1): lengths must be a non-empty list of distinct "
+                                  "integers in 1..100, got 'abc'")
+    assert not (work / "x.model").exists()
 
 
 # --- the boundary: exceptions that are not the library's -----------------------------------------------------

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import time
 
 import numpy as np
@@ -10,9 +12,9 @@ import pytest
 
 from structlin import Classifier
 from structlin.cli import main
-from structlin.errors import StructlinError
+from structlin.errors import OutputError, StructlinError
 from structlin.evaluation import evaluate_classification
-from structlin.experiments import cross_validate, kfold_indices
+from structlin.experiments import cross_validate, kfold_indices, load_config, run_experiment, write_report
 
 DOCS = ["good great fun", "great film good", "bad awful boring", "awful bad plot", "fun great film",
         "boring bad plot", "good fun", "awful boring"]
@@ -158,3 +160,33 @@ def test_cross_validate_command(tmp_path, capsys):
         assert result[key] == pytest.approx(expected[key]), key
     assert ([{k: v for k, v in r.items() if k != "train_seconds"} for r in result["per_fold"]]
             == [{k: v for k, v in r.items() if k != "train_seconds"} for r in expected["per_fold"]])
+
+
+# --- the report folder -----------------------------------------------------------------------------------------
+
+
+def test_a_report_that_cannot_be_written_leaves_the_previous_one_and_no_temporary_file(tmp_path, monkeypatch):
+    """Every report file (plots included) is written atomically, and the plots of an earlier run are removed only
+    once the new report is written: a full disk in the middle keeps the previous report whole."""
+    data = tmp_path / "docs.tsv"
+    data.write_text("".join(f"{y}\t{x}\n" for x, y in zip(NOISY_DOCS, NOISY_LABELS)), encoding="utf-8")
+    config = tmp_path / "experiment.toml"
+    config.write_text(f'name = "docs"\ntask = "classifier"\ntrain = "{data}"\ntest = "{data}"\ndev_fraction = 0.25\n'
+                      'samples = 10\n[grid]\nfeatures = "text-unigram"\nlearner = "averaged-perceptron"\nepochs = 2\n',
+                      "utf-8")
+    result = run_experiment(load_config(config), command="test")
+    folder = tmp_path / "report"
+    written = write_report(result, folder)
+    assert {p.name for p in folder.iterdir()} == {p.name for p in written}
+    (folder / "ablation.png").write_bytes(b"a plot of an earlier run")
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+
+    def full(descriptor):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("structlin.outputs.os.fsync", full)
+    with pytest.raises(OutputError, match=r"(\.png|results\.json): cannot write: No space left on device"):
+        write_report(result, folder)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # no temporary file either
+    monkeypatch.undo()
+    assert write_report(result, folder) == written and not (folder / "ablation.png").exists()

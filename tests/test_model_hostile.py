@@ -4,7 +4,9 @@ a model that loads wrong.
 Model files: each defect the loader checks has a test (the exact error class and the part of the message
 that names the defect), and a property test corrupts small saved models at random (truncation, bit flips,
 inserted bytes, metadata values of other types, arrays of other dtypes, shapes or values): the only
-outcomes allowed are a :class:`StructlinError` or a model that predicts exactly as the original does.
+outcomes allowed are a :class:`StructlinError` or a model that predicts exactly as the original does.  Inside
+the feature set's template entries, values are also replaced by ones of the same JSON type that no template
+accepts (a float for an integer, an offset or a length out of range).
 """
 
 from __future__ import annotations
@@ -251,6 +253,33 @@ def test_tagger_metadata_of_the_wrong_type(write, key, value, message):
         load(path)
 
 
+def _template_entry(meta, k: int, **changes):
+    """``meta`` with changes to entry ``k`` (from 1) of its feature set's templates."""
+    meta["features"]["template"][k - 1].update(changes)
+
+
+@pytest.mark.parametrize("name, k, changes, message", [
+    ("tagger-perceptron", 3, {"lengths": "abc"}, "template 'suffix' (#3): lengths must be a non-empty list of "
+                                                 "distinct integers in 1..100, got 'abc'"),
+    ("tagger-perceptron", 3, {"lengths": [1, 2.0, 3]}, "lengths must be a non-empty list of distinct integers"),
+    ("tagger-perceptron", 2, {"offsets": [-1, 0, 5]}, "template 'lower' (#2): offsets must be a non-empty list of "
+                                                      "distinct integers in -2..2, got [-1, 0, 5]"),
+    ("tagger-perceptron", 2, {"column": 7}, "column of 'lower' (#2) must name an input column"),
+    ("classifier-naive-bayes", 2, {"truncate": -1}, "template 'words' (#2): truncate must be a positive number of "
+                                                    "characters, at most 100, got -1"),
+    ("classifier-naive-bayes", 5, {"stopwords": [["re"]]}, "template 'header_words' (#5): stopwords must be a list "
+                                                          "of distinct strings"),
+    ("classifier-perceptron", 1, {"lowercase": 1}, "template 'words' (#1): lowercase must be true or false, got 1"),
+    ("classifier-perceptron", 1, {"pattern": "(\\w+)|(x)"}, "pattern must be a regular expression without "
+                                                           "capturing groups, got '(\\\\w+)|(x)' (it has 2"),
+])
+def test_template_parameters_of_the_wrong_type_or_range(write, name, k, changes, message):
+    path = write(name, metadata=lambda meta: _template_entry(meta, k, **changes))
+    with pytest.raises(ModelFormatError) as caught:
+        load(path)
+    assert str(caught.value).startswith(f"{path}: feature set: ") and message in str(caught.value), str(caught.value)
+
+
 def test_recorded_tag_columns_load(write):
     for column in ("upos", "xpos", "universal", "chunk", None):
         assert load(write("tagger-perceptron", metadata=lambda meta: meta.update(column=column))).column == column
@@ -360,6 +389,9 @@ def test_non_finite_feature_values_name_their_document(value):
 #: Replacement values of every JSON type.  A metadata value is replaced by one of another type only: one of
 #: the same type may make another valid model (a hash seed, a kernel's gamma) that no check can tell apart.
 _VALUES = [None, True, False, 0, -1, 2.5, 10**20, float("nan"), "", "x", "lemma", [], [1], ["x"], {}, {"a": 1}]
+#: Integers outside the range of every integer in a feature template's entry (offsets and spans -2..2, lengths,
+#: orders and sizes 1..100), which replace an integer there.
+_OUT_OF_RANGE = [-3, 101, 10**20]
 
 
 def _json_type(value) -> str:
@@ -368,15 +400,23 @@ def _json_type(value) -> str:
     return "number" if isinstance(value, (int, float)) else type(value).__name__
 
 
+def _in_template(path) -> bool:
+    """Whether ``path`` leads inside an entry of the feature set's templates (its name, offsets, parameters)."""
+    return path[:2] == ("features", "template") and len(path) > 3
+
+
+def _replacements(path, old) -> list:
+    """The values that may replace ``old`` at ``path``: of another JSON type; inside a template entry, of another
+    Python type (an integer by a float) or an integer out of every range there."""
+    if _in_template(path):
+        return [v for v in _VALUES if type(v) is not type(old)] + (_OUT_OF_RANGE if type(old) is int else [])
+    return [v for v in _VALUES if _json_type(v) != _json_type(old)]
+
+
 def _metadata_paths(value, path=()):
-    """The paths of every value in the metadata, but the parameters of feature templates: they go to the
-    template functions as they are (what ``FeatureSet.from_dict`` checks is :mod:`structlin.templates`'
-    business, and another type may be a valid value there)."""
+    """The paths of every value in the metadata, the entries of the feature set's templates included."""
     yield path
-    if path[:2] == ("features", "template") and len(path) == 3:
-        items = [("name", value["name"])] if isinstance(value, dict) and "name" in value else []
-    else:
-        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
         yield from _metadata_paths(item, (*path, key))
 
@@ -393,7 +433,8 @@ def _replaced(meta, path, value):
 
 def _corrupted(draw, data: bytes) -> tuple[str, str, bytes]:
     """``(kind, description, corrupted bytes)`` of a model file's ``data``, choosing with ``draw``."""
-    how = draw(st.sampled_from(["truncate", "flip", "insert", "metadata", "dtype", "shape", "value", "declared"]))
+    how = draw(st.sampled_from(["truncate", "flip", "insert", "metadata", "template", "dtype", "shape", "value",
+                                "declared"]))
     if how == "truncate":
         n = draw(st.integers(0, len(data) - 1))
         return how, f"cut to {n} bytes", data[:n]
@@ -405,12 +446,12 @@ def _corrupted(draw, data: bytes) -> tuple[str, str, bytes]:
         return how, f"{chunk!r} inserted at {at}", data[:at] + chunk + data[at:]
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         meta = json.loads(archive.read("metadata.json"))
-    if how == "metadata":
-        path = draw(st.sampled_from(list(_metadata_paths(meta))))
+    if how in ("metadata", "template"):  # any value of the metadata, or one inside the feature templates' entries
+        path = draw(st.sampled_from([p for p in _metadata_paths(meta) if how == "metadata" or _in_template(p)]))
         old = meta
         for key in path:
             old = old[key]
-        value = draw(st.sampled_from([v for v in _VALUES if _json_type(v) != _json_type(old)]))
+        value = draw(st.sampled_from(_replacements(path, old)))
         return how, f"metadata {list(path)} = {value!r}", rewritten(data, lambda m: _replaced(m, path, value))
     name = draw(st.sampled_from(sorted(meta["arrays"])))
     array = array_of(data, name)

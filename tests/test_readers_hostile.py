@@ -291,6 +291,27 @@ def test_tsv_header_row_is_no_class_and_labels_are_stripped(tmp_path):
     assert [(d.label, d.text) for d in read_tsv(path)] == [("pos", "fine")]
 
 
+# --- CSV quoting ---------------------------------------------------------------------------------------------------
+
+NEVER_CLOSED = "the quote opening a field on this line is never closed"
+LONG_LINES = "x" * 1000 + "\n"
+
+
+@pytest.mark.parametrize("text, line, fragment", [
+    ('label,text\npos,fine\nneg,"never closed\nmore\n', 3, NEVER_CLOSED),  # the file ends first
+    ('label,text\npos,fine\nneg,"never closed\n' + LONG_LINES * 200, 3, NEVER_CLOSED),  # the field limit first
+    ('label,text\npos,"two\nlines",x,"opened here\n' + LONG_LINES * 200, 3, NEVER_CLOSED),  # not where the row begins
+    ('label,text\npos,"a"",x\n""\n', 2, NEVER_CLOSED),  # doubled quotes stay inside the field
+    ('label,text\npos,"' + LONG_LINES * 200 + '"\nneg,fine\n', 2,
+     "the field quoted from this line to line 202 is longer than the csv module's limit of 131072 characters"),
+    ("label,text\npos," + "x" * 200_000 + "\n", 2, "a field longer than the csv module's limit of 131072 characters"),
+    ('label,text\npos,"a"b\n', 2, "badly quoted field: ',' expected after '\"'"),
+])
+def test_a_quote_never_closed_is_located_where_it_opens(tmp_path, text, line, fragment):
+    path = write(tmp_path, text, "q.csv")
+    located(error(read_csv, path), path, line, fragment)
+
+
 # --- SVMlight -----------------------------------------------------------------------------------------------------
 
 
@@ -384,6 +405,48 @@ def test_archive_symbolic_links_are_refused(tmp_path):
 
 def test_subset_cannot_leave_the_tree(tmp_path):
     option_error(lambda: read_folders(tmp_path, subset="../elsewhere"), "invalid subset")
+
+
+def test_an_empty_label_folder_is_named_by_a_warning(tmp_path):
+    """A label folder without files (nested empty folders count as none) gives no class: most likely a mistake,
+    so a warning names it, and the rest of the data is read."""
+    tree = tmp_path / "tree"
+    (tree / "pos").mkdir(parents=True)
+    (tree / "pos" / "a.txt").write_text("fine\n")
+    (tree / "neg" / "nested").mkdir(parents=True)
+    (tree / "neutral").mkdir()
+    with pytest.warns(UserWarning) as caught:
+        assert [d.label for d in read_folders(tree)] == ["pos"]
+    assert [str(w.message) for w in caught] == [
+        f"{tree / 'neg'}: label folder 'neg' holds no files, so no document has that label",
+        f"{tree / 'neutral'}: label folder 'neutral' holds no files, so no document has that label"]
+
+
+@pytest.mark.parametrize("suffix", [".zip", ".tar.gz"])
+def test_an_empty_label_folder_of_an_archive_is_named_by_a_warning(tmp_path, suffix):
+    path = tmp_path / f"a{suffix}"
+    folders = ["train/", "train/pos/", "train/neg/", "train/neg/nested/", "test/", "test/neg/"]
+    files = {"train/pos/a.txt": b"fine\n", "test/neg/b.txt": b"other\n"}
+    if suffix == ".zip":
+        with zipfile.ZipFile(path, "w") as archive:
+            for name in folders:
+                archive.writestr(zipfile.ZipInfo(name), b"")
+            for name, data in files.items():
+                archive.writestr(name, data)
+    else:
+        with tarfile.open(path, "w:gz") as archive:
+            for name in folders:
+                info = tarfile.TarInfo(name)
+                info.type = tarfile.DIRTYPE
+                archive.addfile(info)
+            for name, data in files.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+    with pytest.warns(UserWarning, match="holds no files") as caught:
+        assert [d.label for d in read_folders(path, subset="train")] == ["pos"]
+    assert [str(w.message) for w in caught] == [
+        f"{path}:train/neg: label folder 'neg' holds no files, so no document has that label"]
 
 
 # --- options that do not apply -------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from structlin import templates
-from structlin.errors import StructlinError, UnknownNameError
+from structlin.errors import OptionValueError, StructlinError, UnknownNameError
 from structlin.hashing import FeatureHasher
 from structlin.templates import (
     AFTER,
@@ -154,31 +154,29 @@ def test_unknown_parameter():
         FeatureSet.from_dict(entries({"name": "word", "lengths": [1]}))
 
 
-@pytest.mark.parametrize("offsets", [[3], [-3], [0, 1, 2, 5], [1.0], ["1"]])
+@pytest.mark.parametrize("offsets", [[3], [-3], [0, 1, 2, 5], [1.0], ["1"], [True], [], [0, 0], 0, "0"])
 def test_offsets_out_of_range(offsets):
-    with pytest.raises(StructlinError, match="offsets of 'word' .* must be integers in -2..2"):
+    with pytest.raises(OptionValueError, match=r"feature set 't': template 'word' \(#1\): offsets must be a non-empty "
+                                               r"list of distinct integers in -2..2, got "):
         FeatureSet.from_dict(entries({"name": "word", "offsets": offsets}))
 
 
-def test_boolean_offsets_rejected():
-    with pytest.raises(StructlinError, match="must be integers"):
-        FeatureSet.from_dict(entries({"name": "word", "offsets": [True]}))
-
-
-def test_context_template_takes_no_offsets():
-    with pytest.raises(StructlinError, match="context template 'ngram' .* takes no offsets"):
-        FeatureSet.from_dict(entries({"name": "ngram", "offsets": [-1, 0]}))
+@pytest.mark.parametrize("name", ["ngram", "words"])
+def test_context_and_document_templates_take_no_offsets(name):
+    with pytest.raises(OptionValueError, match=f"template '{name}' .* takes no offsets"):
+        FeatureSet.from_dict(entries({"name": name, "offsets": [-1, 0]}))
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"of": "lower", "span": [-3, 0]}, "offsets in -2..2"),
-    ({"of": "lower", "span": []}, "offsets in -2..2"),
-    ({"of": "ngram", "span": [0, 1]}, "needs a token template"),
+    ({"of": "lower", "span": [-3, 0]}, r"span must be a non-empty list of distinct integers in -2..2, got \[-3, 0\]"),
+    ({"of": "lower", "span": []}, r"span must be .*, got \[\]"),
+    ({"of": "ngram", "span": [0, 1]}, r"of must be the name of a token template, got 'ngram' \('ngram' is a context "
+                                      r"template\)"),
+    ({"of": "nothing"}, r"of must be the name of a token template, got 'nothing' \(token templates: bias, .*word\)"),
 ])
 def test_invalid_ngrams(params, message):
-    fs = FeatureSet.from_dict(entries({"name": "ngram", **params}))
-    with pytest.raises(StructlinError, match=message):
-        TokenFeatureExtractor(fs, FeatureHasher(10))
+    with pytest.raises(OptionValueError, match=r"template 'ngram' \(#1\): " + message):
+        FeatureSet.from_dict(entries({"name": "ngram", **params}))
 
 
 def test_ngram_of_multi_valued_template_rejected():

@@ -15,6 +15,9 @@ one line on stderr and an exit status:
 * 130 on Ctrl-C, 143 on SIGTERM (raised as ``SystemExit`` so that temporary files are removed), and 0
   when the reader of standard output goes away (``structlin tag ... | head``), as for Unix tools.
 
+A warning (dev labels the training data never has, an empty label folder) is one line on stderr,
+``structlin: warning: ...``, and the command goes on.
+
 No file is destroyed: outputs are written atomically (:mod:`structlin.outputs`), and an ``--output``
 that is an input or cannot be written is refused before any work
 (:func:`~structlin.cli.commands.check_arguments`).
@@ -26,6 +29,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 
 from ..errors import StructlinError, UsageError
 from .commands import (
@@ -52,13 +56,15 @@ INTERNAL_ERROR = 70  # EX_SOFTWARE of sysexits.h
 def main(argv=None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return its exit status."""
     args = build_parser().parse_args(argv)
-    if threading.current_thread() is not threading.main_thread():  # only the main thread takes signals
-        return _run(args)
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        return _run(args)
-    finally:
-        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+    with warnings.catch_warnings():  # restores the warnings' display after the command
+        warnings.showwarning = _show_warning
+        if threading.current_thread() is not threading.main_thread():  # only the main thread takes signals
+            return _run(args)
+        previous = signal.signal(signal.SIGTERM, _terminate)
+        try:
+            return _run(args)
+        finally:
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 def _run(args) -> int:
@@ -97,6 +103,11 @@ def _diagnosis(err: Exception) -> tuple[str, int]:
         return "structlin: error: out of memory (a smaller --bits, or less data, may fit)", 1
     return (f"structlin: internal error: {type(err).__name__}: {err} (please report; rerun with STRUCTLIN_DEBUG=1 "
             "for the traceback)", INTERNAL_ERROR)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one line on stderr, without the place in structlin's code that issued it."""
+    print("structlin: warning: " + " ".join(str(message).splitlines()), file=file or sys.stderr)
 
 
 def _terminate(signum, frame):

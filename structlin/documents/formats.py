@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import tarfile
+import warnings
 import zipfile
 from collections.abc import Iterator
 from typing import IO
@@ -49,7 +50,8 @@ def read_folders(
     nested folders included. Files are read in sorted path order, so a tree and any archive of it give
     the same documents in the same order. A file outside a label folder is an error; so is a symbolic
     link (it could reach outside the tree, or give a file twice), and an archive member whose path is
-    absolute, has a ``..`` component or comes twice.
+    absolute, has a ``..`` component or comes twice.  A label folder without files gives a warning naming
+    it: that label has no document.
 
     Files are decoded with ``encoding`` and ``errors`` (as ``bytes.decode``); with ``errors="strict"``
     an undecodable byte is an error located by file (``ARCHIVE:MEMBER``) and line, and so is a NUL
@@ -107,9 +109,16 @@ def _tree_files(root: str, prefix: tuple[str, ...]) -> Iterator[tuple[str, str, 
                 entry.path, None, f"a file outside any label folder (expected {_layout(prefix)} below {root})"
             )
     for entry in labels:
-        for path in _walk(entry.path):
+        paths = list(_walk(entry.path))
+        if not paths:
+            _warn_empty_label(entry.path, entry.name)
+        for path in paths:
             with open(path, "rb") as file:
                 yield entry.name, path, file.read()
+
+
+def _warn_empty_label(folder: str, label: str) -> None:
+    warnings.warn(f"{folder}: label folder {label!r} holds no files, so no document has that label")
 
 
 def _entries(directory: str) -> list[os.DirEntry]:
@@ -153,8 +162,10 @@ def _member_path(archive: str, name: str) -> tuple[str, ...]:
     return path
 
 
-def _select(archive: str, names: list[tuple[object, str]], prefix: tuple[str, ...]) -> list[tuple[str, object, str]]:
-    """Keep the members below ``prefix`` and sort them by path: ``(label, member, name)`` triples."""
+def _select(archive: str, names: list[tuple[object, str]], prefix: tuple[str, ...],
+            folders: list[str]) -> list[tuple[str, object, str]]:
+    """Keep the members below ``prefix`` and sort them by path: ``(label, member, name)`` triples.  A label
+    folder among the archive's ``folders`` (member names) without a file below it gives a warning."""
     chosen = []
     tops = set()
     seen = set()
@@ -179,6 +190,10 @@ def _select(archive: str, names: list[tuple[object, str]], prefix: tuple[str, ..
             f"{', '.join(sorted(tops))})",
         )
     chosen.sort(key=lambda item: item[0])
+    below = [path[len(prefix)] for path in (_member_path(archive, name) for name in folders)
+             if len(path) > len(prefix) and path[: len(prefix)] == prefix]
+    for label in sorted(set(below) - {relative[0] for relative, _, _ in chosen}):
+        _warn_empty_label(f"{archive}:{'/'.join((*prefix, label))}", label)
     return [(relative[0], member, name) for relative, member, name in chosen]
 
 
@@ -189,13 +204,15 @@ def _zip_files(archive: str, prefix: tuple[str, ...]) -> Iterator[tuple[str, str
         raise damaged(archive, err, "a zip archive") from None
     with file:
         _check_zip_directory(file, archive)
-        members = []
+        members, folders = [], []
         for info in file.infolist():
             if stat.S_ISLNK(info.external_attr >> 16):
                 raise _link_error(f"{archive}:{info.filename}")
-            if not info.is_dir():
+            if info.is_dir():
+                folders.append(info.filename)
+            else:
                 members.append((info, info.filename))
-        for label, info, name in _select(archive, members, prefix):
+        for label, info, name in _select(archive, members, prefix, folders):
             source = f"{archive}:{name}"
             if info.flag_bits & 0x1:
                 raise CorpusFormatError(source, None, "encrypted member (expected an unencrypted zip archive)")
@@ -239,17 +256,19 @@ def _tar_files(archive: str, prefix: tuple[str, ...], mode: str) -> Iterator[tup
         except DAMAGED as err:
             after = f" after member {tar.members[-1].name}" if tar.members else ""
             raise damaged(archive, f"{err}{after}", "a complete tar archive") from None
-        files = []
+        files, folders = [], []
         for member in members:
             if member.issym():
                 raise _link_error(f"{archive}:{member.name}", member.linkname)
             if member.isreg() or member.islnk():
                 files.append((member, member.name))
-            elif not member.isdir():
+            elif member.isdir():
+                folders.append(member.name)
+            else:
                 raise CorpusFormatError(
                     f"{archive}:{member.name}", None, "neither a regular file nor a folder (expected files in folders)"
                 )
-        ordered = _select(archive, files, prefix)
+        ordered = _select(archive, files, prefix, folders)
         turn = {id(member): rank for rank, (_, member, _) in enumerate(ordered)}
         waiting: dict[int, bytes] = {}
         due = 0
@@ -511,20 +530,65 @@ def _split_rows(lines, delimiter: str) -> Iterator[tuple[int, list[str]]]:
 
 def _quoted_rows(lines, delimiter: str, name: str) -> Iterator[tuple[int, list[str]]]:
     """``(first line, fields)`` of every non-blank row of RFC 4180 text, with the csv module."""
-    rows = csv.reader((text + "\n" for _, text in lines), delimiter=delimiter, strict=True)
+    row_lines: list[tuple[int, str]] = []  # the lines of the row being read, for an error's place
+
+    def fed():
+        for number, text in lines:
+            row_lines.append((number, text))
+            yield text + "\n"
+
+    rows = csv.reader(fed(), delimiter=delimiter, strict=True)
     while True:
         start = rows.line_num + 1
+        row_lines.clear()
         try:
             row = next(rows)
         except StopIteration:
             return
         except csv.Error as err:
-            raise CorpusFormatError(
-                name, start, f"badly quoted field: {err} (expected a quoted field to end with a quote followed by "
-                "the delimiter or the end of the line, and a quote inside it doubled)",
-            ) from None
+            raise _quoting_error(name, start, err, row_lines, lines, delimiter) from None
         if len(row) > 1 or row and row[0].strip():
             yield start, row
+
+
+_QUOTED_FIELD = re.compile(r'"(?:[^"]|"")*"(?!")')  # a quoted field, up to its closing quote
+_CLOSING_QUOTE = re.compile(r'(?:[^"]|"")*"(?!")')  # the rest of one, from inside it
+
+
+def _quoting_error(name: str, start: int, err: csv.Error, row_lines, rest, delimiter: str) -> CorpusFormatError:
+    """The error of a row (its ``row_lines``, from line ``start``) that the csv module refused.  A quote left
+    open is located where it opens: the csv module reads on to the end of the file or to its field size limit,
+    and then the ``rest`` of the lines says whether the quote closes at all."""
+    opened = _open_quote(row_lines, delimiter)
+    limit = f"the csv module's limit of {csv.field_size_limit()} characters"
+    if opened is not None:
+        closed = next((number for number, text in rest if _CLOSING_QUOTE.match(text + "\n")), None)
+        if closed is None:
+            return CorpusFormatError(name, opened, "badly quoted field: unexpected end of data: the quote opening a "
+                                     "field on this line is never closed (expected a closing quote; a quote inside "
+                                     "a quoted field is doubled)")
+        return CorpusFormatError(name, opened, f"the field quoted from this line to line {closed} is longer than "
+                                 f"{limit}")
+    if str(err).startswith("field larger than field limit"):
+        return CorpusFormatError(name, start, f"a field longer than {limit}")
+    return CorpusFormatError(name, start, f"badly quoted field: {err} (expected a quoted field to end with a quote "
+                             "followed by the delimiter or the end of the line, and a quote inside it doubled)")
+
+
+def _open_quote(row_lines: list[tuple[int, str]], delimiter: str) -> int | None:
+    """The line where a quoted field still open at the end of ``row_lines`` (one row's) begins, or None."""
+    text = "".join(line + "\n" for _, line in row_lines)
+    field_end = re.compile(f"[{re.escape(delimiter)}\n]")
+    at = 0
+    while at < len(text):
+        if text[at] == '"':
+            quoted = _QUOTED_FIELD.match(text, at)
+            if quoted is None:
+                return row_lines[text.count("\n", 0, at)][0]
+            at = quoted.end()
+        end = field_end.search(text, at)
+        at = end.end() if end else len(text)
+    return None
 
 
 _LABEL = "__label__"

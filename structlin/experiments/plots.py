@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..outputs import atomic_output
 from .config import METRICS
 
 FILES = ("dev_curves.png", "learning_curve.png", "confusion.png", "ablation.png")
@@ -47,10 +48,14 @@ def _figure(width: float, height: float):
 
 
 def _save(fig, path: Path) -> None:
+    """Write ``fig`` as a PNG file, atomically, and free it."""
     import matplotlib.pyplot as plt
 
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        with atomic_output(path, "wb") as out:
+            fig.savefig(out, format="png")
+    finally:
+        plt.close(fig)
 
 
 def _legend(ax, n: int, title: str | None = None) -> None:

@@ -1,5 +1,6 @@
 """The report folder of an experiment: ``results.json`` (everything), ``results.csv`` (a row per system),
-``report.md`` (for a reader who has not seen the code) and, with matplotlib, PNG plots."""
+``report.md`` (for a reader who has not seen the code) and, with matplotlib, PNG plots.  Every file is
+written atomically (:func:`~structlin.outputs.atomic_output`): a failure leaves the file as it was."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
+from ..outputs import atomic_output
 from . import plots
 from .config import METRICS, name_systems
 from .plots import points
@@ -23,20 +25,24 @@ CSV_COLUMNS = ("rank", "system", "features", "ablated", "learner", "decoder", "o
 
 
 def write_report(result: ExperimentResult, folder: Path) -> list[Path]:
-    """Write the report files into ``folder`` (created if need be); returns their paths."""
+    """Write the report files into ``folder`` (created if need be); returns their paths.  Plots of an earlier
+    run that this one does not draw are removed once everything is written."""
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in plots.FILES:  # plots of an earlier run that this one may not draw
-        (folder / stale).unlink(missing_ok=True)
     ablation, curve = ablation_groups(result), curve_groups(result)
     figures = plots.draw(result, ablation, curve, folder) if plots.available() else None
     written = [folder / "results.json", folder / "results.csv", folder / "report.md"]
-    written[0].write_text(json.dumps(results_json(result, ablation), indent=1, default=_json_scalar) + "\n", "utf-8")
-    with open(written[1], "w", newline="", encoding="utf-8") as out:
+    with atomic_output(written[0]) as out:
+        out.write(json.dumps(results_json(result, ablation), indent=1, default=_json_scalar) + "\n")
+    with atomic_output(written[1]) as out:
         writer = csv.DictWriter(out, CSV_COLUMNS)
         writer.writeheader()
         writer.writerows(csv_rows(result))
-    written[2].write_text(markdown(result, ablation, curve, figures), "utf-8")
-    return written + [folder / name for name, _ in figures or ()]
+    with atomic_output(written[2]) as out:
+        out.write(markdown(result, ablation, curve, figures))
+    drawn = [name for name, _ in figures or ()]
+    for stale in set(plots.FILES) - set(drawn):
+        (folder / stale).unlink(missing_ok=True)
+    return written + [folder / name for name in drawn]
 
 
 def _json_scalar(value):
