@@ -7,6 +7,6 @@ learner, and models that plug into NLTK.
 __version__ = "0.1.0"
 
 from .models import Classifier, Tagger  # noqa: E402
-from .templates import FeatureSet, register_template  # noqa: E402
+from .templates import FeatureSet, Param, register_template  # noqa: E402
 
-__all__ = ["Classifier", "FeatureSet", "Tagger", "__version__", "register_template"]
+__all__ = ["Classifier", "FeatureSet", "Param", "Tagger", "__version__", "register_template"]
