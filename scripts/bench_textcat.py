@@ -4,8 +4,8 @@ Every system trains on the same raw texts (20news-bydate train, 11,314 posts in 
 scored on the same test set (20news-bydate test, 7,532 posts written later), in one run:
 
 * ``structlin``     -- ``Classifier("text-ngrams", make_learner("averaged-perceptron", epochs=E,
-                       margin=M, seed=0))``: word 1-2-grams, each word's first five characters and
-                       the words of the Subject: line, weighted as ``features/text-ngrams.toml`` says
+                       margin=M, seed=0))``: word 1-2-grams, each word's first 5 and 3 and last 2
+                       and 3 characters, the words of the Subject: line, weighted as ``features/text-ngrams.toml`` says
                        (the report prints it: log(1 + tf)·idf, L2), hashed into 2**22 signed buckets;
                        ``--epochs`` (default 10) and ``--margin`` (default 4), both chosen on dev splits
                        of train (``scripts/news_dev.py``);
@@ -25,8 +25,9 @@ scored on the same test set (20news-bydate test, 7,532 posts written later), in 
 * ``sgd-avg-sublinear``, ``linearsvc-sublinear`` -- the same with ``sublinear_tf=True``, i.e. with
   structlin's log(1 + tf)·idf weighting;
 * ``sgd-avg-stems``, ``linearsvc-stems``, ``linearsvc-cs-stems``, ``logreg-stems`` -- the same learners on
-  structlin's ``text-ngrams`` features (:func:`words_and_stems`: word 1-2-grams, 5-character stems and
-  the subject line's words, log(1 + tf)·idf, L2), unhashed: the like-for-like comparison;
+  structlin's ``text-ngrams`` features (:func:`words_and_stems`: word 1-2-grams, each word's first 5 and 3
+  and last 2 and 3 characters, the subject line's words; log(1 + tf)·idf, L2), unhashed: the like-for-like
+  comparison;
 * ``hashing-sgd-avg`` -- ``HashingVectorizer(ngram_range=(1, 2), n_features=2**22, alternate_sign=True)``
                        + ``TfidfTransformer()`` + ``SGDClassifier(average=True, random_state=0)``,
                        the hashed equivalent of sgd-avg (and structlin's feature space);
@@ -115,7 +116,6 @@ from structlin.tasks import HELD_OUT
 
 CORPUS = "20news-bydate"
 NGRAMS = (1, 2)
-STEM = 5  # text-ngrams' words(truncate = 5)
 FASTTEXT_PARAMS = {"loss": "softmax", "wordNgrams": 2, "dim": 100, "lr": 1.0, "epoch": 25, "minCount": 1,
                    "thread": 1, "seed": 0, "verbose": 0}
 TRAIN_TIME_BOUND = 1.5  # structlin training seconds / sgd-avg training seconds, at most
@@ -176,8 +176,7 @@ def structlin_svm(args) -> Classifier:
 def structlin_defaults(learner: str):
     """structlin as a user runs it, no tuning flag: ``structlin train classifier --learner LEARNER`` (20news-bydate
     has no dev split, so the epochs are chosen on the command's held-out share of train)."""
-    return lambda args: Classifier(learner=make_learner(learner, progress=False) if args.quiet else learner,
-                                   held_out=HELD_OUT)
+    return lambda args: Classifier(learner=learner, held_out=HELD_OUT, progress=False if args.quiet else None)
 
 
 def tfidf(classifier, sublinear: bool = False) -> Pipeline:
@@ -188,15 +187,16 @@ _TOKENS = re.compile(WORD_PATTERN)
 
 
 def words_and_stems(text: str) -> list[str]:
-    """``text-ngrams``'s features as strings: the lower-cased word 1-2-grams, each word cut to its first
-    ``STEM`` characters, and the words of the ``Subject:`` header line but "re" (the last two marked,
-    so that they never meet the words they equal)."""
+    """``text-ngrams``'s features as strings: the lower-cased word 1-2-grams, each word's first 5 and 3 and
+    last 2 and 3 characters, and the words of the ``Subject:`` header line but "re" (all but the 1-2-grams
+    marked, so that they never meet the words they equal)."""
     tokens = _TOKENS.findall(text.lower())
     header = text.split("\n\n", 1)[0].split("\n")
     subject = [w for line in header if line.lower().startswith("subject:")
                for w in _TOKENS.findall(line[len("subject:"):].lower()) if w != "re"]
-    return [*tokens, *map(" ".join, itertools.pairwise(tokens)), *(f"\x00{t[:STEM]}" for t in tokens),
-            *(f"\x01{w}" for w in subject)]
+    slices = [f"{mark}{piece}" for t in tokens
+              for mark, piece in (("\x00", t[:5]), ("\x02", t[:3]), ("\x03", t[-2:]), ("\x04", t[-3:]))]
+    return [*tokens, *map(" ".join, itertools.pairwise(tokens)), *slices, *(f"\x01{w}" for w in subject)]
 
 
 def stemmed_tfidf(classifier) -> Pipeline:
