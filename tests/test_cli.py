@@ -314,6 +314,14 @@ def test_help(argv, capsys):
     assert out.startswith("usage: structlin")
 
 
+def test_version(capsys):
+    from structlin import __version__
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0 and capsys.readouterr().out == f"structlin {__version__}\n"
+
+
 def test_console_script_exit_codes(tmp_path):
     script = shutil.which("structlin", path=os.path.dirname(sys.executable)) or shutil.which("structlin")
     if script is None:

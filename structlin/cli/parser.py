@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from .. import __version__
 from ..decoders import DECODERS
 from ..documents import strip_usenet
 from ..hashing import FeatureHasher
@@ -269,6 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "apply taggers.", epilog="Corpora: a catalog name (e.g. ud-english-ewt, treebank, conll2000, "
                      "brown) or a file path. Set STRUCTLIN_DATA to a directory holding corpora; missing ones "
                      "are downloaded into a cache.")
+    parser.add_argument("--version", action="version", version=f"structlin {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     learners = "\n".join(f"  {name:<20} {cls.summary}" for name, cls in LEARNERS.items())
