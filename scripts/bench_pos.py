@@ -71,7 +71,7 @@ from structlin.templates import AFTER, BEFORE, FeatureSet, feature_values, templ
 
 CORPUS = "ud-english-ewt"  # the default of --corpus
 FEATURES = "pos-rich"
-DEFAULT_BATCH_SIZE = inspect.signature(Tagger).parameters["batch_size"].default
+DEFAULT_BATCH_SIZE = Tagger.learner_defaults["batch_size"]
 HASH_BITS = inspect.signature(Tagger).parameters["bits"].default
 
 

@@ -87,3 +87,15 @@ class OutputError(StructlinError, OSError):
 
     def __str__(self) -> str:  # OSError would show the filename in its own format
         return self.args[0]
+
+
+class NotFittedError(StructlinError, ValueError, AttributeError):
+    """A model used before :meth:`fit` or ``load``: a ``ValueError`` and an ``AttributeError``, as
+    scikit-learn's ``NotFittedError`` is (so ``hasattr(model, "classes_")`` is False before fit)."""
+
+
+class CapabilityError(StructlinError, TypeError, AttributeError):
+    """A method the model's learner cannot serve: probabilities from a learner that gives none, ``partial_fit``
+    with a batch learner.  An ``AttributeError``, so that ``hasattr(model, "predict_proba")`` or
+    ``hasattr(model, "partial_fit")`` is False for such a model (scikit-learn hides what an estimator cannot
+    offer), and a ``TypeError``, as for any call an object does not take."""

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .joint import ordered_labels
 from .spans import SpanReport, evaluate_spans, is_bio_style
 
 __all__ = ["ClassificationReport", "TaggingReport", "evaluate_classification", "evaluate_tagging"]
@@ -155,8 +156,9 @@ def evaluate_tagging(
     pred_flat = [tag for sentence in predicted for tag in sentence]
     n_tokens, n_sentences = len(gold_flat), len(gold)
 
-    # Tag ids in sorted tag order, so id order is tag order (per_tag and confusion ties use it).
-    tags = sorted(set(gold_flat) | set(pred_flat))
+    # Tag ids in sorted tag order, so id order is tag order (per_tag and confusion ties use it); a classifier's
+    # labels of other types than strings are in the order of its classes_.
+    tags = ordered_labels(gold_flat + pred_flat)
     tag_id = {tag: i for i, tag in enumerate(tags)}
     g = np.fromiter((tag_id[t] for t in gold_flat), dtype=np.int64, count=n_tokens)
     p = np.fromiter((tag_id[t] for t in pred_flat), dtype=np.int64, count=n_tokens)
@@ -206,7 +208,7 @@ def evaluate_tagging(
         n_unknown=n_unknown,
         per_tag=per_tag,
         confusions=confusions,
-        spans=evaluate_spans(gold, predicted) if is_bio_style(gold_flat) else None,
+        spans=evaluate_spans(gold, predicted) if _strings(tags) and is_bio_style(gold_flat) else None,
     )
 
 
@@ -218,6 +220,11 @@ def _check_shapes(first: list[list], second: list[list], first_name: str, second
         if len(a) != len(b):
             raise ValueError(
                 f"sentence {index}: {first_name} has {len(a)} tokens but {second_name} has {len(b)}")
+
+
+def _strings(tags: list) -> bool:
+    """Whether every tag is a string (chunk tags are; a classifier's labels need not be)."""
+    return all(isinstance(tag, str) for tag in tags)
 
 
 def _ratio(numerator: int, denominator: int) -> float | None:
@@ -257,8 +264,8 @@ class ClassificationReport:
     macro_f1: float | None
     micro_f1: float | None
     n_instances: int
-    per_class: dict[str, dict[str, float | int]]
-    labels: list[str]
+    per_class: dict[object, dict[str, float | int]]
+    labels: list
     confusion: list[list[int]]
     log_loss: float | None = None
 
@@ -280,7 +287,7 @@ class ClassificationReport:
             return "\n".join(lines + ["No instances: scores are undefined."]) + "\n"
         lines += ["", "Per class (precision, recall and F1 in %):"]
         lines += _table(("class", "precision", "recall", "F1", "support"),
-                        [(c, f"{100 * s['precision']:.2f}", f"{100 * s['recall']:.2f}", f"{100 * s['f1']:.2f}",
+                        [(str(c), f"{100 * s['precision']:.2f}", f"{100 * s['recall']:.2f}", f"{100 * s['f1']:.2f}",
                           str(s["support"])) for c, s in self.per_class.items()])
         lines += ["", "Confusion matrix (rows: gold, columns: predicted, in the order of the rows):"]
         lines += _table(("gold", *map(str, range(1, len(self.labels) + 1))),
@@ -288,10 +295,11 @@ class ClassificationReport:
         return "\n".join(lines) + "\n"
 
 
-def evaluate_classification(gold: Sequence[str], predicted: Sequence[str],
+def evaluate_classification(gold: Sequence, predicted: Sequence,
                             gold_probabilities: Sequence[float] | None = None) -> ClassificationReport:
     """Accuracy, macro/micro F1, per-class P/R/F1 (as in :func:`evaluate_tagging`) and the confusion
-    matrix; with ``gold_probabilities`` (the model's ``p(y_gold|x)`` of each instance) also the log-loss."""
+    matrix; with ``gold_probabilities`` (the model's ``p(y_gold|x)`` of each instance) also the log-loss.
+    Labels are strings or any other hashable values, as a classifier's are."""
     if len(gold) != len(predicted):
         raise ValueError(f"gold has {len(gold)} instances but predicted has {len(predicted)}")
     report = evaluate_tagging([[g] for g in gold], [[p] for p in predicted], top_confusions=None)

@@ -21,11 +21,36 @@ moves its weights into the new layout (:meth:`JointFeatureMap.carry`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import numbers
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .matrix import FeatureMatrix, ranges
+
+
+def ordered_labels(labels: Iterable) -> list:
+    """The distinct ``labels`` in the order a model keeps them (its ``classes_``, the rows of a report).
+
+    Numbers (``bool``, ``int``, ``float``) come first in numeric order, then strings in code-point order (so
+    labels of one of these types are simply sorted, as ``numpy.unique`` sorts them), then labels of other
+    types grouped by type name, each group sorted when its values compare and in order of first appearance
+    otherwise.  Distinct means unequal, as for the keys of a dict: ``1`` and ``"1"`` are two labels, while
+    ``1``, ``1.0`` and ``True`` are one (the first seen).
+    """
+    groups: dict[tuple[int, str], list] = {}
+    for label in dict.fromkeys(labels):
+        group = ((0, "") if isinstance(label, numbers.Real) else (1, "") if isinstance(label, str)
+                 else (2, type(label).__name__))
+        groups.setdefault(group, []).append(label)
+    ordered = []
+    for group in sorted(groups):
+        try:
+            ordered += sorted(groups[group])
+        except TypeError:  # values that do not compare (tuples of mixed types ...)
+            ordered += groups[group]
+    return ordered
 
 
 class Chains:

@@ -2,8 +2,11 @@
 
 :class:`Tagger` labels every token of a sentence (part-of-speech tags, chunks, entities);
 :class:`Classifier` gives one label to a document, a question, a name or a tuple.  It is an
-NLTK ``TaggerI`` (``tag``, ``tag_sents``, ``evaluate``/``accuracy``) and follows scikit-learn's verbs
-(``fit``, ``partial_fit``, ``predict``, ``classes_``) without depending on scikit-learn.  Both are one
+NLTK ``TaggerI`` (``tag``, ``tag_sents``, ``evaluate``/``accuracy``); both follow scikit-learn's estimator
+protocol without depending on it: the constructor stores its parameters as given (a learner's options are
+parameters of the model too), ``fit`` checks them and builds the learner and the feature set,
+``get_params`` / ``set_params`` / ``clone`` round-trip them, and the classifier has ``classes_``,
+``decision_function``, ``score`` and, for a probabilistic learner only, ``predict_proba``.  Both are one
 model core (``_Model``): what differs is the task, i.e. how inputs become features and labels.
 """
 
@@ -11,12 +14,17 @@ from __future__ import annotations
 
 import functools
 import gc
+import inspect
+import math
+import numbers
 import reprlib
+import types
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 
 import numpy as np
+import scipy.sparse
 from nltk.classify.api import ClassifierI
 from nltk.probability import DictionaryProbDist
 from nltk.tag.api import TaggerI
@@ -25,11 +33,13 @@ from . import __version__
 from .catalog import Catalog
 from .decoders import Decoder, Multiclass, decode_batches, length_batches, make_decoder
 from .doctemplates import DocumentFeatureExtractor
-from .errors import CorpusFormatError, ModelFormatError, StructlinError, UnknownNameError, UnseenLabelWarning
+from .errors import (CapabilityError, CorpusFormatError, ModelFormatError, NotFittedError, OptionValueError,
+                     StructlinError, UnknownNameError, UnseenLabelWarning)
 from .evaluation import ClassificationReport, TaggingReport, evaluate_classification, evaluate_tagging
 from .hashing import FeatureHasher
-from .joint import JointFeatureMap, Scores
+from .joint import JointFeatureMap, Scores, ordered_labels
 from .learners import LEARNERS, Learner, make_learner
+from .learners.protocol import is_default
 from .learners.training import UNITS, hold_out_instances
 from .matrix import FeatureMatrix
 from .modelfile import ArraySpec, check_arrays, load_model, save_model
@@ -155,15 +165,78 @@ def _tokens(sentences, fields: tuple[str, ...] = ("word",)) -> list[list]:
     return out
 
 
-def _learner(learner, settings: dict) -> Learner:
-    """A learner named by ``learner`` with the model's ``settings`` that it declares (None: its default),
-    or ``learner`` itself when it is an instance."""
-    if not isinstance(learner, str):
-        return learner
-    if learner not in LEARNERS:
-        raise UnknownNameError("learner", learner, LEARNERS)
-    declared = {option.name for option in LEARNERS[learner].options}
-    return make_learner(learner, **{key: value for key, value in settings.items() if key in declared})
+#: Every option a learner declares (in the order of :data:`~structlin.learners.LEARNERS`): keyword parameters of
+#: the models besides their own.
+_LEARNER_OPTIONS = tuple(dict.fromkeys(option.name for cls in LEARNERS.values() for option in cls.options))
+
+
+def _takes_learner_options(init):
+    """A model constructor ``init(self, ..., **options)`` given the signature that names every learner option as a
+    keyword parameter (default None: the learner's default), which ``inspect`` and scikit-learn's
+    ``get_params``, ``clone`` and estimator checks read: one list, generated from the learners' declarations."""
+    signature = inspect.signature(init)
+    own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    options = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in _LEARNER_OPTIONS]
+    init.__signature__ = signature.replace(parameters=own + options)
+    return init
+
+
+class _Resolved:
+    """A model parameter given as a name or an object (the learner, a tagger's decoder).
+
+    Setting it stores the value as given, where ``get_params``, ``clone`` and scikit-learn's checks find it
+    unchanged; reading it gives the object: the one the last fit (or load) used, else the one the
+    parameters give now (built by the model's method ``make``)."""
+
+    def __init__(self, make: str):
+        self.make = make
+
+    def __set_name__(self, owner, name: str):
+        self.name = name
+
+    def __get__(self, model, owner=None):
+        if model is None:
+            return self
+        used = getattr(model, f"_{self.name}")
+        return used if used is not None else getattr(model, self.make)()
+
+    def __set__(self, model, value) -> None:
+        vars(model)[self.name] = value
+
+
+class _IfLearner:
+    """A method only a model whose learner has ``capability`` (a field of its ``capabilities``) has:
+    scikit-learn's ``available_if``.  On another model reading it raises :class:`CapabilityError`, an
+    ``AttributeError``, so that ``hasattr(model, "predict_proba")`` is False for a perceptron."""
+
+    def __init__(self, capability: str, method):
+        self.capability, self.method = capability, method
+
+    def __get__(self, model, owner=None):
+        if model is None:
+            return self.method
+        model._check_capable(self.capability)
+        return types.MethodType(self.method, model)
+
+
+def _if_learner(capability: str):
+    """Decorate a method with :class:`_IfLearner`."""
+    return functools.partial(_IfLearner, capability)
+
+
+#: What a learner lacking a capability cannot do, for the :class:`CapabilityError` that says so.
+_LACKING = {"probabilistic": "gives no probabilities; train with one of {}",
+            "online": "is not online; partial_fit needs an online learner ({})"}
+
+
+def _feature_hasher(bits, seed) -> FeatureHasher:
+    """The feature hash of the parameters ``bits`` and ``hash_seed`` (checked: :class:`OptionValueError`)."""
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in (bits, seed)):
+        raise OptionValueError(f"bits and hash_seed must be integers, got {bits!r} and {seed!r}")
+    try:
+        return FeatureHasher(int(bits), int(seed))
+    except ValueError as err:
+        raise OptionValueError(str(err)) from None
 
 
 def _upgraded_history(history: list[dict]) -> list[dict]:
@@ -191,9 +264,20 @@ def _scored(value) -> bool:
     return _records(value) and all(type(v.get("dev_accuracy")) in (int, float) for v in value)
 
 
+def _storable_label(label) -> bool:
+    """Whether a model file keeps ``label`` as it is: a non-empty string, an integer, true/false or a finite number."""
+    return (isinstance(label, str) and label != "") or isinstance(label, (bool, int)) or (
+        isinstance(label, float) and math.isfinite(label))
+
+
+def _distinct(labels: list) -> bool:
+    return 0 < len(labels) == len(set(labels))
+
+
 #: What every model file's metadata holds besides the header (see :meth:`_Model._metadata_specs`).
 _METADATA = {
-    "labels": (lambda v: _strings(v) and all(v) and 0 < len(v) == len(set(v)), "a list of distinct label strings"),
+    "labels": (lambda v: isinstance(v, list) and all(map(_storable_label, v)) and _distinct(v),
+               "a list of distinct labels: non-empty strings, integers, finite numbers or true/false"),
     "transitions": (lambda v: isinstance(v, bool), "true or false"),
     "features": (lambda v: isinstance(v, dict), "a feature set table"),
     "hash": (lambda v: isinstance(v, dict), "a feature hash table"),
@@ -221,8 +305,13 @@ def _tag_columns() -> tuple[str, ...]:
 
 class _Model:
     """What every model shares: a feature set and its extractor, the joint feature map, a decoder, a
-    learner and what it trained; fit, partial_fit and prediction through the decoder; persistence as
-    arrays + JSON (no pickle; rows of all-zero weights are dropped).
+    learner and what it trained; fit, partial_fit and prediction through the decoder; scikit-learn's
+    parameter protocol; persistence as arrays + JSON (no pickle; rows of all-zero weights are dropped).
+
+    The constructor only stores its parameters (scikit-learn's rule: ``get_params`` returns them as given,
+    and nothing is checked before fit).  Every fit starts a run from them (:meth:`_begin`): it checks them
+    and builds the learner, the decoder, the feature hash and the feature set, which ``learner``,
+    ``decoder``, ``hasher`` and ``feature_set`` then read until the next fit.
 
     A subclass is the task: how its inputs become feature matrices (``_extractor``, one position per
     document or per token) and labels, and what the task adds to a model file.  ``_item`` names what
@@ -231,38 +320,149 @@ class _Model:
     kind = ""
     _item = ""
     _instance = ""
+    #: Learner options a model sets on a learner given by name that declares them, unless given.
+    learner_defaults: dict = {}
 
-    def __init__(self, features, learner, decoder, *, bits: int, hash_seed: int, held_out: float | None = None,
-                 **settings):
-        if held_out is not None and not 0 < held_out < 1:
-            raise StructlinError(f"held_out must be a fraction between 0 and 1, got {held_out}")
-        self.features, self.held_out = features, held_out
-        self.decoder: Decoder = make_decoder(decoder) if isinstance(decoder, str) else decoder
-        self.learner = _learner(learner, settings)
-        self.hasher = FeatureHasher(bits, hash_seed)
-        self.feature_set: FeatureSet | None = None
-        if features is not None:
-            self._use_features(features if isinstance(features, FeatureSet) else FeatureSet.load(features))
-        self.joint: JointFeatureMap | None = None
+    # What the last fit (or load) used and trained: None before.
+    _learner: Learner | None = None
+    _hasher: FeatureHasher | None = None
+    _feature_set: FeatureSet | None = None
+    _joint: JointFeatureMap | None = None
+
+    learner = _Resolved("_make_learner")
+
+    def __init__(self, features, learner, *, bits, hash_seed, held_out, **options):
+        """Store the parameters as given: every learner option (None when not given) among them."""
+        unknown = sorted(set(options) - set(_LEARNER_OPTIONS))
+        if unknown:
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
+        self.features, self.learner, self.bits, self.hash_seed, self.held_out = (features, learner, bits,
+                                                                                  hash_seed, held_out)
+        for name in _LEARNER_OPTIONS:
+            setattr(self, name, options.get(name))
+
+    # --- parameters (scikit-learn's protocol) --------------------------------------------------------
+
+    @classmethod
+    def _parameter_names(cls) -> list[str]:
+        return list(inspect.signature(cls).parameters)
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor's parameters as given; ``deep`` adds the options of a learner given as an
+        instance, as ``learner__name`` (scikit-learn's ``get_params``)."""
+        params = {name: vars(self)[name] for name in self._parameter_names()}
+        if deep:
+            for name, value in list(params.items()):
+                if hasattr(value, "get_params") and not isinstance(value, type):
+                    params.update((f"{name}__{key}", v) for key, v in value.get_params().items())
+        return params
+
+    def set_params(self, **params):
+        """Set parameters (``learner__name`` for an option of a learner given as an instance), unchecked until
+        the next fit, which uses them; what was trained stays until then.  Returns the model."""
+        valid = self.get_params(deep=False)
+        nested: dict[str, dict] = {}
+        for key, value in params.items():
+            name, _, option = key.partition("__")
+            if name not in valid:
+                raise OptionValueError(f"{type(self).__name__} has no parameter {name!r} (its parameters: "
+                                       f"{', '.join(valid)})")
+            if not option:
+                setattr(self, name, value)
+                valid[name] = value
+            elif not hasattr(valid[name], "set_params"):
+                raise OptionValueError(f"{key}: {name} is {valid[name]!r}, which has no parameters of its own; "
+                                       f"set {option} on the {self.kind} itself")
+            else:
+                nested.setdefault(name, {})[option] = value
+        for name, options in nested.items():
+            valid[name].set_params(**options)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {name: p.default for name, p in inspect.signature(type(self)).parameters.items()}
+        changed = [f"{k}={v!r}" for k, v in self.get_params(deep=False).items() if not is_default(v, defaults[k])]
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return self._joint is not None
+
+    # --- what the parameters make ----------------------------------------------------------------------
+
+    def _make_learner(self) -> Learner:
+        """The learner the parameters give: one named with the options given (None: the learner's default,
+        or the model's :attr:`learner_defaults`), or a copy of an instance given with the options given in
+        place of its own (the instance itself stays untrained).  An option the learner does not declare
+        raises :class:`OptionValueError` naming the learner and its options, but ``progress``: a display
+        switch, which a learner without a progress bar (naive Bayes) has no use for."""
+        learner = vars(self)["learner"]
+        given = {name: vars(self)[name] for name in _LEARNER_OPTIONS if vars(self)[name] is not None}
+        if isinstance(learner, Learner):
+            cls, base = type(learner), learner.get_params()
+        elif isinstance(learner, str) and learner in LEARNERS:
+            cls, base = LEARNERS[learner], self.learner_defaults
+        elif isinstance(learner, str):
+            raise UnknownNameError("learner", learner, LEARNERS)
+        else:
+            raise OptionValueError(f"learner must be a learner name or a Learner, got {learner!r}")
+        declared = [option.name for option in cls.options]
+        foreign = [name for name in given if name not in declared and name != "progress"]
+        if foreign:
+            raise OptionValueError(f"learner {cls.name!r} has no option {', '.join(foreign)} (its options: "
+                                   f"{', '.join(declared)})")
+        return cls(**{name: value for name, value in {**base, **given}.items() if name in declared})
+
+    def _learner_class(self) -> type[Learner] | None:
+        """The class of the learner: the trained one's, else the one the parameter names (None: no learner)."""
+        if self._learner is not None:
+            return type(self._learner)
+        learner = vars(self)["learner"]
+        return type(learner) if isinstance(learner, Learner) else LEARNERS.get(learner) if isinstance(
+            learner, str) else None
+
+    def _begin(self, training=None) -> None:
+        """Start a run from the parameters, checked here (not in the constructor): the learner, the feature hash
+        and the feature set (with ``features=None``, the one ``training`` calls for: :meth:`_default_features`),
+        and a tagger's decoder; what was trained before is dropped."""
+        held_out = self.held_out
+        if held_out is not None and not (isinstance(held_out, (int, float)) and 0 < held_out < 1):
+            raise OptionValueError(f"held_out must be a fraction between 0 and 1, got {held_out!r}")
+        self._learner, self._hasher = self._make_learner(), _feature_hasher(self.bits, self.hash_seed)
+        features = self.features
+        self._use_features(self._default_features(training) if features is None else
+                           features if isinstance(features, FeatureSet) else FeatureSet.load(features))
+        self._joint = None
 
     def _use_features(self, feature_set: FeatureSet) -> None:
-        self.feature_set = feature_set
+        self._feature_set = feature_set
         self._extractor = self._make_extractor()
 
-    def _choose_features(self, training) -> None:
-        """With ``features=None``, use the feature set the training data calls for (:meth:`_default_features`):
-        chosen by every fit, and by the first partial_fit."""
-        if self.features is None:
-            self._use_features(self._default_features(training))
-
-    def _check_fitted(self) -> None:
-        if self.joint is None:
-            raise StructlinError(f"this {self.kind} is not trained yet: call fit() or {type(self).__name__}.load()")
+    @property
+    def hasher(self) -> FeatureHasher | None:
+        """The feature hash of the last fit (None before)."""
+        return self._hasher
 
     @property
-    def classes_(self) -> list[str]:
-        self._check_fitted()
-        return list(self.joint.labels)
+    def feature_set(self) -> FeatureSet | None:
+        """The feature set of the last fit (None before)."""
+        return self._feature_set
+
+    @property
+    def joint(self) -> JointFeatureMap | None:
+        """The joint feature map of the trained model (None before fit)."""
+        return self._joint
+
+    def _check_fitted(self) -> None:
+        if self._joint is None:
+            raise NotFittedError(f"this {self.kind} is not trained yet: call fit() or {type(self).__name__}.load()")
+
+    def _check_capable(self, capability: str) -> None:
+        """Refuse a learner without ``capability`` (``probabilistic``, ``online``): :class:`CapabilityError`."""
+        cls = self._learner_class()
+        if cls is None or not getattr(cls.capabilities, capability):
+            takers = [name for name, c in LEARNERS.items() if getattr(c.capabilities, capability)]
+            name = cls.name if cls is not None else vars(self)["learner"]
+            raise CapabilityError(f"learner {name!r} " + _LACKING[capability].format(", ".join(takers)))
 
     def _features(self, instances: list, what: str, first: int = 0) -> FeatureMatrix:
         """The feature matrix of ``instances`` (of ``what``: training data, input ...; the first is number
@@ -289,13 +489,13 @@ class _Model:
         rows = np.flatnonzero(self.joint.columns == bucket) if bucket is not None else []
         return int(rows[0]) if len(rows) else None
 
-    def _indexed(self, X: FeatureMatrix, labels: list[str], classes: list[str]) -> tuple[FeatureMatrix, np.ndarray]:
+    def _indexed(self, X: FeatureMatrix, labels: list, classes: list) -> tuple[FeatureMatrix, np.ndarray]:
         """Set :attr:`joint`, the map of ``classes`` (the label order) and of the buckets of ``X`` (the training
         instances' hashed features); return ``X`` indexed by it and the ids of ``labels`` (one per position)."""
-        self.joint = JointFeatureMap.from_training(classes, X, transitions=self.decoder.uses_transitions)
-        return self.joint.index(X), self.joint.encode_labels(labels)
+        self._joint = JointFeatureMap.from_training(classes, X, transitions=self.decoder.uses_transitions)
+        return self._joint.index(X), self._joint.encode_labels(labels)
 
-    def _train(self, X: FeatureMatrix, labels: list[str], classes: list[str], dev=None) -> None:
+    def _train(self, X: FeatureMatrix, labels: list, classes: list, dev=None) -> None:
         """Fit the learner on the training instances (see :meth:`_indexed`); ``dev = (X_dev, labels)``."""
         X, y = self._indexed(X, labels, classes)
         dev_data = None
@@ -332,28 +532,25 @@ class _Model:
         learner.candidates_ = candidates
         self.weights_, self.history_ = learner.weights_, learner.history_
 
-    def _train_online(self, instances: list, labels: list[str], classes) -> None:
+    def _train_online(self, instances: list, labels: list, classes) -> None:
         """One epoch of an online learner over a batch, going on from the current model (see the
-        subclasses' ``partial_fit``)."""
-        if not self.learner.capabilities.online:
-            online = [name for name, cls in LEARNERS.items() if cls.capabilities.online]
-            raise TypeError(f"learner {self.learner.name!r} is not online; partial_fit needs an online learner "
-                            f"({', '.join(online)})")
+        subclasses' ``partial_fit``, which exists for an online learner only); a first call starts a run
+        (:meth:`_begin` has been called)."""
         first = self.joint is None
+        given = None if classes is None else _label_values(classes, "classes", "entry")
         if first:
-            if classes is None:
-                raise StructlinError("the first partial_fit call needs classes: every label the batches may hold")
-            known = _label_set([str(c) for c in classes], "classes")
+            if given is None:
+                raise OptionValueError("the first partial_fit call needs classes: every label the batches may hold")
+            known = _label_set(given, "classes")
         else:
             known = self.joint.labels
-            if classes is not None and {str(c) for c in classes} != set(known):
-                raise StructlinError(f"classes {sorted({str(c) for c in classes})} differ from the model's "
-                                     f"classes_ {known}")
+            if given is not None and set(given) != set(known):
+                raise OptionValueError(f"classes {ordered_labels(given)} differ from the model's classes_ {known}")
         allowed = set(known)
         unknown = next((k for k, y in enumerate(labels) if y not in allowed), None)
         if unknown is not None:
-            raise StructlinError(f"training data: {self._item} {unknown + 1} has label {labels[unknown]!r}, "
-                                 f"which is not in classes_ {known}")
+            raise CorpusFormatError("training data", None, f"{self._item} {unknown + 1} has label {labels[unknown]!r}, "
+                                                           f"which is not in classes_ {known}")
         X = self._training_features(instances, first=first)
         if first:
             joint = JointFeatureMap.from_training(known, X, transitions=self.decoder.uses_transitions)
@@ -363,7 +560,7 @@ class _Model:
             if not self.learner.started:  # a loaded model
                 self.learner.start(self.joint, self.weights_, self.history_)
         self.learner.partial_fit(joint, self.decoder, joint.index(X), joint.encode_labels(labels))
-        self.joint, self.weights_, self.history_ = joint, self.learner.weights_, self.learner.history_
+        self._joint, self.weights_, self.history_ = joint, self.learner.weights_, self.learner.history_
 
     # --- prediction -----------------------------------------------------------------------------
 
@@ -382,19 +579,22 @@ class _Model:
         """The decoder whose marginals give ``p(y|x) = exp(w·φ(x, y) − log Z(x))`` (the exact one: the chain's
         forward–backward also for a greedy tagger, as in training); refuses learners whose scores are no
         probabilities."""
-        if not self.learner.capabilities.probabilistic:
-            probabilistic = [name for name, cls in LEARNERS.items() if cls.capabilities.probabilistic]
-            raise StructlinError(f"learner {self.learner.name!r} gives no probabilities; train with one of "
-                                 f"{', '.join(probabilistic)}")
+        self._check_capable("probabilistic")
         self._check_fitted()
         return self.decoder.exact
 
     # --- persistence ----------------------------------------------------------------------------
 
     def save(self, path) -> None:
-        """Write the model to ``path`` (a zip of ``.npy`` arrays and ``metadata.json``)."""
+        """Write the model to ``path`` (a zip of ``.npy`` arrays and ``metadata.json``).  Labels are kept with
+        their types: strings, integers, finite numbers and true/false; other labels (tuples ...) are refused."""
         self._check_fitted()
         joint, w = self.joint, self.weights_
+        unstorable = next((label for label in joint.labels if not _storable_label(label)), None)
+        if unstorable is not None:
+            raise StructlinError(f"{path}: the label {unstorable!r} ({type(unstorable).__name__}) cannot be saved: a "
+                                 "model file keeps labels that are non-empty strings, integers, finite numbers or "
+                                 "true/false")
         if self.learner.capabilities.scores_itself:  # the learner's own arrays instead of weights
             try:
                 arrays = {"columns": joint.columns, **self.learner.model_arrays(), **self._extra_arrays()}
@@ -455,6 +655,7 @@ class _Model:
         params = {k: v for k, v in learner.items() if k != "name"}
         model = cls._construct(FeatureSet.from_dict(meta["features"], "feature set"),
                                make_learner(learner["name"], **params), meta)
+        model._begin()
         decoder = model.decoder
         if meta["decoder"] != decoder.name:
             raise ModelFormatError(f"{path}: decoder {meta['decoder']!r}; a {cls.kind} decodes with {decoder.name!r}")
@@ -474,7 +675,7 @@ class _Model:
             model.weights_ = model.learner.weights_
         else:
             model.weights_ = np.concatenate([arrays["emission"].ravel(), arrays["transition"]], dtype=np.float64)
-        model.joint = joint
+        model._joint = joint
         model.history_ = _upgraded_history(meta["history"])
         model.learner.chosen_ = dict(meta.get("chosen", {}))
         model.learner.candidates_ = list(meta.get("candidates", []))
@@ -511,17 +712,20 @@ class Tagger(_Model, TaggerI):
 
     ``features``: a feature-set name (``features/NAME.toml``), a TOML path or a :class:`FeatureSet`;
     ``learner``: a learner name or instance; ``decoder``: ``viterbi``, ``greedy`` (both use label
-    transitions) or ``multiclass`` (each token on its own).  ``epochs``, ``seed``, ``batch_size``
-    and ``patience`` go to a learner given by name (``epochs=None``: the learner's default, 10 perceptron
-    epochs, at most 100 max-ent L-BFGS iterations or 10 SGD epochs: see
-    :class:`~structlin.learners.maxent.MaxEnt`).  ``bits`` and ``hash_seed`` set the feature hash.
-    ``held_out``: when :meth:`fit` gets no dev, choose the number of epochs on this seeded share of the
-    training sentences and then train on all of them for that many (None: keep the last epoch).
+    transitions) or ``multiclass`` (each token on its own).  Every learner option is a keyword parameter too
+    (``epochs``, ``seed``, ``batch_size``, ``patience``, ``C`` ...; None: the learner's default, e.g. 10
+    perceptron epochs or at most 100 max-ent L-BFGS iterations, see :class:`~structlin.learners.maxent.MaxEnt`):
+    fit refuses one the learner does not declare, naming its options (``progress``, a display switch, excepted),
+    and with a learner instance the options given replace its own in the copy fit trains.  ``bits`` and
+    ``hash_seed`` set the feature hash.  ``held_out``: when :meth:`fit` gets no dev, choose the number of
+    epochs on this seeded share of the training sentences and then train on all of them for that many (None:
+    keep the last epoch).  The constructor only stores these parameters; ``get_params`` returns them as given,
+    while ``learner`` and ``decoder`` read what they name (after fit, the trained learner).
 
-    ``batch_size=4`` decodes four sentences with the same weights before applying their updates (in
-    order, each counted at its own visit for averaging): the same dev accuracy as the one-at-a-time
-    perceptron in less time (measured in docs/benchmarks.md); ``batch_size=1`` is the textbook online
-    algorithm.
+    ``batch_size`` is 4 for a learner given by name (:attr:`learner_defaults`): four sentences decoded with the
+    same weights before their updates are applied (in order, each counted at its own visit for averaging): the
+    same dev accuracy as the one-at-a-time perceptron in less time (measured in docs/benchmarks.md);
+    ``batch_size=1`` is the textbook online algorithm.
 
     Trained with ``learner="maxent"`` (a linear-chain CRF, or per-token softmax with ``multiclass``), it also
     gives probabilities: :meth:`tag_marginals` / :meth:`predict_marginals` per token, :meth:`sequence_probability`
@@ -531,18 +735,59 @@ class Tagger(_Model, TaggerI):
     kind = "tagger"
     _item = "token"
     _instance = "sentence"
+    learner_defaults = {"batch_size": 4}
+    #: The tag column the model was trained on, which its file records (None: not known).
+    column: str | None = None
 
-    def __init__(self, features=None, learner="averaged-perceptron", decoder="viterbi", *,
-                 epochs: int | None = None, seed: int = 0, batch_size: int = 4, patience: int | None = None, bits: int = 22,
-                 hash_seed: int = 0, held_out: float | None = None, progress: bool | None = None):
-        super().__init__(features, learner, decoder, bits=bits, hash_seed=hash_seed, held_out=held_out, epochs=epochs,
-                         seed=seed, batch_size=batch_size, patience=patience, progress=progress)
-        if not self.learner.capabilities.sequences:
+    _decoder: Decoder | None = None
+    decoder = _Resolved("_make_decoder")
+
+    @_takes_learner_options
+    def __init__(self, features=None, learner="averaged-perceptron", decoder="viterbi", *, bits: int = 22,
+                 hash_seed: int = 0, held_out: float | None = None, **options):
+        super().__init__(features, learner, bits=bits, hash_seed=hash_seed, held_out=held_out, **options)
+        self.decoder = decoder
+
+    def __sklearn_tags__(self):
+        """scikit-learn's tags (read by scikit-learn only, so imported from it here): no classifier in its sense
+        (a label per token, not per sample), and no ``y``: the tags are in the sentences ``X``."""
+        from sklearn.utils import InputTags, Tags, TargetTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False),
+                    input_tags=InputTags(two_d_array=False))
+
+    def _make_learner(self) -> Learner:
+        learner = super()._make_learner()
+        if not learner.capabilities.sequences:
             taggers = [name for name, cls in LEARNERS.items() if cls.capabilities.sequences]
-            raise StructlinError(f"learner {self.learner.name!r} labels single instances (documents), not the tokens "
-                                 f"of sentences; a tagger takes one of {', '.join(taggers)}")
-        self.column: str | None = None
+            raise OptionValueError(f"learner {learner.name!r} labels single instances (documents), not the tokens "
+                                   f"of sentences; a tagger takes one of {', '.join(taggers)}")
+        return learner
+
+    def _make_decoder(self) -> Decoder:
+        """The decoder the parameter names, or the one it is."""
+        decoder = vars(self)["decoder"]
+        if isinstance(decoder, Decoder):
+            return decoder
+        if isinstance(decoder, str):
+            return make_decoder(decoder)
+        raise OptionValueError(f"decoder must be a decoder name or a Decoder, got {decoder!r}")
+
+    def _begin(self, training=None) -> None:
+        self._decoder = self._make_decoder()
+        super()._begin(training)
         self.known_words_: set[str] = set()
+
+    @property
+    def classes_(self) -> list[str]:
+        """The tags, sorted: the order of score and marginal columns."""
+        self._check_fitted()
+        return list(self.joint.labels)
+
+    def _fields(self) -> tuple[str, ...]:
+        """The input columns a token holds (:attr:`FeatureSet.fields`) of a trained tagger."""
+        self._check_fitted()
+        return self.feature_set.fields
 
     def _make_extractor(self) -> TokenFeatureExtractor:
         return TokenFeatureExtractor(self.feature_set, self.hasher)
@@ -563,7 +808,7 @@ class Tagger(_Model, TaggerI):
         """Train on tagged sentences; with ``dev``, keep the epoch with the best dev accuracy."""
         with _collector_paused():
             train = _listed(train, "training data")
-            self._choose_features(train)
+            self._begin(train)
             words, X, flat_tags = self._training_set(train)
             dev_data = None
             if dev is not None:
@@ -573,6 +818,7 @@ class Tagger(_Model, TaggerI):
             self.known_words_ = {w for sentence in _words(words) for w in sentence}
         return self
 
+    @_if_learner("online")
     def partial_fit(self, sentences, classes=None) -> Tagger:
         """One epoch of an online learner over a batch of tagged sentences, going on from the current
         model: the tagger's form of :meth:`Classifier.partial_fit` (``classes``: every tag the batches
@@ -580,7 +826,7 @@ class Tagger(_Model, TaggerI):
         with _collector_paused():
             sentences = _listed(sentences, "training data")
             if self.joint is None:
-                self._choose_features(sentences)
+                self._begin(sentences)
             words, tags = _tagged(sentences, "training data", self.feature_set.fields)
             self._train_online(words, [t for sentence in tags for t in sentence], classes)
             self.known_words_ |= {w for s in _words(words) for w in s}
@@ -591,7 +837,7 @@ class Tagger(_Model, TaggerI):
         label id of every token.  Sets :attr:`joint`, the map of their tags and features."""
         with _collector_paused():
             train = _listed(train, "training data")
-            self._choose_features(train)
+            self._begin(train)
             _, X, flat_tags = self._training_set(train)
             return self._indexed(X, flat_tags, sorted(set(flat_tags)))
 
@@ -610,7 +856,7 @@ class Tagger(_Model, TaggerI):
     def predict(self, sentences) -> list[list[str]]:
         """The tag sequence of every sentence (a list of token strings, or a :class:`Sentence`)."""
         with _collector_paused():
-            return self._predict(_tokens(sentences, self.feature_set.fields))
+            return self._predict(_tokens(sentences, self._fields()))
 
     def _predict(self, words: list[list[str]]) -> list[list[str]]:
         self._check_fitted()
@@ -627,7 +873,7 @@ class Tagger(_Model, TaggerI):
         """NLTK ``TaggerI.tag_sents``: tag many sentences in one batch (``(word, pos, tag)`` triples when
         the feature set reads a POS column too, as NLTK's chunkers give)."""
         with _collector_paused():
-            tokens = _tokens(sentences, self.feature_set.fields)
+            tokens = _tokens(sentences, self._fields())
             return [[(*w, t) if isinstance(w, tuple) else (w, t) for w, t in zip(words, tags)]
                     for words, tags in zip(tokens, self._predict(tokens))]
 
@@ -650,8 +896,7 @@ class Tagger(_Model, TaggerI):
     def tag_marginals(self, sentences) -> list[list[dict[str, float]]]:
         """:meth:`predict_marginals` as one ``{tag: P(y_i = tag | x)}`` dict per token."""
         marginals = self.predict_marginals(sentences)
-        labels = self.classes_
-        return [[dict(zip(labels, row)) for row in sentence.tolist()] for sentence in marginals]
+        return [[dict(zip(self.joint.labels, row)) for row in sentence.tolist()] for sentence in marginals]
 
     def sequence_log_probability(self, tokens, tags) -> float:
         """``log p(y|x) = w·φ(x, y) − log Z(x)`` of the whole tag sequence ``tags`` for one sentence, where
@@ -663,7 +908,7 @@ class Tagger(_Model, TaggerI):
             raise StructlinError(f"{len(words)} tokens but {len(tags)} tags")
         unknown = next((t for t in tags if t not in self.joint.label_index), None)
         if unknown is not None:
-            raise StructlinError(f"unknown tag {unknown!r}; the model's tags are {self.classes_}")
+            raise StructlinError(f"unknown tag {unknown!r}; the model's tags are {self.joint.labels}")
         y = self.joint.encode_labels(tags)
         scores = self.joint.scores(self.weights_, self.joint.index(self._features([words], "input")))
         return float(scores.score(y)[0] - inference.marginals(scores, summed_edges=True).log_partition[0])
@@ -676,7 +921,7 @@ class Tagger(_Model, TaggerI):
 
     def report(self, gold, *, top_confusions: int = 10) -> TaggingReport:
         """Token, sentence and known/unknown-word accuracy, per-tag P/R/F1 and confusions on ``gold``."""
-        tokens, tags = _tagged(gold, "gold data", self.feature_set.fields)
+        tokens, tags = _tagged(gold, "gold data", self._fields())
         return evaluate_tagging(tags, self._predict(tokens), words=_words(tokens), known_words=self.known_words_,
                                 top_confusions=top_confusions)
 
@@ -686,6 +931,13 @@ class Tagger(_Model, TaggerI):
         return report.accuracy if report.accuracy is not None else 0.0
 
     evaluate = accuracy
+
+    def score(self, X, y=None) -> float:
+        """Token accuracy on tagged sentences ``X``, as :meth:`fit` takes them (scikit-learn's ``score``, so that
+        ``GridSearchCV`` and ``cross_val_score`` score a tagger); the tags are in ``X``, so ``y`` stays None."""
+        if y is not None:
+            raise OptionValueError("a tagger scores tagged sentences: their tags are in X, and y must be None")
+        return self.accuracy(X)
 
     # --- persistence (see _Model) --------------------------------------------------------------
 
@@ -700,6 +952,7 @@ class Tagger(_Model, TaggerI):
     def _metadata_specs(cls) -> dict[str, tuple[Callable[[object], bool], str]]:
         columns = _tag_columns()
         return {**super()._metadata_specs(), "known_words": (_strings, "a list of word strings"),
+                "labels": (lambda v: _strings(v) and all(v) and _distinct(v), "a list of distinct label strings"),
                 "column": (lambda v: v is None or v in columns, f"null or a tag column: {', '.join(columns)}")}
 
     @classmethod
@@ -718,40 +971,128 @@ def _document_kind(document) -> str | None:
     return None
 
 
-def _labelled(documents, labels, what: str) -> tuple[list, list[str]]:
-    """Documents and their label strings; mismatched lengths or empty labels raise."""
-    documents = list(_not_text(documents, f"{what} as a sequence of documents (a list of texts, not one text)"))
-    labels = _not_text(labels, f"{what} labels as a sequence, one per document")
-    labels = [str(y) if y is not None else "" for y in labels]
-    if len(documents) != len(labels):
-        raise StructlinError(f"{what}: {len(documents)} documents but {len(labels)} labels")
-    empty = next((k for k, y in enumerate(labels) if not y), None)
-    if empty is not None:
-        raise StructlinError(f"{what}: document {empty + 1} has an empty label")
-    return documents, labels
+def _documents(X, what: str, expected: str) -> tuple[list, int | None]:
+    """The documents of ``X`` (``what``: training data, input ...) and, for a matrix of numbers, its number of
+    columns (None for other documents).
+
+    ``X`` is a sequence of documents (a list, tuple, 1-D array, pandas Series or any other iterable but a str,
+    bytes or a dict), or a matrix of numbers: a 2-D array, a sequence of rows of numbers or a scipy sparse
+    matrix, whose rows become feature dicts ``{column: value}`` of their non-zero entries (the documents the
+    ``numeric`` feature set reads).  A 2-D array of strings is rows of fields.  ``expected`` says what ``X``
+    should be, in the ``TypeError`` of a bare string (:func:`_not_text`) or of a value that is no sequence."""
+    if scipy.sparse.issparse(X):
+        return _matrix_rows(X, what), X.shape[-1]
+    _not_text(X, expected)
+    if isinstance(X, (bytes, Mapping)) or not (hasattr(X, "__array__") or isinstance(X, Iterable)):
+        raise TypeError(f"expected {expected}, got {type(X).__name__}")
+    if not hasattr(X, "__array__"):
+        documents = list(X)
+        rows = documents and all(isinstance(d, (list, tuple)) and d and all(isinstance(v, numbers.Real) for v in d)
+                                 for d in documents)
+        if not rows:
+            return documents, None
+    array = np.asarray(X if hasattr(X, "__array__") else documents)
+    if array.dtype.kind == "c":
+        raise CorpusFormatError(what, None, "Complex data not supported: feature values are real numbers")
+    if array.ndim == 2 and not (array.dtype.kind in "OU" and all(isinstance(v, str) for v in array.flat)):
+        return _matrix_rows(array.astype(np.float64), what), array.shape[1]
+    if array.ndim == 1 and array.dtype.kind in "biuf":
+        raise CorpusFormatError(what, None, "expected documents or a 2-D array of numbers, got a 1-D array of numbers. "
+                                            "Reshape your data: array.reshape(-1, 1) if it holds one feature, "
+                                            "array.reshape(1, -1) if it is one document")
+    if array.ndim not in (1, 2):
+        raise CorpusFormatError(what, None, f"expected a sequence of documents or a 2-D array of numbers, got an "
+                                            f"array of shape {array.shape}")
+    return array.tolist(), None  # texts, feature dicts, tuples of fields (a 2-D array of strings: rows of fields)
 
 
-def _label_set(labels, what: str) -> list[str]:
-    """``classes_``: the distinct labels, sorted; fewer than two raise."""
-    classes = sorted(set(labels))
-    if len(classes) < 2:
-        raise StructlinError(f"{what} has {len(classes)} distinct label(s); a classifier needs two or more")
+def _matrix_rows(matrix, what: str) -> list[dict]:
+    """One feature dict ``{column: value}`` per row of a 2-D array of numbers or a scipy sparse matrix: its
+    non-zero entries (NaN and infinities included, which the feature check then names)."""
+    if matrix.ndim != 2:
+        raise CorpusFormatError(what, None, f"expected a matrix of one row per document, got shape {matrix.shape}")
+    if matrix.shape[1] == 0:
+        raise CorpusFormatError(what, None, f"0 feature(s) (shape={matrix.shape}) while a minimum of 1 is required: "
+                                            "rows without columns")
+    rows = scipy.sparse.csr_array(matrix, dtype=np.float64)
+    bounds, columns, values = rows.indptr.tolist(), rows.indices.tolist(), rows.data.tolist()
+    return [{c: v for c, v in zip(columns[a:b], values[a:b]) if v != 0} for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _label_values(y, what: str, item: str = "document") -> list:
+    """The labels of ``y`` (one per ``item``) as they are, numpy's scalars made Python's (``np.int64(1)`` is
+    ``1``): labels of any hashable type.  None, an empty string, a NaN or infinity, an unhashable label or a
+    ``y`` of more than one dimension raise."""
+    if y is None:
+        raise CorpusFormatError(what, None, "no labels: a classifier requires y to be passed, but the target y is None")
+    expected = f"{what} labels as a sequence, one per {item}"
+    if not (hasattr(y, "__array__") or isinstance(y, Iterable)):
+        raise TypeError(f"expected {expected}, got {type(y).__name__}")
+    _not_text(y, expected)
+    if hasattr(y, "__array__"):
+        array = np.asarray(y)
+        if array.ndim != 1:
+            raise CorpusFormatError(what, None, f"expected labels as a sequence, one per {item}, got an array of shape "
+                                                f"{array.shape}")
+        labels = array.tolist()
+    else:
+        labels = [label.item() if isinstance(label, np.generic) else label for label in y]
+    for k, label in enumerate(labels):
+        if label is None or (isinstance(label, str) and not label):
+            raise CorpusFormatError(what, None, f"{item} {k + 1} has an empty label")
+        if isinstance(label, float) and not math.isfinite(label):
+            raise CorpusFormatError(what, None, f"{item} {k + 1} has the label {label}, which is not finite")
+        try:
+            hash(label)
+        except TypeError:
+            raise CorpusFormatError(what, None, f"{item} {k + 1} has the label {reprlib.repr(label)} "
+                                                f"({type(label).__name__}), which is not hashable") from None
+    return labels
+
+
+def _label_set(labels: list, what: str) -> list:
+    """``classes_``: the distinct labels, in :func:`~structlin.joint.ordered_labels`' order; fewer than two raise."""
+    classes = ordered_labels(labels)
+    n = len(classes)
+    if n < 2:
+        raise CorpusFormatError(what, None, f"{n} distinct label{'s' * (n != 1)} ({n} class{'es' * (n != 1)}); a "
+                                            "classifier needs two or more")
     return classes
+
+
+def _label_array(labels: list) -> np.ndarray:
+    """Labels as a numpy array: of their own dtype when they are all ``int``, ``float``, ``bool`` or ``str`` (one
+    type), else of objects, so that a mixture keeps every label's type (``1`` and ``"1"`` stay apart)."""
+    if len({type(label) for label in labels}) == 1 and type(labels[0]) in (int, float, bool, str):
+        try:
+            return np.array(labels)
+        except OverflowError:  # integers beyond 64 bits
+            pass
+    array = np.empty(len(labels), dtype=object)
+    array[:] = labels
+    return array
 
 
 class Classifier(_Model, ClassifierI):
     """A multiclass classifier: ``ŷ = argmax_y w·φ(x, y)`` with one weight block per label, the
     :class:`~structlin.decoders.Multiclass` decoder and any learner (the same as the tagger's).
 
-    Documents are texts, tuples of fields or feature dicts, as the feature set expects (a text
-    feature set, or one that reads fields or dicts: see ``features/``).  An NLTK ``ClassifierI`` (``classify``,
-    ``classify_many``, ``labels``) with scikit-learn's verbs (``fit``, ``partial_fit``, ``predict``,
-    ``decision_function``, ``predict_proba``, ``classes_``, ``random_state``; ``prob_classify`` with
-    the probabilistic learners ``maxent``, ``naive-bayes`` and ``bernoulli-nb``).  An empty document has no
-    features, so every label scores 0 unless the feature set has a ``bias`` template; ties go to the first
-    label of ``classes_``.  ``features=None`` chooses the feature set by the kind of the training documents;
-    ``held_out``, as for :class:`Tagger`, chooses the epochs on a seeded share of the training documents
-    when :meth:`fit` gets no dev.
+    Documents are texts, tuples of fields or feature dicts, as the feature set expects (a text feature set, or
+    one that reads fields or dicts: see ``features/``); a 2-D array of numbers or a scipy sparse matrix gives
+    one feature dict ``{column: value}`` per row.  Labels are of any hashable type and are kept as they are:
+    ``classes_`` is a numpy array of them (in :func:`~structlin.joint.ordered_labels`' order: numbers, then
+    strings, each sorted) and ``predict`` returns labels of the same types; a model file keeps strings,
+    integers, numbers and true/false.
+
+    Parameters are those of :class:`Tagger` but the decoder (every learner option among them, ``batch_size``
+    8 for a learner given by name: :attr:`learner_defaults`).  A scikit-learn classifier (``fit``,
+    ``partial_fit``, ``predict``, ``decision_function``, ``score``, ``classes_``, ``get_params`` /
+    ``set_params``; ``predict_proba`` and ``predict_log_proba`` only with the probabilistic learners ``maxent``,
+    ``naive-bayes`` and ``bernoulli-nb``) and an NLTK ``ClassifierI`` (``classify``, ``classify_many``,
+    ``labels``, ``prob_classify``).  An empty document has no features, so every label scores 0 unless the
+    feature set has a ``bias`` template; ties go to the first label of ``classes_``.  ``features=None``
+    chooses the feature set by the kind of the training documents; ``held_out``, as for :class:`Tagger`,
+    chooses the epochs on a seeded share of the training documents when :meth:`fit` gets no dev.
 
     ``batch_size=8`` scores eight documents with the same weights before applying their updates (as the
     tagger's four sentences): chosen by the defaults procedure on dev (docs/benchmarks.md, "Defaults"), where
@@ -762,12 +1103,23 @@ class Classifier(_Model, ClassifierI):
     kind = "classifier"
     _item = "document"
     _instance = "document"
+    learner_defaults = {"batch_size": 8}
+    decoder: Decoder = Multiclass()
+    _estimator_type = "classifier"
 
-    def __init__(self, features=None, learner="averaged-perceptron", *, epochs: int | None = None,
-                 seed: int = 0, batch_size: int = 8, patience: int | None = None, bits: int = 22,
-                 hash_seed: int = 0, held_out: float | None = None, progress: bool | None = None):
-        super().__init__(features, learner, Multiclass(), bits=bits, hash_seed=hash_seed, held_out=held_out,
-                         epochs=epochs, seed=seed, batch_size=batch_size, patience=patience, progress=progress)
+    @_takes_learner_options
+    def __init__(self, features=None, learner="averaged-perceptron", *, bits: int = 22, hash_seed: int = 0,
+                 held_out: float | None = None, **options):
+        super().__init__(features, learner, bits=bits, hash_seed=hash_seed, held_out=held_out, **options)
+
+    def __sklearn_tags__(self):
+        """scikit-learn's tags (read by scikit-learn only, so imported from it here): a classifier of one label
+        per document that takes 2-D arrays of numbers and sparse matrices as well as documents."""
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        # string: no, in scikit-learn's sense of strings among the numbers of a 2-D array (texts come as a sequence)
+        return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
+                    classifier_tags=ClassifierTags(), input_tags=InputTags(sparse=True, dict=True))
 
     def _make_extractor(self) -> DocumentFeatureExtractor:
         capabilities = self.learner.capabilities
@@ -777,59 +1129,90 @@ class Classifier(_Model, ClassifierI):
     #: The feature set of ``features=None`` for each kind of document: texts, tuples of fields, feature dicts.
     default_features = {"text": "text-ngrams", "fields": "fields", "featureset": "numeric"}
     default_features_rule = (f"{default_features['text']} for texts, {default_features['fields']} for tuples of "
-                             f"fields, {default_features['featureset']} for feature dicts and SVMlight")
+                             f"fields, {default_features['featureset']} for feature dicts, SVMlight and numeric arrays")
 
     def _default_features(self, documents) -> FeatureSet:
         """The feature set of :attr:`default_features` for the kind of the training documents (all alike)."""
         kinds = {_document_kind(d) for d in documents}
-        if len(kinds) != 1:
-            raise StructlinError(f"training documents mix {', '.join(sorted(map(str, kinds)))}: give features for "
-                                 "one kind (texts, tuples of fields or feature dicts)")
+        if not kinds:
+            raise CorpusFormatError("training data", None, "no documents")
+        if len(kinds) > 1:
+            raise CorpusFormatError("training data", None, f"documents mix {', '.join(sorted(map(str, kinds)))}: "
+                                    "give features for one kind (texts, tuples of fields or feature dicts)")
         kind = kinds.pop()
         if kind is None:
-            raise StructlinError("training documents must be texts, tuples of fields or feature dicts, got "
-                                 f"{type(next(iter(documents))).__name__}")
+            raise CorpusFormatError("training data", None, "documents must be texts, tuples of fields or feature "
+                                                           f"dicts, got {type(next(iter(documents))).__name__}")
         return FeatureSet.load(self.default_features[kind])
+
+    @property
+    def classes_(self) -> np.ndarray:
+        """The labels, in the order of the score columns (:func:`_label_array`)."""
+        self._check_fitted()
+        return _label_array(self.joint.labels)
 
     @property
     def random_state(self) -> int | None:
         return self.learner.get_params().get("seed")
 
-    def fit(self, documents, labels, dev=None) -> Classifier:
-        """Train on documents and labels; ``dev = (documents, labels)`` keeps the best dev epoch."""
+    # --- training -------------------------------------------------------------------------------
+
+    def _inputs(self, X, what: str, expected: str, *, start: bool = False) -> list:
+        """The documents of ``X`` (:func:`_documents`).  The number of columns of a numeric matrix is
+        ``n_features_in_``: set when a run ``start``s, checked against later matrices."""
+        documents, columns = _documents(X, what, expected)
+        if start:
+            vars(self).pop("n_features_in_", None)
+            if columns is not None:
+                self.n_features_in_ = columns
+        elif columns is not None and columns != getattr(self, "n_features_in_", columns):
+            raise CorpusFormatError(what, None, f"X has {columns} features, but {type(self).__name__} is expecting "
+                                                f"{self.n_features_in_} features as input")
+        return documents
+
+    def _labelled(self, X, y, what: str, *, start: bool = False) -> tuple[list, list]:
+        """The documents of ``X`` and their labels ``y`` (:func:`_label_values`), as many of each."""
+        documents = self._inputs(X, what, f"{what} as a sequence of documents (a list of texts, not one text)",
+                                 start=start)
+        labels = _label_values(y, what)
+        if len(documents) != len(labels):
+            raise CorpusFormatError(what, None, f"{len(documents)} documents but {len(labels)} labels")
+        return documents, labels
+
+    def fit(self, X, y, dev=None) -> Classifier:
+        """Train on documents ``X`` and their labels ``y``; ``dev = (documents, labels)`` keeps the best dev
+        epoch.  Starts a run from the parameters, as every fit does."""
         with _collector_paused():
-            documents, labels = _labelled(documents, labels, "training data")
-            self._choose_features(documents)
-            X, labels, classes = self._training_set(documents, labels)
+            documents, labels = self._labelled(X, y, "training data", start=True)
+            classes = _label_set(labels, "training data")
+            self._begin(documents)
+            features = self._training_features(documents, first=True)
             dev_data = None
             if dev is not None:
-                dev_documents, dev_labels = _labelled(*dev, "dev data")
+                dev_documents, dev_labels = self._labelled(*dev, "dev data")
                 dev_data = (self._features(dev_documents, "dev data"), dev_labels)
-            self._train(X, labels, classes, dev_data)
+            self._train(features, labels, classes, dev_data)
         return self
 
-    def training_data(self, documents, labels) -> tuple[FeatureMatrix, np.ndarray]:
-        """What a learner trains on: the indexed feature matrix of the documents and their gold label ids.
-        Sets :attr:`joint` (the map of their labels and features) and tf-idf's idf."""
+    def training_data(self, X, y) -> tuple[FeatureMatrix, np.ndarray]:
+        """What a learner trains on: the indexed feature matrix of documents ``X`` and the ids of their labels
+        ``y``.  Sets :attr:`joint` (the map of their labels and features) and tf-idf's idf."""
         with _collector_paused():
-            documents, labels = _labelled(documents, labels, "training data")
-            self._choose_features(documents)
-            return self._indexed(*self._training_set(documents, labels))
+            documents, labels = self._labelled(X, y, "training data", start=True)
+            classes = _label_set(labels, "training data")
+            self._begin(documents)
+            return self._indexed(self._training_features(documents, first=True), labels, classes)
 
-    def _training_set(self, documents, labels) -> tuple[FeatureMatrix, list[str], list[str]]:
-        """The features of training documents (tf-idf's idf estimated on them), their labels and ``classes_``
-        (``documents`` and ``labels`` as :func:`_labelled` returns them)."""
-        classes = _label_set(labels, "training data")
-        return self._training_features(documents, first=True), labels, classes
+    @_if_learner("online")
+    def partial_fit(self, X, y, classes=None) -> Classifier:
+        """One epoch of the online learner over a batch of documents ``X`` and labels ``y``, going on from the
+        current model (scikit-learn's ``partial_fit``).
 
-    def partial_fit(self, documents, labels, classes=None) -> Classifier:
-        """One epoch of the online learner over a batch, going on from the current model (scikit-learn's
-        ``partial_fit``).
-
-        The first call on an untrained classifier needs ``classes``, every label the batches may hold;
-        ``classes_`` is them sorted, as :meth:`fit` orders labels (ties go to the first label, so the
-        same order makes one call per epoch over all the data give exactly :meth:`fit`'s model).  Later
-        calls may leave ``classes`` out or repeat the same set; a label outside ``classes_`` raises.
+        The first call on an untrained classifier starts a run from the parameters and needs ``classes``,
+        every label the batches may hold; ``classes_`` is them in the order :meth:`fit` gives labels (ties go to
+        the first label, so the same order makes one call per epoch over all the data give exactly
+        :meth:`fit`'s model).  Later calls may leave ``classes`` out or repeat the same set; a label outside
+        ``classes_`` raises.
 
         Buckets first seen in a batch get rows of zero weights in the joint map.  tf-idf's idf is
         estimated on the first batch and then kept, so that a feature value means the same in every
@@ -839,9 +1222,10 @@ class Classifier(_Model, ClassifierI):
         averages afresh from them and the shuffling restarts at the seed.
         """
         with _collector_paused():
-            documents, labels = _labelled(documents, labels, "training data")
-            if self.joint is None:
-                self._choose_features(documents)
+            first = self.joint is None
+            documents, labels = self._labelled(X, y, "training data", start=first)
+            if first:
+                self._begin(documents)
             self._train_online(documents, labels, classes)
         return self
 
@@ -853,33 +1237,56 @@ class Classifier(_Model, ClassifierI):
             self._extractor.fit_idf(counts)
         return self._finite(self._extractor.transform(counts), "training data")
 
+    # --- prediction -----------------------------------------------------------------------------
+
     #: Documents featurised and scored at a time.  Their arrays then stay small enough for the memory
     #: allocator to reuse instead of mapping fresh pages for every call (faster than all at once on a
     #: large test set: docs/benchmarks.md).
     prediction_batch = 1000
 
-    def decision_function(self, documents) -> np.ndarray:
-        """``w·φ(x, y)`` for every document (rows) and label (columns, in ``classes_`` order)."""
+    def label_scores(self, X) -> np.ndarray:
+        """``w·φ(x, y)`` for every document of ``X`` (rows) and label (columns, in ``classes_`` order), with two
+        classes too (:meth:`decision_function` then gives their difference)."""
         self._check_fitted()
-        documents = list(_not_text(documents, "a sequence of documents (classify() takes one document)"))
+        documents = self._inputs(X, "input", "a sequence of documents (classify() takes one document)")
         size = self.prediction_batch
         with _collector_paused():
             return np.vstack([self._scores(self.joint.index(self._features(documents[a : a + size], "input", a)))
                               .emissions for a in range(0, len(documents), size) or [0]])
 
+    def decision_function(self, X) -> np.ndarray:
+        """``w·φ(x, y)`` for every document of ``X`` (rows) and label (columns, in ``classes_`` order); with two
+        classes, as scikit-learn's, one column: the score of ``classes_[1]`` minus that of ``classes_[0]``
+        (positive: ``classes_[1]``)."""
+        scores = self.label_scores(X)
+        return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
 
-    def predict(self, documents) -> list[str]:
-        scores = self.decision_function(documents)
-        return [self.joint.labels[k] for k in self.decoder.argmax(Scores(scores, np.ones(len(scores), np.int64)))]
+    def predict(self, X) -> np.ndarray:
+        """The label of every document of ``X``: a numpy array of ``classes_``' dtype."""
+        scores = self.label_scores(X)
+        return self.classes_[self.decoder.argmax(Scores(scores, np.ones(len(scores), np.int64)))]
 
-    def predict_proba(self, documents) -> np.ndarray:
-        """``p(y|x) = exp(w·φ(x, y)) / Z(x)`` for every document (rows) and label (columns, in
-        ``classes_`` order): the softmax of :meth:`decision_function`, for a probabilistic learner
-        (``maxent``; for naive Bayes the scores are ``log P(y, x)`` and this is Bayes' rule); other
-        learners' scores are no probabilities and raise."""
+    def score(self, X, y) -> float:
+        """The accuracy of :meth:`predict` on documents ``X`` with labels ``y`` (scikit-learn's ``score``)."""
+        documents, labels = self._labelled(X, y, "gold data")
+        if not labels:
+            raise CorpusFormatError("gold data", None, "no documents: accuracy is undefined")
+        return sum(p == g for p, g in zip(self.predict(documents).tolist(), labels)) / len(labels)
+
+    @_if_learner("probabilistic")
+    def predict_log_proba(self, X) -> np.ndarray:
+        """``log p(y|x) = w·φ(x, y) − log Z(x)`` for every document of ``X`` (rows) and label (columns, in
+        ``classes_`` order), for a probabilistic learner only (``maxent``; for naive Bayes the scores are
+        ``log P(y, x)`` and this is Bayes' rule): other learners' scores are no probabilities, and their
+        models have no such method."""
         inference = self._distribution()
-        scores = self.decision_function(documents)
-        return inference.marginals(Scores(scores, np.ones(len(scores), np.int64))).nodes
+        scores = self.label_scores(X)
+        return scores - inference.marginals(Scores(scores, np.ones(len(scores), np.int64))).log_partition[:, None]
+
+    @_if_learner("probabilistic")
+    def predict_proba(self, X) -> np.ndarray:
+        """``p(y|x) = exp(w·φ(x, y)) / Z(x)``: the softmax of the scores, as :meth:`predict_log_proba`."""
+        return np.exp(self.predict_log_proba(X))
 
     def prob_classify(self, document) -> DictionaryProbDist:
         """NLTK ``ClassifierI.prob_classify``: the label distribution of one document."""
@@ -887,31 +1294,36 @@ class Classifier(_Model, ClassifierI):
 
     def prob_classify_many(self, documents) -> list[DictionaryProbDist]:
         """NLTK ``ClassifierI.prob_classify_many``."""
-        return [DictionaryProbDist(dict(zip(self.classes_, row.tolist()))) for row in self.predict_proba(documents)]
+        return [DictionaryProbDist(dict(zip(self.joint.labels, row.tolist())))
+                for row in self.predict_proba(documents)]
 
-    def classify(self, document) -> str:
+    def classify(self, document):
         """NLTK ``ClassifierI.classify``: the label of one document."""
-        return self.predict([document])[0]
+        return self.classify_many([document])[0]
 
-    def classify_many(self, documents) -> list[str]:
-        """NLTK ``ClassifierI.classify_many``."""
-        return self.predict(documents)
+    def classify_many(self, documents) -> list:
+        """NLTK ``ClassifierI.classify_many``: the labels, as a list."""
+        return self.predict(documents).tolist()
 
-    def labels(self) -> list[str]:
+    def labels(self) -> list:
         """NLTK ``ClassifierI.labels``."""
-        return self.classes_
+        self._check_fitted()
+        return list(self.joint.labels)
 
-    def report(self, documents, labels) -> ClassificationReport:
-        """Accuracy, macro/micro F1, per-class scores and the confusion matrix on labelled documents (and
-        the log-loss, for a probabilistic learner)."""
-        documents, labels = _labelled(documents, labels, "gold data")
+    def report(self, X, y) -> ClassificationReport:
+        """Accuracy, macro/micro F1, per-class scores and the confusion matrix on documents ``X`` with labels
+        ``y`` (and the log-loss, for a probabilistic learner)."""
+        documents, labels = self._labelled(X, y, "gold data")
+        self._check_fitted()
         if not self.learner.capabilities.probabilistic:
-            return evaluate_classification(labels, self.predict(documents))
+            return evaluate_classification(labels, self.predict(documents).tolist())
         probabilities = self.predict_proba(documents)
         predicted = [self.joint.labels[k] for k in probabilities.argmax(axis=1)]
         gold = self.joint.encode_labels(labels, unknown=-1)
         gold_probability = np.where(gold >= 0, probabilities[np.arange(len(gold)), np.maximum(gold, 0)], 0.0)
         return evaluate_classification(labels, predicted, gold_probability)
+
+    # --- persistence (see _Model) --------------------------------------------------------------
 
     def _extra_arrays(self) -> dict:
         return {"idf_buckets": self._extractor.idf_buckets, "idf": self._extractor.idf,

@@ -80,16 +80,16 @@ TAGGING = Task(
     predict=lambda model, sentences: model.predict(sentences),
     report=lambda model, sentences: model.report(sentences),
     sample=lambda sentences: sentences[:4],
-    learner_defaults={"batch_size": inspect.signature(Tagger).parameters["batch_size"].default}, decoders=True, column=True)
+    learner_defaults=Tagger.learner_defaults, decoders=True, column=True)
 
 CLASSIFICATION = Task(
     kind="classifier", unit="document", item="document", model=Classifier, read=read_documents,
     labels=lambda documents: [[d.label] for d in documents],
     fit=_fit_documents,
-    predict=lambda model, documents: [[label] for label in model.predict([d.text for d in documents])],
+    predict=lambda model, documents: [[label] for label in model.classify_many([d.text for d in documents])],
     report=lambda model, documents: model.report([d.text for d in documents], [d.label for d in documents]),
     sample=_first_of_each_label,
-    learner_defaults={"batch_size": inspect.signature(Classifier).parameters["batch_size"].default})
+    learner_defaults=Classifier.learner_defaults)
 
 #: The share of the training data held out to choose the epochs (and what a learner chooses on dev) when
 #: there is no dev: ``structlin train``, ``cross-validate`` and ``tune`` use it as a model's ``held_out``.

@@ -16,7 +16,7 @@ UNSEEN_SENTENCE = ["the", "unseen", "dog"]
 def assert_classifier_round_trip(clf: Classifier, documents: list[str], labels: list[str], tmp_path) -> Classifier:
     """``clf`` (trained with a dev set) predicts its training labels; the loaded copy scores new text
     identically and keeps the learner's parameters and history; the learner is not online."""
-    assert clf.predict(documents) == labels
+    assert clf.predict(documents).tolist() == labels
     assert clf.history_[0]["dev_accuracy"] is not None
     clf.save(tmp_path / "m.model")
     loaded = Classifier.load(tmp_path / "m.model")

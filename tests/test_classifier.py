@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
+
 import nltk
 import numpy as np
 import pytest
+import scipy.sparse
 from nltk.classify.api import ClassifierI
 
 from structlin import Classifier
 from structlin.catalog import load_documents
-from structlin.errors import ModelFormatError, StructlinError
+from structlin.errors import CorpusFormatError, ModelFormatError, NotFittedError, OptionValueError, StructlinError
 from structlin.learners import make_learner
 
 DOCS = ["good great fun", "great film good", "bad awful boring", "awful bad plot", "fun great", "boring bad"]
@@ -19,12 +22,13 @@ LABELS = ["pos", "pos", "neg", "neg", "pos", "neg"]
 def test_fits_and_predicts_through_nltk_and_sklearn_verbs():
     clf = Classifier("text-unigram", epochs=5, progress=False).fit(DOCS, LABELS)
     assert isinstance(clf, ClassifierI)
-    assert clf.classes_ == ["neg", "pos"] and clf.labels() == ["neg", "pos"]
-    assert clf.predict(DOCS) == LABELS
+    assert isinstance(clf.classes_, np.ndarray) and clf.classes_.tolist() == ["neg", "pos"]
+    assert clf.labels() == ["neg", "pos"]
+    assert isinstance(clf.predict(DOCS), np.ndarray) and clf.predict(DOCS).tolist() == LABELS
     assert clf.classify(DOCS[0]) == "pos" and clf.classify_many(DOCS[2:4]) == ["neg", "neg"]
     scores = clf.decision_function(DOCS)
-    assert scores.shape == (6, 2)
-    assert [clf.classes_[k] for k in scores.argmax(axis=1)] == LABELS
+    assert scores.shape == (6,)  # two classes: the score of classes_[1] minus that of classes_[0]
+    assert [clf.classes_[int(s > 0)] for s in scores] == LABELS
     assert nltk.classify.accuracy(clf, list(zip(DOCS, LABELS))) == 1.0
     assert clf.random_state == 0
 
@@ -34,7 +38,9 @@ def test_one_weight_block_per_label_multiclass():
     labels = ["x", "y", "z", "x", "y", "z"]
     clf = Classifier("text-unigram", epochs=3, progress=False).fit([d.replace("a", "aa").replace("b", "bb").replace("c", "cc") for d in docs], labels)
     assert clf.joint.n_labels == 3 and not clf.joint.transitions
-    assert clf.predict(["aa", "bb", "cc"]) == ["x", "y", "z"]
+    assert clf.predict(["aa", "bb", "cc"]).tolist() == ["x", "y", "z"]
+    scores = clf.decision_function(["aa", "bb", "cc"])
+    assert scores.shape == (3, 3) and scores.argmax(axis=1).tolist() == [0, 1, 2]  # a column per class
 
 
 def test_empty_document_and_unknown_words_get_a_label():
@@ -59,7 +65,7 @@ def test_save_load_round_trip(tmp_path):
     loaded = Classifier.load(tmp_path / "m.model")
     test = ["good fun film", "bad plot", "new words only"]
     np.testing.assert_array_equal(loaded.decision_function(test), clf.decision_function(test))
-    assert loaded.classes_ == clf.classes_
+    np.testing.assert_array_equal(loaded.classes_, clf.classes_)
     with pytest.raises(ModelFormatError, match="expected a 'tagger' model"):
         __import__("structlin").Tagger.load(tmp_path / "m.model")
 
@@ -111,12 +117,12 @@ def test_20_newsgroups_floor(news_archive):
 
 def test_probabilities_from_maxent_and_none_from_the_perceptron():
     clf = Classifier("text-unigram", "maxent", epochs=50, progress=False).fit(DOCS, LABELS)
-    scores = clf.decision_function(["good plot", "awful fun"])
-    expected = np.exp(scores - scores.max(axis=1, keepdims=True))
-    expected /= expected.sum(axis=1, keepdims=True)
+    margin = clf.decision_function(["good plot", "awful fun"])  # two classes: the score of pos minus that of neg
+    expected = np.column_stack([1 / (1 + np.exp(margin)), 1 / (1 + np.exp(-margin))])  # the softmax of two scores
     np.testing.assert_allclose(clf.predict_proba(["good plot", "awful fun"]), expected, rtol=1e-12)
+    np.testing.assert_allclose(clf.predict_log_proba(["good plot", "awful fun"]), np.log(expected), rtol=1e-12)
     dist = clf.prob_classify("good great")
-    assert sorted(dist.samples()) == clf.classes_ and dist.max() == clf.classify("good great") == "pos"
+    assert sorted(dist.samples()) == clf.classes_.tolist() and dist.max() == clf.classify("good great") == "pos"
     assert sum(dist.prob(y) for y in dist.samples()) == pytest.approx(1.0)
     assert [d.max() for d in clf.prob_classify_many(DOCS)] == LABELS
     gold = ["pos", "neg", "other"]  # "other" was never seen: probability 0, clipped at 1e-15
@@ -127,6 +133,7 @@ def test_probabilities_from_maxent_and_none_from_the_perceptron():
     perceptron = Classifier("text-unigram", epochs=2, progress=False).fit(DOCS, LABELS)
     with pytest.raises(StructlinError, match="no probabilities"):
         perceptron.prob_classify("good")
+    assert not hasattr(perceptron, "predict_proba") and not hasattr(perceptron, "predict_log_proba")
     assert perceptron.report(DOCS, LABELS).log_loss is None and "log_loss" not in perceptron.report(DOCS, LABELS).to_dict()
 
 
@@ -139,8 +146,8 @@ def test_batched_prediction_gives_the_scores_of_one_batch():
     for size in (1, 3, 4):
         clf.prediction_batch = size
         np.testing.assert_array_equal(clf.decision_function(test), whole)
-        assert clf.predict(test) == [clf.classes_[k] for k in whole.argmax(axis=1)]
-    assert clf.decision_function([]).shape == (0, 2) and clf.predict([]) == []
+        assert clf.predict(test).tolist() == [clf.classes_[int(s > 0)] for s in whole]
+    assert clf.decision_function([]).shape == (0,) and clf.predict([]).tolist() == []
 
 
 def test_default_features_follow_the_kind_of_document(tmp_path):
@@ -152,7 +159,7 @@ def test_default_features_follow_the_kind_of_document(tmp_path):
     assert Classifier(epochs=2).fit(fields, LABELS).feature_set.name == "fields"
     dicts = [{w: 1 for w in d.split()} for d in DOCS]
     assert Classifier(epochs=2).fit(dicts, LABELS).feature_set.name == "numeric"
-    with pytest.raises(StructlinError, match="training documents mix fields, text"):
+    with pytest.raises(StructlinError, match="training data: documents mix fields, text"):
         Classifier().fit([*DOCS[:3], *fields[3:]], LABELS)
     with pytest.raises(StructlinError, match="must be texts, tuples of fields or feature dicts, got int"):
         Classifier().fit([1, 2], ["a", "b"])
@@ -180,4 +187,178 @@ def test_held_out_chooses_the_epochs_then_trains_on_everything(nltk_data_dir):
     np.testing.assert_array_equal(auto.weights_, by_hand.weights_)
     assert auto.learner.epochs == 6  # the option itself is left as given
     with pytest.raises(StructlinError, match="held_out must be a fraction between 0 and 1, got 1.5"):
-        Classifier(held_out=1.5)
+        Classifier(held_out=1.5).fit(texts, labels)  # checked by fit: the constructor only stores parameters
+
+
+# --- the estimator protocol without scikit-learn (tests/test_sklearn.py runs scikit-learn's own tools) ---------
+
+
+def test_learner_options_are_parameters_of_the_classifier():
+    """Every learner option is a keyword parameter (None: the learner's default; batch_size 8 for a learner given by
+    name); with a learner instance the options given replace its own, in a copy that fit trains."""
+    maxent = Classifier("text-unigram", learner="maxent", l2=0.01, epochs=5).fit(DOCS, LABELS)
+    assert (maxent.learner.name, maxent.learner.l2, maxent.learner.epochs) == ("maxent", 0.01, 5)
+    assert Classifier("text-presence", learner="naive-bayes", alpha=0.1).fit(DOCS, LABELS).learner.alpha == 0.1
+    assert Classifier("text-unigram").fit(DOCS, LABELS).learner.batch_size == 8
+    given = make_learner("averaged-perceptron", batch_size=2, progress=False)
+    clf = Classifier("text-unigram", given, epochs=3, seed=7).fit(DOCS, LABELS)
+    assert (clf.learner.epochs, clf.learner.seed, clf.learner.batch_size) == (3, 7, 2)
+    assert clf.learner is not given and given.epochs == 10 and not hasattr(given, "weights_")  # left as given
+    with pytest.raises(OptionValueError, match=r"learner 'naive-bayes' has no option C \(its options: alpha, "
+                                               r"variant, seed\)"):
+        Classifier("text-presence", learner="naive-bayes", C=1.0).fit(DOCS, LABELS)
+    with pytest.raises(OptionValueError, match="learner 'averaged-perceptron' has no option l2"):
+        Classifier("text-unigram", given, l2=0.5).fit(DOCS, LABELS)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'epochz'"):
+        Classifier(epochz=3)
+
+
+def test_the_constructor_stores_parameters_that_fit_checks():
+    """scikit-learn's rule: __init__ stores its arguments unchanged; fit checks them."""
+    clf = Classifier("no-such-features", "no-such-learner", epochs=-1, held_out=7, bits="x")
+    assert clf.get_params(deep=False)["epochs"] == -1 and clf.get_params(deep=False)["bits"] == "x"
+    with pytest.raises(StructlinError, match="held_out must be a fraction"):
+        clf.fit(DOCS, LABELS)
+    with pytest.raises(StructlinError, match="unknown learner 'no-such-learner'"):
+        clf.set_params(held_out=None).fit(DOCS, LABELS)
+    with pytest.raises(OptionValueError, match="epochs must be at least 1, got -1"):
+        clf.set_params(learner="perceptron").fit(DOCS, LABELS)
+    with pytest.raises(OptionValueError, match="bits and hash_seed must be integers"):
+        clf.set_params(epochs=None).fit(DOCS, LABELS)
+
+
+def test_get_params_set_params_and_repr():
+    clf = Classifier("text-unigram", "maxent", l2=0.5)
+    params = clf.get_params(deep=False)
+    assert list(params) == list(inspect.signature(Classifier).parameters)
+    assert params["features"] == "text-unigram" and params["learner"] == "maxent" and params["l2"] == 0.5
+    assert params["epochs"] is None and params["alpha"] is None  # every learner's options, None: not given
+    assert clf.set_params(learner="svm", l2=None, C=0.1) is clf
+    assert repr(clf) == "Classifier(features='text-unigram', learner='svm', C=0.1)"
+    instance = Classifier(learner=make_learner("maxent", l2=0.3))
+    assert instance.get_params()["learner__l2"] == 0.3 and "learner__l2" not in instance.get_params(deep=False)
+    instance.set_params(learner__l2=0.2)
+    assert instance.get_params(deep=False)["learner"].l2 == 0.2
+    with pytest.raises(OptionValueError, match="Classifier has no parameter 'epocs'"):
+        clf.set_params(epocs=3)
+    with pytest.raises(OptionValueError, match="learner__l2: learner is 'svm', which has no parameters of its own"):
+        clf.set_params(learner__l2=0.2)
+    # the parameters stay as given while fit builds what they name: learner and feature_set are the built ones
+    clf.set_params(learner="perceptron", C=None, epochs=2).fit(DOCS, LABELS)
+    assert clf.get_params()["learner"] == "perceptron" and clf.learner.name == "perceptron"
+    assert clf.get_params()["features"] == "text-unigram" and clf.feature_set.name == "text-unigram"
+
+
+def test_labels_of_any_type_are_kept():
+    """Labels keep their types: classes_ is a numpy array of them, predict returns them, a model file keeps
+    strings, integers, numbers and true/false; 1 and "1" are two labels, ordered numbers first."""
+    ints = Classifier("text-unigram", epochs=5).fit(DOCS, [1 if y == "pos" else 0 for y in LABELS])
+    assert ints.classes_.dtype.kind == "i" and ints.classes_.tolist() == [0, 1]
+    predicted = ints.predict(DOCS)
+    assert predicted.dtype.kind == "i" and np.mean(predicted == np.array([1, 1, 0, 0, 1, 0])) == 1.0
+    assert ints.score(DOCS, [1, 1, 0, 0, 1, 0]) == 1.0 and ints.classify(DOCS[0]) == 1
+    documents, mixed_labels = ["aa", "bb", "cc", "aa aa", "bb bb", "cc cc"], [1, "1", 2, 1, "1", 2]
+    mixed = Classifier("text-unigram", epochs=5).fit(documents, mixed_labels)
+    assert mixed.classes_.dtype == object and mixed.classes_.tolist() == [1, 2, "1"]
+    assert mixed.predict(documents).tolist() == mixed_labels
+    assert mixed.report(documents, mixed_labels).labels == [1, 2, "1"] and "Per class" in mixed.report(
+        documents, mixed_labels).format()
+    flags = Classifier("text-unigram", epochs=5).fit(DOCS, np.array([y == "pos" for y in LABELS]))
+    assert flags.classes_.dtype == bool and flags.predict(DOCS[:1]).tolist() == [True]
+
+
+def test_typed_labels_survive_save_and_load(tmp_path):
+    for labels in ([0, 1, 0, 1, 0, 1], [0.5, 1.5, 0.5, 1.5, 0.5, 1.5], [1, "1", 1, "1", True, "x"]):
+        clf = Classifier("text-unigram", epochs=2).fit(DOCS, labels)
+        clf.save(tmp_path / "m.model")
+        loaded = Classifier.load(tmp_path / "m.model")
+        assert loaded.classes_.dtype == clf.classes_.dtype and loaded.classes_.tolist() == clf.classes_.tolist()
+        assert [type(y) for y in loaded.classes_.tolist()] == [type(y) for y in clf.classes_.tolist()]
+        np.testing.assert_array_equal(loaded.predict(DOCS), clf.predict(DOCS))
+    pairs = Classifier("text-unigram", epochs=2).fit(DOCS, [("a", 1), ("b", 2)] * 3)
+    assert pairs.predict(DOCS[:2]).tolist() == [("a", 1), ("b", 2)]
+    with pytest.raises(StructlinError, match=r"the label \('a', 1\) \(tuple\) cannot be saved: a model file keeps "
+                                             "labels that are non-empty strings, integers, finite numbers or"):
+        pairs.save(tmp_path / "pairs.model")
+
+
+@pytest.mark.parametrize("labels, message", [
+    ([1, 2, 3, 1, 2, float("nan")], "document 6 has the label nan, which is not finite"),
+    ([[1], 2, 3, 1, 2, 3], r"document 1 has the label \[1\] \(list\), which is not hashable"),
+    (["pos", None, "neg", "neg", "pos", "neg"], "document 2 has an empty label"),
+    (np.array([[1], [2], [1], [2], [1], [2]]), r"expected labels as a sequence, one per document, got an array of "
+                                              r"shape \(6, 1\)"),
+    (None, "requires y to be passed, but the target y is None"),
+    (LABELS[:5], "training data: 6 documents but 5 labels"),
+])
+def test_labels_that_are_no_labels(labels, message):
+    with pytest.raises(CorpusFormatError, match=message) as caught:
+        Classifier("text-unigram").fit(DOCS, labels)
+    assert isinstance(caught.value, ValueError)
+
+
+class _Series:
+    """What a pandas Series offers here: __array__ and iteration (pandas is not a dependency)."""
+
+    def __init__(self, values):
+        self.values = list(values)
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array(self.values, dtype=object)
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def __len__(self):
+        return len(self.values)
+
+
+def test_documents_from_any_sequence():
+    """Lists, tuples, numpy arrays and array-likes (a pandas Series) of texts give the same model."""
+    expected = Classifier("text-unigram", epochs=3).fit(DOCS, LABELS).decision_function(DOCS)
+    for X, y in ((tuple(DOCS), tuple(LABELS)), (np.array(DOCS), np.array(LABELS)), (_Series(DOCS), _Series(LABELS))):
+        clf = Classifier("text-unigram", epochs=3).fit(X, y)
+        np.testing.assert_array_equal(clf.decision_function(X), expected)
+        assert clf.predict(X).tolist() == LABELS and not hasattr(clf, "n_features_in_")
+    for bad in ({"a": 1}, 5):
+        with pytest.raises(TypeError, match="expected training data as a sequence of documents"):
+            Classifier("text-unigram").fit(bad, LABELS)
+
+
+def test_numeric_matrices_are_feature_dicts():
+    """A 2-D array of numbers, rows of numbers or a scipy sparse matrix: one {column: value} feature dict of the
+    non-zero entries per row, for the numeric feature set (chosen for them by features=None)."""
+    rows = np.random.default_rng(0).normal(size=(12, 4)) * (np.arange(12) % 3 != 0)[:, None]
+    labels = ["a", "b", "c"] * 4
+    dicts = [{j: v for j, v in enumerate(row) if v != 0} for row in rows.tolist()]
+    expected = Classifier("numeric", epochs=3).fit(dicts, labels).decision_function(dicts)
+    for X in (rows, rows.tolist(), scipy.sparse.csr_matrix(rows), scipy.sparse.coo_array(rows), rows.astype(object)):
+        clf = Classifier(epochs=3).fit(X, labels)
+        assert clf.feature_set.name == "numeric" and clf.n_features_in_ == 4
+        np.testing.assert_array_equal(clf.decision_function(X), expected)
+    with pytest.raises(CorpusFormatError, match="input: X has 3 features, but Classifier is expecting 4 features"):
+        clf.predict(rows[:, :3])
+    with pytest.raises(CorpusFormatError, match="got a 1-D array of numbers. Reshape your data"):
+        clf.predict(rows[0])
+    with pytest.raises(CorpusFormatError, match="Complex data not supported"):
+        clf.predict(rows + 1j)
+    assert clf.fit(dicts, labels) and not hasattr(clf, "n_features_in_")  # a fit on dicts has no columns
+
+
+def test_not_fitted_and_capabilities():
+    """Before fit: NotFittedError (a StructlinError, a ValueError and an AttributeError, as scikit-learn's), so
+    hasattr(model, "classes_") is False; predict_proba exists only with a probabilistic learner, partial_fit only
+    with an online one."""
+    clf = Classifier("text-unigram")
+    for method in (clf.predict, clf.decision_function):
+        with pytest.raises(NotFittedError, match="this classifier is not trained yet") as caught:
+            method(DOCS)
+        assert isinstance(caught.value, (StructlinError, ValueError, AttributeError))
+    assert not hasattr(clf, "classes_") and not hasattr(clf, "predict_proba") and hasattr(clf, "partial_fit")
+    maxent = Classifier("text-unigram", "maxent")
+    assert hasattr(maxent, "predict_proba") and hasattr(maxent, "predict_log_proba")
+    assert not hasattr(maxent, "partial_fit")
+    with pytest.raises(NotFittedError):
+        maxent.predict_proba(DOCS)
+    with pytest.raises(TypeError, match="learner 'maxent' is not online"):
+        maxent.partial_fit(DOCS, LABELS, classes=["neg", "pos"])

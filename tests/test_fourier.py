@@ -186,7 +186,7 @@ def test_classifier_save_load_predicts_the_same(tmp_path):
     clf.save(tmp_path / "rings.model")
     loaded = Classifier.load(tmp_path / "rings.model")
     assert loaded.feature_set == clf.feature_set
-    assert loaded.predict(test) == clf.predict(test)
+    np.testing.assert_array_equal(loaded.predict(test), clf.predict(test))
     np.testing.assert_array_equal(loaded.decision_function(test), clf.decision_function(test))
 
 

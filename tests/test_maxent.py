@@ -259,7 +259,7 @@ def test_command_line_trains_maxent(tmp_path, capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("iteration   1  objective ") and "gradient norm" in out[0]
-    assert Classifier.load(model).predict(DOCS) == LABELS
+    assert Classifier.load(model).predict(DOCS).tolist() == LABELS
     assert main(argv + ["--margin", "1"]) == 1
     assert capsys.readouterr().err.strip() == "structlin: error: --margin does not apply to learner 'maxent'"
 

@@ -128,8 +128,8 @@ def direct_bernoulli(alpha: float) -> np.ndarray:
 def test_scores_predictions_and_probabilities_are_bayes_rule(learner, features, direct):
     clf = Classifier(features, learner).fit(TRAIN, LABELS)
     expected = direct(0.7)
-    np.testing.assert_allclose(clf.decision_function(TEST), expected, rtol=1e-6)  # float32 feature values
-    assert clf.predict(TEST) == [clf.classes_[k] for k in expected.argmax(axis=1)]
+    np.testing.assert_allclose(clf.label_scores(TEST), expected, rtol=1e-6)  # float32 feature values
+    assert clf.predict(TEST).tolist() == [clf.classes_[k] for k in expected.argmax(axis=1)]
     posterior = np.exp(expected - expected.max(axis=1, keepdims=True))
     np.testing.assert_allclose(clf.predict_proba(TEST), posterior / posterior.sum(axis=1, keepdims=True), rtol=1e-6)
     assert clf.history_[0]["mixed_sign_rows"] == 0
@@ -150,14 +150,14 @@ FROGS = FeatureSet.from_dict({"name": "frogs", "values": "count",
 def test_the_lecture_frogs():
     frogs = [{"convexity": c, "speed": s} for c, s in EDIBLE + INEDIBLE]
     clf = Classifier(FROGS, NaiveBayes(alpha=1e-9)).fit(frogs, ["+"] * 6 + ["-"] * 8)  # α → 0: the lecture's MLE
-    assert clf.classes_ == ["+", "-"]
+    assert clf.classes_.tolist() == ["+", "-"]
     # A frog without attributes has the bias feature alone: its score is the bias weight times its value, log P(y).
-    np.testing.assert_allclose(np.exp(clf.decision_function([{}])[0]), [6 / 14, 8 / 14], rtol=1e-12)
+    np.testing.assert_allclose(np.exp(clf.label_scores([{}])[0]), [6 / 14, 8 / 14], rtol=1e-12)
     frog = {"convexity": "med", "speed": "med"}
-    assert clf.predict([frog]) == ["-"]
+    assert clf.predict([frog]).tolist() == ["-"]
     # Multinomial NB over the two attribute events estimates P(f|y) = count / (2 · N_y), half the lecture's
     # per-attribute P(x_i|y) = count / N_y: the joint score is the lecture's over 2² for both labels alike.
-    joint_probability = np.exp(clf.decision_function([frog])[0]) * 2**2
+    joint_probability = np.exp(clf.label_scores([frog])[0]) * 2**2
     np.testing.assert_allclose(joint_probability, [6 / 14 * 2 / 6 * 1 / 6, 8 / 14 * 3 / 8 * 1 / 8], rtol=1e-6)
     assert np.round(joint_probability, 3).tolist() == [0.024, 0.027]
     np.testing.assert_allclose(clf.predict_proba([frog])[0], [8 / 17, 9 / 17], rtol=1e-6)  # the posterior is exact
@@ -230,7 +230,7 @@ def test_any_feature_set_gets_the_constant_feature_it_needs(learner, tmp_path):
     added.save(tmp_path / "m.model")
     np.testing.assert_array_equal(Classifier.load(tmp_path / "m.model").predict_proba(TEST), added.predict_proba(TEST))
     default = Classifier(learner=learner).fit(TRAIN, LABELS)  # tf-idf, L2: Bernoulli NB sees their presence
-    assert default.predict(["good good fun", "bad boring"]) == ["pos", "neg"]
+    assert default.predict(["good good fun", "bad boring"]).tolist() == ["pos", "neg"]
     if learner == "bernoulli-nb":
         presence = Classifier(FeatureSet.from_dict({**words, "values": "tfidf", "normalize": "l2"}), learner)
         np.testing.assert_allclose(presence.fit(TRAIN, LABELS).predict_proba(TEST), added.predict_proba(TEST),
@@ -281,9 +281,9 @@ def test_complement_weights_by_hand():
                 "z": {"aa": np.log(6 / 3), "bb": np.log(6 / 2), "cc": np.log(6 / 1)}}
     for label, words in expected.items():
         for word, weight in words.items():
-            scores = clf.decision_function([word])[0] - clf.decision_function([""])[0]
-            assert scores[clf.classes_.index(label)] == pytest.approx(weight)
-    np.testing.assert_allclose(clf.decision_function([""])[0], np.log([0.5, 0.5]))
+            scores = clf.label_scores([word])[0] - clf.label_scores([""])[0]
+            assert scores[clf.classes_.tolist().index(label)] == pytest.approx(weight)
+    np.testing.assert_allclose(clf.label_scores([""])[0], np.log([0.5, 0.5]))
 
 
 def test_without_dev_alpha_is_chosen_on_a_seeded_held_out_tenth(tmp_path, nltk_data_dir):

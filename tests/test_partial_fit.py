@@ -31,11 +31,11 @@ def test_one_call_per_epoch_is_fit(features, cls, shuffle):
     for epochs in (1, 2, 3):
         assert online.partial_fit(DOCS, LABELS, classes=["pos", "neg"] if epochs == 1 else None) is online
         batch = Classifier(features, learner(cls, epochs=epochs, seed=4, shuffle=shuffle)).fit(DOCS, LABELS)
-        assert online.classes_ == batch.classes_ == ["neg", "pos"]
+        assert online.classes_.tolist() == batch.classes_.tolist() == ["neg", "pos"]
         assert online.joint.columns.tolist() == batch.joint.columns.tolist()
         np.testing.assert_array_equal(online.weights_, batch.weights_)
         np.testing.assert_array_equal(online.decision_function(TEST), batch.decision_function(TEST))
-        assert online.predict(TEST) == batch.predict(TEST)
+        np.testing.assert_array_equal(online.predict(TEST), batch.predict(TEST))
         assert [r["train_mistakes"] for r in online.history_] == [r["train_mistakes"] for r in batch.history_]
     # After fit, partial_fit goes on with fit's run: 2 epochs, then one call, make 3 epochs.
     resumed = Classifier(features, learner(cls, epochs=2, seed=4, shuffle=shuffle)).fit(DOCS, LABELS)
@@ -51,14 +51,14 @@ def test_features_first_seen_in_a_later_batch_get_weights():
     new = np.setdiff1d(clf._extractor.counts(batch).indices, clf.joint.columns)
     assert len(new) == 2  # superb and "superb film"; film is known
     superb = clf._extractor.counts(["superb"]).indices[0]
-    assert clf.predict(["superb"]) == ["neg"]  # no known feature: a tie, the first class
+    assert clf.predict(["superb"]).tolist() == ["neg"]  # no known feature: a tie, the first class
     old_rows = clf.joint.n_rows
     clf.partial_fit(batch, ["pos", "pos"])  # "superb" alone is a mistake: its feature is updated
     assert clf.joint.n_rows == old_rows + 2 and np.isin(new, clf.joint.columns).all()
     emission = clf.joint.emission_weights(clf.weights_)
     assert np.any(emission[np.searchsorted(clf.joint.columns, superb)] != 0)
-    assert clf.predict(["superb"]) == ["pos"]
-    assert clf.predict(DOCS) == LABELS  # the features of batch 1 keep their weights
+    assert clf.predict(["superb"]).tolist() == ["pos"]
+    assert clf.predict(DOCS).tolist() == LABELS  # the features of batch 1 keep their weights
 
 
 def test_idf_is_estimated_on_the_first_batch_and_kept():
@@ -78,7 +78,7 @@ def test_idf_is_estimated_on_the_first_batch_and_kept():
 def test_errors():
     with pytest.raises(StructlinError, match="first partial_fit call needs classes"):
         Classifier("text-unigram").partial_fit(DOCS, LABELS)
-    with pytest.raises(StructlinError, match="classes has 1 distinct label"):
+    with pytest.raises(StructlinError, match=r"classes: 1 distinct label \(1 class\)"):
         Classifier("text-unigram").partial_fit(DOCS[:2], LABELS[:2], classes=["pos", "pos"])
     with pytest.raises(StructlinError, match=r"document 3 has label 'neg', which is not in classes_ \['pos', 'x'\]"):
         Classifier("text-unigram").partial_fit(DOCS, LABELS, classes=["pos", "x"])
@@ -111,7 +111,8 @@ def test_save_load_after_partial_fit(tmp_path, features):
     clf.save(tmp_path / "m.model")
     loaded = Classifier.load(tmp_path / "m.model")
     np.testing.assert_array_equal(loaded.decision_function(TEST), clf.decision_function(TEST))
-    assert loaded.predict(TEST) == clf.predict(TEST) and loaded.classes_ == clf.classes_
+    assert loaded.predict(TEST).tolist() == clf.predict(TEST).tolist()
+    assert loaded.classes_.tolist() == clf.classes_.tolist()
     assert loaded.history_ == clf.history_
     # A loaded model trains on: a new run from its weights, the epochs numbered on from the file's.
     rows = loaded.joint.n_rows

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from structlin import FeatureSet, Tagger
-from structlin.errors import CorpusFormatError, ModelFormatError, StructlinError
+from structlin.errors import CorpusFormatError, ModelFormatError, NotFittedError, OptionValueError, StructlinError
 from structlin.learners.perceptron import RELATIVE_MARGIN_DEFAULT
 from structlin.readers import Sentence, read_conllu
 
@@ -81,10 +81,32 @@ def test_fit_rejects_untagged_token_lists():
 
 def test_unfitted_tagger_raises():
     tagger = Tagger("pos-basic", bits=12)
-    with pytest.raises(StructlinError, match="not trained yet"):
+    with pytest.raises(NotFittedError, match="not trained yet"):
         tagger.tag(["a"])
-    with pytest.raises(StructlinError, match="not trained yet"):
+    with pytest.raises(NotFittedError, match="not trained yet"):
         tagger.save("never-written.model")
+    assert not hasattr(tagger, "classes_") and not hasattr(tagger, "known_words_")
+
+
+def test_learner_options_decoder_and_parameters():
+    """Learner options are parameters of the tagger too (batch_size 4 for a learner given by name); the decoder
+    parameter stays as given while ``decoder`` reads the decoder it names; set_params acts at the next fit."""
+    tagger = Tagger("pos-basic", "svm", "greedy", C=0.5, epochs=2, bits=14, progress=False)
+    assert tagger.get_params(deep=False)["decoder"] == "greedy" and tagger.decoder.name == "greedy"
+    assert repr(tagger) == "Tagger(features='pos-basic', learner='svm', decoder='greedy', bits=14, epochs=2, " \
+                           "progress=False, C=0.5)"
+    tagger.fit(TOY)
+    assert (tagger.learner.C, tagger.learner.epochs, tagger.learner.batch_size) == (0.5, 2, 4)
+    assert tagger.score(TOY) == tagger.accuracy(TOY)
+    tagger.set_params(decoder="multiclass")
+    assert tagger.decoder.name == "greedy" and tagger.joint.transitions  # the trained model, until the next fit
+    assert tagger.fit(TOY).decoder.name == "multiclass" and not tagger.joint.transitions
+    with pytest.raises(OptionValueError, match=r"learner 'averaged-perceptron' has no option alpha \(its options: "):
+        Tagger("pos-basic", alpha=1.0).fit(TOY)
+    with pytest.raises(StructlinError, match="unknown decoder 'beam'"):
+        Tagger("pos-basic", decoder="beam").fit(TOY)
+    with pytest.raises(OptionValueError, match="labels single instances"):
+        Tagger("pos-basic", "naive-bayes").fit(TOY)
 
 
 def test_predict_rejects_non_string_tokens(toy_tagger):

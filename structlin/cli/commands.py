@@ -188,13 +188,12 @@ def _train(args) -> None:
     """``train tagger`` and ``train classifier``: fit on the training data (dev for early stopping), save."""
     task = TASKS[args.model]
     learner = _learner(args, task, progress=False if args.quiet else None)  # refuse a bad option before reading
+    if args.no_tune:  # the fixed values of the settings the learner would choose on dev
+        learner.set_params(**{option.name: option.untuned for option in learner.options
+                              if option.untuned is not None and getattr(learner, option.name) is None})
     train, dev = _train_and_dev(args, task)
     held_out = HELD_OUT if dev is None and args.dev != "none" and not args.no_tune else None
     model = _new_model(args, task, learner, held_out)
-    if args.no_tune:  # the fixed values of the settings the learner would choose on dev
-        untuned = {option.name: option.untuned for option in model.learner.options
-                   if option.untuned is not None and getattr(model.learner, option.name) is None}
-        model.learner.set_params(**untuned)
     began = time.perf_counter()
     task.fit(model, train, dev)
     seconds = time.perf_counter() - began

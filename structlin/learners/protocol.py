@@ -230,9 +230,14 @@ class Learner:
         return {option.name: getattr(self, option.name) for option in self.options if option.stored}
 
     def __repr__(self) -> str:
-        changed = {k: v for k, v in self.get_params().items() if v is not self.option(k).default
-                   and not (isinstance(v, (bool, int, float, str)) and v == self.option(k).default)}
+        changed = {k: v for k, v in self.get_params().items() if not is_default(v, self.option(k).default)}
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+
+
+def is_default(value, default) -> bool:
+    """Whether a parameter's ``value`` is its ``default`` (the same object, or an equal scalar): what a ``repr``
+    leaves out."""
+    return value is default or (isinstance(value, (bool, int, float, str)) and value == default)
 
 
 def with_defaults(options: tuple[Option, ...], **defaults) -> tuple[Option, ...]:
