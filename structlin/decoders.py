@@ -9,6 +9,12 @@ Every decoder works on :class:`~structlin.joint.Scores` and never knows which le
 
 ``E`` are the emission scores and ``A`` the transition scores; ``T`` is always a number of time steps.
 
+Scores that carry ``allowed`` labels (a tag dictionary's candidates, :mod:`structlin.tagdict`) restrict every
+decoder to the outputs whose labels are all allowed: Viterbi's argmax then runs a sparse recursion over the
+allowed labels only (:class:`_Lattice`) where its cost model predicts it faster (:meth:`Viterbi.sparse_pays`);
+everything else sets the emissions of the other labels to −inf (:meth:`Scores.masked`), exact but no faster.
+Without ``allowed``, every decoder runs as it always did.
+
 ``loss_augmented_argmax`` adds the task loss of every wrong label at every position (a :class:`Cost`:
 Hamming by default) and runs the *unchanged* decoder.  A chain decoder that is not exact (Greedy) names
 the exact one of the same structure, :attr:`Decoder.exact`, for learners that need a true argmax or a
@@ -27,8 +33,8 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .errors import UnknownNameError
-from .joint import Scores
-from .matrix import FeatureMatrix
+from .joint import Chains, Scores
+from .matrix import FeatureMatrix, ranges
 
 
 @dataclass
@@ -108,10 +114,10 @@ class Multiclass(Decoder):
     uses_transitions = False
 
     def argmax(self, scores: Scores) -> np.ndarray:
-        return scores.emissions.argmax(axis=1)
+        return scores.masked().emissions.argmax(axis=1)
 
     def marginals(self, scores: Scores, *, summed_edges: bool = False) -> Marginals:
-        E = scores.emissions
+        E = scores.masked().emissions
         row_log_z = logsumexp(E, axis=1)
         per_instance = np.zeros(len(scores.lengths))
         starts = np.concatenate([[0], np.cumsum(scores.lengths)[:-1]])
@@ -123,7 +129,7 @@ class Multiclass(Decoder):
     def max_marginals(self, scores: Scores) -> np.ndarray:
         """Positions are independent: ``μ[p, k] = E[p, k] + Σ_{q ≠ p} max E[q]`` over the positions ``q``
         of ``p``'s instance."""
-        E = scores.emissions
+        E = scores.masked().emissions
         best = E.max(axis=1, initial=-np.inf)
         instance = np.repeat(np.arange(len(scores.lengths)), scores.lengths)
         total = np.bincount(instance, best, minlength=len(scores.lengths))
@@ -158,12 +164,178 @@ class _Padded:
         return padded[self.slot]
 
 
+class _Lattice:
+    """The allowed labels of a batch as a sparse lattice, for Viterbi's restricted recursion.
+
+    A *node* is an allowed label at a position.  Positions are numbered time-major (step ``t`` of every
+    instance at least ``t + 1`` long, instances in order) and the nodes follow that order, each position's
+    labels increasing: the nodes of position ``q`` are ``indptr[q] : indptr[q + 1]``, the positions of
+    step ``t`` are ``step_positions[t] : step_positions[t + 1]``.  The *edges* into a node come from every
+    node of the previous position of its instance (``previous[q]``; −1 at step 0), the nodes
+    ``source_start[n] : source_start[n] + source_size[n]``: ``Σ_p K_{p−1} K_p`` edges in a batch (``K_p``
+    allowed labels at ``p``) where the dense recursion has ``L²`` per instance and step.
+
+    A position whose labels are all allowed, after one whose labels are too (two unknown words in a row),
+    is a block: its ``L × L`` edges are the dense recursion's, computed as it does, without gathers.  The
+    recursion at step ``t`` thus visits the nodes ``targets[step_targets[t] : step_targets[t + 1]]`` edge
+    by edge and the positions ``blocks[step_blocks[t] : step_blocks[t + 1]]`` at once.
+    """
+
+    def __init__(self, scores: Scores):
+        self.lengths = lengths = np.asarray(scores.lengths, dtype=np.int64)
+        n_positions, L = scores.emissions.shape
+        chain = Chains(lengths)
+        self.first = np.cumsum(lengths) - lengths  # each instance's first position
+        step = np.arange(n_positions) - np.repeat(self.first, lengths)
+        order = np.argsort(step, kind="stable")  # the positions, time-major
+        self.rank = np.empty_like(order)  # the time-major number of every position
+        self.rank[order] = np.arange(n_positions)
+        self.step_positions = np.concatenate([[0], np.cumsum(np.bincount(step))])
+        position, self.label = np.nonzero(scores.allowed[order])
+        sizes = np.bincount(position, minlength=n_positions)
+        self.indptr = np.concatenate([[0], np.cumsum(sizes)])
+        # start and end are folded into the first and last emissions, in _Padded's order.
+        E = scores.emissions.copy()
+        E[chain.first] += scores.start
+        E[chain.last] += scores.end
+        self.emissions = E[order[position], self.label]
+        self.previous = np.full(n_positions, -1)
+        self.previous[self.rank[chain.followers]] = self.rank[chain.followers - 1]
+        has_previous = self.previous >= 0
+        start, size = np.zeros(n_positions, dtype=np.int64), np.zeros(n_positions, dtype=np.int64)
+        start[has_previous] = self.indptr[self.previous[has_previous]]
+        size[has_previous] = sizes[self.previous[has_previous]]
+        self.source_start, self.source_size = start[position], size[position]
+        block = has_previous & (sizes == L) & (size == L)
+        self.targets = np.flatnonzero(has_previous[position] & ~block[position])
+        self.step_targets = np.searchsorted(self.targets, self.indptr[self.step_positions])
+        self.blocks = np.flatnonzero(block)
+        self.step_blocks = np.searchsorted(self.blocks, self.step_positions)
+        self.n_labels, self.next_previous = L, np.ascontiguousarray(scores.transitions.T)
+        self.row = self.label * L  # each node's row of next_previous, flat
+
+    def edges(self, best: np.ndarray, targets: np.ndarray):
+        """The edges into the nodes ``targets``, as ``(sources, values, starts)``: the edges into
+        ``targets[i]`` are ``starts[i]`` up to ``starts[i + 1]``, from the nodes ``sources`` (labels
+        increasing), scoring ``best[source] + A[label of source, label of target]``."""
+        sizes = self.source_size[targets]
+        ends = np.cumsum(sizes)
+        starts = ends - sizes
+        sources = np.arange(ends[-1]) + np.repeat(self.source_start[targets] - starts, sizes)
+        # A's [next, previous] layout, flat: the edges into one node read one row.
+        values = best[sources]
+        values += self.next_previous.ravel()[np.repeat(self.row[targets], sizes) + self.label[sources]]
+        return sources, values, starts
+
+    def nodes(self, positions: np.ndarray):
+        """The nodes of ``positions`` (original numbering), as ``(nodes, starts)``: position ``i``'s are
+        ``starts[i]`` up to ``starts[i + 1]``."""
+        q = self.rank[positions]
+        sizes = self.indptr[q + 1] - self.indptr[q]
+        return ranges(self.indptr[q], self.indptr[q + 1]), np.cumsum(sizes) - sizes
+
+
+def _first_max(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The index in ``values`` of the first maximum of every segment ``values[starts[i] : starts[i + 1]]``
+    (the last one to the end; none empty): ties go to the earliest element, as ``argmax``'s do."""
+    top = np.maximum.reduceat(values, starts)
+    segment = np.zeros(len(values), dtype=np.intp)
+    segment[starts[1:]] = 1
+    segment = np.cumsum(segment)
+    hits = np.flatnonzero(values == top[segment])
+    return hits[np.concatenate([[True], np.diff(segment[hits]) > 0])]
+
+
 class Viterbi(Decoder):
-    """Exact decoding of a first-order chain; its forward–backward marginals."""
+    """Exact decoding of a first-order chain; its forward–backward marginals.
+
+    ``restricted`` says how scores with ``allowed`` labels are decoded: ``"sparse"``, by the recursion over
+    the allowed labels only (:meth:`restricted_argmax`); ``"masked"``, by the dense recursion over masked
+    scores (:meth:`Scores.masked`); ``"auto"``, by the one :meth:`sparse_pays` predicts to be faster.  All
+    three give the same labels.
+    """
 
     name = "viterbi"
 
+    #: Costs in edges of the dense recursion (about 0.5 ns each), measured by ``scripts/bench_tagdict.py``: an
+    #: edge of the sparse recursion gathered by index, one step of it (its numpy calls, forward and back),
+    #: and one of the dense recursion's ``B·L`` reductions over the previous labels besides its ``L`` edges.
+    GATHERED_EDGE_COST, STEP_COST, ROW_COST = 10, 40_000, 100
+
+    def __init__(self, restricted: str = "auto"):
+        if restricted not in ("auto", "sparse", "masked"):
+            raise ValueError(f"restricted must be 'auto', 'sparse' or 'masked', got {restricted!r}")
+        self.restricted = restricted
+
     def argmax(self, scores: Scores) -> np.ndarray:
+        if scores.allowed is None:
+            return self.dense_argmax(scores)
+        if self.restricted == "sparse" or (self.restricted == "auto" and self.sparse_pays(scores)):
+            return self.restricted_argmax(_Lattice(scores))
+        return self.dense_argmax(scores.masked())
+
+    @classmethod
+    def sparse_pays(cls, scores: Scores) -> bool:
+        """Whether the sparse recursion is predicted to be faster than the dense one for ``scores``: the
+        dense one costs ``B·L·(L + ROW_COST)`` per step, the sparse one :attr:`STEP_COST` per step,
+        ``L·(L + ROW_COST)`` per block (computed as the dense one is) and :attr:`GATHERED_EDGE_COST` per other
+        edge."""
+        lengths, L = np.asarray(scores.lengths), scores.n_labels
+        K, followers = scores.allowed.sum(axis=1), Chains(lengths).followers
+        edges = K[followers - 1] * K[followers]
+        blocks = int(np.count_nonzero(edges == L * L))
+        steps = int(lengths.max(initial=1)) - 1
+        gathered = int(edges.sum()) - blocks * L * L
+        sparse = cls.STEP_COST * steps + blocks * L * (L + cls.ROW_COST) + cls.GATHERED_EDGE_COST * gathered
+        return sparse < steps * len(lengths) * L * (L + cls.ROW_COST)
+
+    @staticmethod
+    def restricted_argmax(lattice: _Lattice) -> np.ndarray:
+        """The best output among those whose labels are all allowed, in ``O(Σ_p K_{p−1} K_p)`` work.
+
+        The recursion of :meth:`dense_argmax` over nodes instead of all labels: with ``S(n)`` the nodes of
+        the previous position of node ``n``'s instance and ``ℓ(n)`` its label,
+
+            best[n] = E[n]  at step 0,   best[n] = max_{j ∈ S(n)} (best[j] + A[ℓ(j), ℓ(n)]) + E[n]
+
+        the edges gathered per node, or for a block position at once as in the dense recursion.  Back
+        pointers are not kept: backtracking recomputes the edges into the one chosen node of each instance
+        (``K`` values, not ``K²``) and takes their first maximum, the lowest label, as the dense recursion
+        does; the values are the same sums, so they tie alike.
+        """
+        lengths, L = lattice.lengths, lattice.n_labels
+        out = np.zeros(int(lengths.sum()), dtype=np.int64)
+        if not len(out):
+            return out
+        best = lattice.emissions.copy()
+        labels = np.arange(L)
+        for t in range(1, len(lattice.step_positions) - 1):
+            targets = lattice.targets[lattice.step_targets[t] : lattice.step_targets[t + 1]]
+            if len(targets):
+                _, values, starts = lattice.edges(best, targets)
+                best[targets] += np.maximum.reduceat(values, starts)
+            blocks = lattice.blocks[lattice.step_blocks[t] : lattice.step_blocks[t + 1]]
+            if len(blocks):
+                previous = best[lattice.indptr[lattice.previous[blocks]][:, None] + labels]
+                best[lattice.indptr[blocks][:, None] + labels] += np.maximum.reduce(
+                    previous[:, None, :] + lattice.next_previous, axis=2)
+        # Backtracking visits the instances longest first, so those that reach step t are a prefix; each
+        # one's node starts as its best last node and follows the back pointers from its last step on.
+        order = np.argsort(-lengths, kind="stable")
+        order = order[lengths[order] > 0]
+        running = np.cumsum(np.bincount(lengths[order] - 1)[::-1])[::-1]  # running[t]: instances reaching t
+        nodes, starts = lattice.nodes(lattice.first[order] + lengths[order] - 1)
+        node = nodes[_first_max(best[nodes], starts)]
+        for t in range(len(running) - 1, -1, -1):
+            alive = node[: running[t]]
+            out[lattice.first[order[: running[t]]] + t] = lattice.label[alive]
+            if t:
+                sources, values, starts = lattice.edges(best, alive)
+                alive[:] = sources[_first_max(values, starts)]
+        return out
+
+    def dense_argmax(self, scores: Scores) -> np.ndarray:
+        """Viterbi's recursion over every label, ``O(T·B·L²)`` (``allowed`` is ignored)."""
         pad = _Padded(scores)
         E = pad.E
         T, B, L = E.shape
@@ -199,7 +371,10 @@ class Viterbi(Decoder):
 
             a_0 = E_0,   a_t[k] = max_j (a_{t−1}[j] + A[j, k]) + E_t[k]
             b_{n−1} = 0,   b_t[k] = max_j (A[k, j] + E_{t+1}[j] + b_{t+1}[j])
+
+        Labels that are not ``allowed`` get ``μ = −inf`` (over masked scores: exact, but no faster).
         """
+        scores = scores.masked()
         pad = _Padded(scores)
         E, A = pad.E, scores.transitions
         forward, backward = E.copy(), np.zeros_like(E)
@@ -227,7 +402,11 @@ class Viterbi(Decoder):
         ``summed_edges`` the edge marginals come back summed over every edge of the batch (``L × L``,
         the expected transition counts: ``K ⊙ Σ_t α̂_{t−1}ᵀ (ψ_t ⊙ β̂_t / (c_t z_t))``, one product),
         without materialising them per edge.
+
+        With ``allowed`` labels, the distribution is over the outputs whose labels are all allowed (over
+        masked scores: exact, but no faster); the others get probability 0.
         """
+        scores = scores.masked()
         pad = _Padded(scores)
         T, B, L = pad.E.shape
         top = pad.E.max(axis=2)
@@ -277,7 +456,7 @@ class Greedy(Decoder):
         return Viterbi()
 
     def argmax(self, scores: Scores) -> np.ndarray:
-        pad = _Padded(scores)
+        pad = _Padded(scores.masked())
         E = pad.E
         if E.shape[0] == 0:
             return np.zeros(0, dtype=np.int64)

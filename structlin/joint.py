@@ -77,8 +77,12 @@ class Scores:
     """Scores of every label at every position of a batch of instances, plus transition scores.
 
     ``emissions[p, y]`` is ``w · (f(x, p) ⊗ e_y)``; ``transitions[a, b]`` scores label ``a`` followed
-    by ``b``; ``start``/``end`` score the first/last label.  The last three are ``None`` without
+    by ``b``; ``start``/``end`` score the first/last label.  These three are ``None`` without
     transitions.
+
+    ``allowed`` (positions × labels, bool), when given, restricts the outputs to label sequences whose
+    every label is allowed at its position (a tag dictionary's candidates, :mod:`structlin.tagdict`):
+    every decoder then decodes over those outputs only.  Each position needs at least one allowed label.
     """
 
     emissions: np.ndarray
@@ -86,10 +90,27 @@ class Scores:
     transitions: np.ndarray | None = None
     start: np.ndarray | None = None
     end: np.ndarray | None = None
+    allowed: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.allowed is not None:
+            if self.allowed.shape != self.emissions.shape or self.allowed.dtype != bool:
+                raise ValueError(f"allowed must be a bool array of the emissions' shape {self.emissions.shape}, "
+                                 f"got {self.allowed.dtype} {self.allowed.shape}")
+            if not self.allowed.any(axis=1).all():
+                raise ValueError("every position needs at least one allowed label")
 
     @property
     def n_labels(self) -> int:
         return self.emissions.shape[1]
+
+    def masked(self) -> Scores:
+        """These scores with the emissions of labels that are not allowed at −inf, and no ``allowed``: the
+        same outputs score best (while an allowed output has a finite score), so a decoder that does not
+        exploit the restriction decodes these instead.  Without ``allowed``, the scores themselves."""
+        if self.allowed is None:
+            return self
+        return replace(self, emissions=np.where(self.allowed, self.emissions, -np.inf), allowed=None)
 
     def score(self, labels: np.ndarray) -> np.ndarray:
         """``w·φ(x, y)`` of every instance for the labels ``y`` of all positions (concatenated): the

@@ -1,0 +1,161 @@
+"""A tag dictionary: the labels each word may take, to restrict decoding to them.
+
+With hundreds of labels (the Brown corpus's full tag set has ~470), Viterbi's ``O(T·L²)`` recursion is
+slow, while most words are seen in training with one to three tags.  A :class:`TagDictionary` maps every
+word seen at least ``min_count`` times in training to the set of label ids seen with it; every other
+word (unknown, or rarer) may take any label.  Its :meth:`TagDictionary.mask` is the ``allowed`` field of
+:class:`~structlin.joint.Scores`, with which every decoder decodes over the outputs whose labels are all
+candidates, Viterbi in ``O(Σ_t K_{t−1}·K_t)`` (``K_t`` candidates at ``t``) instead of ``O(T·L²)``
+(:class:`~structlin.decoders.Viterbi`, which falls back to its dense recursion when that is faster).
+
+The dictionary is three plain arrays (:meth:`TagDictionary.to_arrays`), to be stored in a model file:
+the sorted 64-bit codes of its words and, as compressed sparse rows, their label ids.  A word's code is
+``H(word)`` (:meth:`structlin.hashing.FeatureHasher.string`, seed 0, whatever the model's feature hash),
+so the dictionary keeps no strings; two words whose codes collide (odds about ``n²/2⁶⁵`` for ``n``
+words) share the union of their labels, which only widens a search.
+
+Not yet wired into the models.  A tagger would:
+
+* fit: ``TagDictionary.build(word of every training token, joint.encode_labels(flat tags),
+  joint.n_labels, min_count=...)`` after the joint map is made (the word column of a token, as
+  ``known_words_`` collects it), and keep it as ``tagdict_``;
+* predict: look the tokens up once, ``rows = tagdict_.rows(flat words)``, and decode batch by batch as
+  ``predict_marginals`` does (``decode_batches`` hands its ``scores`` only the batch matrix, not its
+  positions): ``replace(scores, allowed=tagdict_.mask(rows[X.positions(chosen)]))`` before
+  ``decoder.argmax``;
+* train (optional; prediction is where the time goes): learners decode scores they make from batch
+  matrices, so the rows would have to travel with the indexed ``FeatureMatrix`` (``take`` keeping them)
+  for ``JointFeatureMap.scores`` to set ``allowed``.  A gold label outside its word's candidates (a
+  dictionary from other data, ``partial_fit``) cannot be predicted, but an update still happens;
+* save / load: ``**tagdict_.to_arrays()`` among ``_extra_arrays``; :attr:`TagDictionary.array_specs`
+  among the specs ``_array_specs`` gives when the metadata says the model has a dictionary
+  (``check_arrays`` wants exactly the arrays named, and knows the size ``labels``); and
+  ``TagDictionary.from_arrays(arrays, len(labels))`` in ``_restore``, its ``ValueError`` re-raised as a
+  ``ModelFormatError`` (``from_arrays`` checks what ``ArraySpec`` cannot: codes compared, not
+  subtracted, as uint64 differences wrap; rows non-empty; ids increasing within rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .hashing import FeatureHasher
+from .matrix import ranges
+from .modelfile import ArraySpec
+
+
+class TagDictionary:
+    """``word → sorted label ids``: row ``i`` of the CSR ``indptr``/``labels`` holds the ids of the word
+    whose code is ``codes[i]`` (``codes`` increasing); a word without a row may take any of ``n_labels``."""
+
+    #: What :meth:`to_arrays`' arrays must be in a model file (``labels`` is the model's number of labels).
+    array_specs = {
+        "tagdict_codes": ArraySpec("u", ("tagdict_words",)),
+        "tagdict_indptr": ArraySpec("iu", ("tagdict_words+1",)),
+        "tagdict_labels": ArraySpec("iu", ("tagdict_entries",), below="labels"),
+    }
+
+    def __init__(self, codes: np.ndarray, indptr: np.ndarray, labels: np.ndarray, n_labels: int):
+        """The dictionary of checked arrays; use :meth:`build` or :meth:`from_arrays`."""
+        self.codes, self.indptr, self.labels, self.n_labels = codes, indptr, labels, n_labels
+        self._hasher = FeatureHasher()
+
+    @classmethod
+    def build(cls, words: Sequence[str], labels, n_labels: int, *, min_count: int = 1) -> TagDictionary:
+        """The dictionary of training ``words`` (all tokens, concatenated) and their gold label ids
+        ``labels`` (in ``[0, n_labels)``): each word seen at least ``min_count`` times gets the labels
+        seen with it; rarer words get none, so they may take any label, as unknown words do."""
+        labels = np.asarray(labels)
+        if labels.shape != (len(words),) or (len(labels) and labels.dtype.kind not in "iu"):
+            raise ValueError(f"expected one integer label id per word ({len(words)}), "
+                             f"got {labels.dtype} {labels.shape}")
+        if type(n_labels) is not int or n_labels < 1:
+            raise ValueError(f"n_labels must be a positive integer, got {n_labels!r}")
+        if len(labels) and not (labels.min() >= 0 and labels.max() < n_labels):
+            raise ValueError(f"label ids must be in [0, {n_labels})")
+        if type(min_count) is not int or min_count < 1:
+            raise ValueError(f"min_count must be a positive integer, got {min_count!r}")
+        hasher = FeatureHasher()
+        codes, word, counts = np.unique(hasher.strings(words), return_inverse=True, return_counts=True)
+        pairs = np.unique(word * n_labels + labels.astype(np.int64))  # (word, label), word-major
+        pair_word, pair_label = np.divmod(pairs, n_labels)
+        kept = counts[pair_word] >= min_count
+        frequent = counts >= min_count
+        # Rows of the kept words, renumbered 0 … in code order.
+        row = np.cumsum(frequent) - 1
+        sizes = np.bincount(row[pair_word[kept]], minlength=int(frequent.sum()))
+        indptr = np.concatenate([[0], np.cumsum(sizes)])
+        return cls(codes[frequent], indptr, pair_label[kept], n_labels)
+
+    @property
+    def n_words(self) -> int:
+        return len(self.codes)
+
+    def rows(self, words: Sequence[str]) -> np.ndarray:
+        """The row of every word (the positions of a batch, concatenated), −1 for a word without one
+        (unknown, or rarer than ``min_count``): what :meth:`candidates` and :meth:`mask` read.  A model can
+        look its tokens up once and keep their rows beside its features."""
+        codes = self._hasher.strings(words)
+        row = np.searchsorted(self.codes, codes)
+        found = row < len(self.codes)
+        found[found] = self.codes[row[found]] == codes[found]
+        return np.where(found, row, -1)
+
+    def candidates(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The candidate label ids of the words of :meth:`rows` ``rows`` as a CSR ``(indptr, ids)``: word
+        ``i``'s are ``ids[indptr[i] : indptr[i + 1]]``, increasing; all labels for a word without a row."""
+        row = np.asarray(rows, dtype=np.int64)
+        # Ids are read from the dictionary's labels followed by every label once, for words without a row.
+        pool = np.concatenate([self.labels, np.arange(self.n_labels)])
+        known = row >= 0
+        first = np.where(known, self.indptr[row], len(self.labels))
+        stop = np.where(known, self.indptr[row + 1], len(pool))
+        return np.concatenate([[0], np.cumsum(stop - first)]), pool[ranges(first, stop)]
+
+    def mask(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`candidates` as a ``(words, n_labels)`` bool array: the ``allowed`` of
+        :class:`~structlin.joint.Scores`."""
+        indptr, ids = self.candidates(rows)
+        allowed = np.zeros((len(indptr) - 1, self.n_labels), dtype=bool)
+        allowed[np.repeat(np.arange(len(indptr) - 1), np.diff(indptr)), ids] = True
+        return allowed
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The dictionary as model-file arrays (see :attr:`array_specs`); :meth:`from_arrays` reads them."""
+        return {"tagdict_codes": self.codes, "tagdict_indptr": self.indptr, "tagdict_labels": self.labels}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], n_labels: int) -> TagDictionary:
+        """The dictionary of :meth:`to_arrays`' arrays, for a model of ``n_labels`` labels.  Arrays that do
+        not make a dictionary raise ``ValueError`` (a model loader reports it as a
+        :class:`~structlin.errors.ModelFormatError`): missing arrays, other dtypes or shapes, codes that do
+        not increase strictly, row bounds that are not those of the labels, a row without labels, or ids
+        that are out of range or do not increase strictly within their row."""
+        missing = sorted(set(cls.array_specs) - set(arrays))
+        if missing:
+            raise ValueError(f"the tag dictionary lacks the arrays {missing}")
+        codes, indptr, labels = (np.asarray(arrays[name]) for name in cls.array_specs)
+        if type(n_labels) is not int or n_labels < 1:
+            raise ValueError(f"n_labels must be a positive integer, got {n_labels!r}")
+        if codes.ndim != 1 or codes.dtype != np.uint64:
+            raise ValueError(f"tag dictionary codes must be one-dimensional uint64, got {codes.dtype} {codes.shape}")
+        for name, array in (("indptr", indptr), ("labels", labels)):
+            if array.ndim != 1 or array.dtype.kind not in "iu" or array.dtype.itemsize > 8:
+                raise ValueError(f"tag dictionary {name} must be one-dimensional integers, "
+                                 f"got {array.dtype} {array.shape}")
+        if (codes[1:] <= codes[:-1]).any():  # compared, not subtracted: uint64 differences wrap around
+            raise ValueError("tag dictionary codes do not increase strictly")
+        if len(indptr) != len(codes) + 1 or indptr[0] != 0 or indptr[-1] != len(labels):
+            raise ValueError(f"tag dictionary indptr must have {len(codes) + 1} bounds from 0 to {len(labels)}")
+        if (np.diff(indptr) <= 0).any():
+            raise ValueError("tag dictionary indptr must increase strictly (every word has a label)")
+        if len(labels) and (labels.min() < 0 or labels.max() >= n_labels):
+            raise ValueError(f"tag dictionary label ids must be in [0, {n_labels})")
+        indptr, labels = indptr.astype(np.int64), labels.astype(np.int64)
+        within_row = np.ones(len(labels), dtype=bool)
+        within_row[indptr[:-1]] = False  # the first id of a row follows nothing of its row
+        if (labels[1:] <= labels[:-1])[within_row[1:]].any():
+            raise ValueError("tag dictionary label ids must increase strictly within every word")
+        return cls(codes, indptr, labels, n_labels)
