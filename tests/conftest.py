@@ -54,3 +54,20 @@ def news_archive() -> Path:
     if path is None or not path.is_file():
         pytest.skip("20news-bydate.tar.gz not found: set STRUCTLIN_DATA to ../shared/corpora")
     return path
+
+
+_CASES_TRIED: list[str] = []
+
+
+@pytest.fixture
+def report_cases():
+    """``report_cases(line)``: record how many cases a property-based test tried (the line is printed in the
+    session's summary, so that CI's log shows it without ``-s``)."""
+    return _CASES_TRIED.append
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _CASES_TRIED:
+        terminalreporter.section("property-based tests: cases tried")
+        for line in _CASES_TRIED:
+            terminalreporter.write_line(line)

@@ -267,7 +267,7 @@ def _template_entry(meta, k: int, **changes):
     ("tagger-perceptron", 2, {"column": 7}, "column of 'lower' (#2) must name an input column"),
     ("classifier-naive-bayes", 2, {"truncate": -1}, "template 'words' (#2): truncate must be a positive number of "
                                                     "characters, at most 100, got -1"),
-    ("classifier-naive-bayes", 5, {"stopwords": [["re"]]}, "template 'header_words' (#5): stopwords must be a list "
+    ("classifier-naive-bayes", 6, {"stopwords": [["re"]]}, "template 'header_words' (#6): stopwords must be a list "
                                                           "of distinct strings"),
     ("classifier-perceptron", 1, {"lowercase": 1}, "template 'words' (#1): lowercase must be true or false, got 1"),
     ("classifier-perceptron", 1, {"pattern": "(\\w+)|(x)"}, "pattern must be a regular expression without "
@@ -278,6 +278,28 @@ def test_template_parameters_of_the_wrong_type_or_range(write, name, k, changes,
     with pytest.raises(ModelFormatError) as caught:
         load(path)
     assert str(caught.value).startswith(f"{path}: feature set: ") and message in str(caught.value), str(caught.value)
+
+
+@pytest.mark.parametrize("labels, message", [
+    ([[1], 2], "metadata 'labels' must be a list of distinct labels: non-empty strings, integers, finite numbers or "
+               "true/false, got \\[\\[1\\], 2\\]"),
+    ([1, 1.0], "metadata 'labels' must be a list of distinct labels"),  # one label, as for dict keys
+    ([True, 1], "metadata 'labels' must be a list of distinct labels"),
+    (["pos", ""], "metadata 'labels' must be a list of distinct labels"),
+    (["pos", None], "metadata 'labels' must be a list of distinct labels"),
+])
+def test_classifier_labels_of_the_wrong_type(write, labels, message):
+    path = write("classifier-perceptron", metadata=lambda meta: meta.update(labels=labels))
+    with pytest.raises(ModelFormatError, match=f"classifier-perceptron.model: {message}"):
+        load(path)
+
+
+def test_classifier_labels_keep_their_types(write):
+    """A classifier file keeps strings, integers, numbers and true/false as they are (a tagger's tags are strings)."""
+    for labels in ([0, 1], [1.5, "1.5"], [False, "x"]):
+        loaded = load(write("classifier-perceptron", metadata=lambda meta: meta.update(labels=labels)))
+        assert loaded.joint.labels == labels and loaded.classes_.tolist() == labels
+        assert {type(y) for y in loaded.predict(TEXTS).tolist()} <= {type(y) for y in labels}
 
 
 def test_recorded_tag_columns_load(write):
@@ -477,8 +499,8 @@ def _corrupted(draw, data: bytes) -> tuple[str, str, bytes]:
     return how, f"array {name!r} as {new.dtype.str} {list(new.shape)}", rewritten(data, arrays={name: new})
 
 
-def test_random_corruption_raises_a_structlin_error_or_changes_nothing(saved, tmp_path):
-    """The property of the module docstring, over every saved model; prints how many cases of each kind
+def test_random_corruption_raises_a_structlin_error_or_changes_nothing(saved, tmp_path, report_cases):
+    """The property of the module docstring, over every saved model; reports how many cases of each kind
     ended in an error and how many loaded unchanged."""
     tried = Counter()
 
@@ -502,6 +524,6 @@ def test_random_corruption_raises_a_structlin_error_or_changes_nothing(saved, tm
         tried[kind, "unchanged"] += 1
 
     corrupt()
-    print(f"\n{sum(tried.values())} corrupted models: " +
+    report_cases(f"{sum(tried.values())} corrupted models: " +
           ", ".join(f"{kind} {outcome} {n}" for (kind, outcome), n in sorted(tried.items())))
     assert sum(tried.values()) > 0

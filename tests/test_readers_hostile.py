@@ -534,7 +534,7 @@ def _corrupt(data: bytes, how: str, rng: random.Random) -> bytes:
 
 
 @pytest.mark.parametrize("fmt", list(SAMPLES))
-def test_corrupted_files_give_the_library_error_or_a_read(fmt):
+def test_corrupted_files_give_the_library_error_or_a_read(fmt, report_cases):
     """Property: whatever the damage, reading gives documents or sentences, or a StructlinError naming the
     file: never another exception."""
     name, valid, read = SAMPLES[fmt]
@@ -556,5 +556,5 @@ def test_corrupted_files_give_the_library_error_or_a_read(fmt):
 
     check()
     tried = sum(outcomes.values())
-    print(f"\n{fmt}: {tried} corrupted files tried: {dict(sorted(outcomes.items()))}")
+    report_cases(f"{fmt}: {tried} corrupted files: {dict(sorted(outcomes.items()))}")
     assert tried >= 150 and any(key.endswith("error") for key in outcomes)
