@@ -71,3 +71,12 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("property-based tests: cases tried")
         for line in _CASES_TRIED:
             terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    """A private copy of the template registry (``structlin.templates._REGISTRY``), restored after the test."""
+    from structlin import templates
+
+    monkeypatch.setattr(templates, "_REGISTRY", dict(templates._REGISTRY))
+    return templates._REGISTRY

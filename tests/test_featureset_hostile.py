@@ -130,13 +130,6 @@ def test_every_value_of_another_type_or_out_of_range_is_refused(name):
 # --- parameters declared by their defaults, or by register_template -------------------------------------------
 
 
-@pytest.fixture
-def registry(monkeypatch):
-    """A private copy of the template registry, restored after the test."""
-    monkeypatch.setattr(templates, "_REGISTRY", dict(templates._REGISTRY))
-    return templates._REGISTRY
-
-
 def test_a_user_template_takes_the_kind_of_its_defaults(registry):
     @register_template("test_user")
     def user(word, scale=1.0, which="ae", sizes=(1, 2), flag=False, count=3, anything=None):

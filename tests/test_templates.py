@@ -11,7 +11,6 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from structlin import templates
 from structlin.errors import OptionValueError, StructlinError, UnknownNameError
 from structlin.hashing import FeatureHasher
 from structlin.templates import (
@@ -217,13 +216,6 @@ def test_load_errors(tmp_path):
 
 
 # --- user templates ----------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def registry(monkeypatch):
-    """A private copy of the template registry, restored after the test."""
-    monkeypatch.setattr(templates, "_REGISTRY", dict(templates._REGISTRY))
-    return templates._REGISTRY
 
 
 def test_register_template_decorator_and_call(registry):
