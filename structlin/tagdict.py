@@ -31,8 +31,8 @@ Not yet wired into the models.  A tagger would:
   among the specs ``_array_specs`` gives when the metadata says the model has a dictionary
   (``check_arrays`` wants exactly the arrays named, and knows the size ``labels``); and
   ``TagDictionary.from_arrays(arrays, len(labels))`` in ``_restore``, its ``ValueError`` re-raised as a
-  ``ModelFormatError`` (``from_arrays`` checks what ``ArraySpec`` cannot: codes compared, not
-  subtracted, as uint64 differences wrap; rows non-empty; ids increasing within rows).
+  ``ModelFormatError`` (``from_arrays`` also checks what ``ArraySpec`` cannot: rows non-empty, ids
+  increasing within rows).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class TagDictionary:
 
     #: What :meth:`to_arrays`' arrays must be in a model file (``labels`` is the model's number of labels).
     array_specs = {
-        "tagdict_codes": ArraySpec("u", ("tagdict_words",)),
+        "tagdict_codes": ArraySpec("u", ("tagdict_words",), increasing=True),
         "tagdict_indptr": ArraySpec("iu", ("tagdict_words+1",)),
         "tagdict_labels": ArraySpec("iu", ("tagdict_entries",), below="labels"),
     }

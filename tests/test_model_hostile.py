@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from structlin import Classifier, Tagger, __version__
 from structlin.errors import CorpusFormatError, ModelFormatError, StructlinError
-from structlin.modelfile import model_kind
+from structlin.modelfile import ArraySpec, model_kind
 
 TOY = [
     [("the", "DET"), ("dog", "NOUN"), ("barks", "VERB")],
@@ -527,3 +527,12 @@ def test_random_corruption_raises_a_structlin_error_or_changes_nothing(saved, tm
     report_cases(f"{sum(tried.values())} corrupted models: " +
           ", ".join(f"{kind} {outcome} {n}" for (kind, outcome), n in sorted(tried.items())))
     assert sum(tried.values()) > 0
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_increasing_is_checked_by_comparison_for_unsigned_arrays_too(dtype):
+    """3 − 5 wraps to a huge positive number in uint64: the check must compare, not subtract."""
+    spec = ArraySpec("iu", ("n",), increasing=True)
+    assert spec.problem("codes", np.array([5, 3], dtype=dtype), {}) == "does not increase strictly"
+    assert spec.problem("codes", np.array([3, 3], dtype=dtype), {}) == "does not increase strictly"
+    assert spec.problem("codes", np.array([3, 5], dtype=dtype), {}) is None
