@@ -130,9 +130,13 @@ class Scores:
 
 
 class JointFeatureMap:
-    """Maps hashed position features and labels to indices of one flat weight vector."""
+    """Maps hashed position features and labels to indices of one flat weight vector.
 
-    def __init__(self, labels, columns: np.ndarray, *, transitions: bool = True):
+    ``candidates`` (a :class:`~structlin.tagdict.TagDictionary`, optional) restricts the outputs ``Y(x)`` to
+    the labels allowed at each position: the scores of a matrix that carries its words' codes (``words``)
+    come with the ``allowed`` mask every decoder honours, in training and in prediction alike."""
+
+    def __init__(self, labels, columns: np.ndarray, *, transitions: bool = True, candidates=None):
         self.labels = list(labels)
         if len(set(self.labels)) != len(self.labels):
             raise ValueError("labels must be distinct")
@@ -141,12 +145,14 @@ class JointFeatureMap:
         if len(self.columns) > 1 and not (np.diff(self.columns) > 0).all():
             raise ValueError("columns must be strictly increasing bucket ids")
         self.transitions = transitions
+        self.candidates = candidates
         self._lookup: np.ndarray | None = None
 
     @classmethod
-    def from_training(cls, labels, matrix: FeatureMatrix, *, transitions: bool = True) -> JointFeatureMap:
+    def from_training(cls, labels, matrix: FeatureMatrix, *, transitions: bool = True,
+                      candidates=None) -> JointFeatureMap:
         """A map with one row per bucket that occurs in ``matrix`` (the training corpus)."""
-        return cls(labels, _buckets(matrix), transitions=transitions)
+        return cls(labels, _buckets(matrix), transitions=transitions, candidates=candidates)
 
     def extended(self, matrix: FeatureMatrix) -> JointFeatureMap:
         """This map plus a row for every bucket of ``matrix`` it lacks (``columns`` stay sorted, so
@@ -154,7 +160,7 @@ class JointFeatureMap:
         columns = np.union1d(self.columns, _buckets(matrix))
         if len(columns) == self.n_rows:
             return self
-        return JointFeatureMap(self.labels, columns, transitions=self.transitions)
+        return JointFeatureMap(self.labels, columns, transitions=self.transitions, candidates=self.candidates)
 
     def carry(self, w: np.ndarray, source: JointFeatureMap) -> np.ndarray:
         """``w``, laid out for ``source`` (a map whose buckets this one holds, e.g. the map it extends),
@@ -221,7 +227,7 @@ class JointFeatureMap:
             self._lookup = np.full(size, -1, dtype=np.int32)
             self._lookup[self.columns] = np.arange(len(self.columns), dtype=np.int32)
         clipped = np.minimum(matrix.indices, len(self._lookup) - 1)
-        return FeatureMatrix(matrix.indptr, clipped, matrix.values, matrix.lengths).map_columns(self._lookup)
+        return replace(matrix, indices=clipped).map_columns(self._lookup)
 
     def encode_labels(self, labels, *, unknown: int | None = None) -> np.ndarray:
         """Label ids of a flat sequence of labels; an unseen label raises, or maps to ``unknown``."""
@@ -235,13 +241,21 @@ class JointFeatureMap:
     def scores(self, w: np.ndarray, matrix: FeatureMatrix) -> Scores:
         """Emission scores of every label at every position (``X @ W``) and the transition views."""
         trans, start, end = self.transition_weights(w)
-        return Scores(matrix.dot(self.emission_weights(w)), matrix.lengths, trans, start, end)
+        return Scores(matrix.dot(self.emission_weights(w)), matrix.lengths, trans, start, end, self.allowed(matrix))
 
     def row_scores(self, batch: FeatureMatrix, entry_rows: np.ndarray, rows: np.ndarray, tail: np.ndarray) -> Scores:
         """:meth:`scores` from a subset of the weights: ``rows`` holds the emission rows ``batch``'s entries
         use (``entry_rows`` numbers each entry's row in ``rows``), ``tail`` the tail block.  A learner that
         keeps ``w`` in another form, or updates a few rows at a time, reads only these."""
-        return Scores(batch.dot_rows(entry_rows, rows), batch.lengths, *self.tail_weights(tail))
+        return Scores(batch.dot_rows(entry_rows, rows), batch.lengths, *self.tail_weights(tail), self.allowed(batch))
+
+    def allowed(self, matrix: FeatureMatrix, positions: np.ndarray | None = None) -> np.ndarray | None:
+        """The labels allowed at each position of ``matrix`` (or at its ``positions``) by :attr:`candidates`:
+        ``Scores.allowed``, or None when either has no dictionary."""
+        if self.candidates is None or matrix.words is None:
+            return None
+        codes = matrix.words if positions is None else matrix.words[positions]
+        return self.candidates.mask(self.candidates.rows_of_codes(codes))
 
     def tail_counts(self, lengths: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """The tail block of ``Σ φ(x, y)`` over instances of ``lengths`` with labels ``labels``: how often

@@ -6,7 +6,7 @@ Feature extraction happens once per corpus; every epoch of every learner reuses 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -31,12 +31,16 @@ def ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
 
 @dataclass
 class FeatureMatrix:
-    """CSR rows ``indptr``/``indices``/``values`` (one row per position) plus instance ``lengths``."""
+    """CSR rows ``indptr``/``indices``/``values`` (one row per position) plus instance ``lengths``, and
+    optionally ``words``: the 64-bit code of every position's word (``FeatureHasher.strings``), which a tag
+    dictionary looks up to restrict the labels a decoder may give it
+    (:class:`~structlin.tagdict.TagDictionary`); every sub-corpus keeps it."""
 
     indptr: np.ndarray
     indices: np.ndarray
     values: np.ndarray
     lengths: np.ndarray
+    words: np.ndarray | None = None
 
     def __post_init__(self):
         self.indptr = np.asarray(self.indptr, dtype=np.int64)
@@ -45,6 +49,11 @@ class FeatureMatrix:
         self.lengths = np.asarray(self.lengths, dtype=np.int64)
         if len(self.indptr) != self.lengths.sum() + 1:
             raise ValueError("indptr must have one entry per position plus one")
+        if self.words is not None:
+            self.words = np.asarray(self.words, dtype=np.uint64)
+            if self.words.shape != (self.n_positions,):
+                raise ValueError(f"words must give one word code per position ({self.n_positions}), "
+                                 f"got shape {self.words.shape}")
 
     @property
     def n_instances(self) -> int:
@@ -72,7 +81,8 @@ class FeatureMatrix:
         entries = ranges(self.indptr[rows], self.indptr[rows + 1])
         counts = self.indptr[rows + 1] - self.indptr[rows]
         indptr = np.concatenate([[0], np.cumsum(counts)])
-        return FeatureMatrix(indptr, self.indices[entries], self.values[entries], self.lengths[instances])
+        return FeatureMatrix(indptr, self.indices[entries], self.values[entries], self.lengths[instances],
+                             None if self.words is None else self.words[rows])
 
     def slice(self, start: int, stop: int) -> FeatureMatrix:
         """Instances ``start:stop`` as a view-like copy of only the index arrays' bounds."""
@@ -80,7 +90,8 @@ class FeatureMatrix:
         p0, p1 = offsets[start], offsets[stop]
         indptr = self.indptr[p0 : p1 + 1]
         e0, e1 = indptr[0], indptr[-1]
-        return FeatureMatrix(indptr - e0, self.indices[e0:e1], self.values[e0:e1], self.lengths[start:stop])
+        return FeatureMatrix(indptr - e0, self.indices[e0:e1], self.values[e0:e1], self.lengths[start:stop],
+                             None if self.words is None else self.words[p0:p1])
 
     def mean_squared_norm(self) -> float:
         """``ρ = Σ_p ‖x_p‖² / positions``: the scale of the features, to which a learner's margin or penalty
@@ -122,7 +133,7 @@ class FeatureMatrix:
         new = mapping[self.indices]
         keep = new >= 0
         if keep.all():
-            return FeatureMatrix(self.indptr, new, self.values, self.lengths)
+            return replace(self, indices=new)
         counts = np.bincount(self.entry_positions()[keep], minlength=self.n_positions)
         indptr = np.concatenate([[0], np.cumsum(counts)])
-        return FeatureMatrix(indptr, new[keep], self.values[keep], self.lengths)
+        return replace(self, indptr=indptr, indices=new[keep], values=self.values[keep])

@@ -22,6 +22,7 @@ import types
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse
@@ -44,6 +45,7 @@ from .learners.training import UNITS, hold_out_instances
 from .matrix import FeatureMatrix
 from .modelfile import ArraySpec, check_arrays, load_model, save_model
 from .readers import CONLLU_COLUMNS, Sentence
+from .tagdict import TagDictionary
 from .templates import FeatureSet, TokenFeatureExtractor
 
 
@@ -744,9 +746,10 @@ class Tagger(_Model, TaggerI):
 
     @_takes_learner_options
     def __init__(self, features=None, learner="averaged-perceptron", decoder="viterbi", *, bits: int = 22,
-                 hash_seed: int = 0, held_out: float | None = None, **options):
+                 hash_seed: int = 0, held_out: float | None = None, tag_dictionary: int | None = None, **options):
         super().__init__(features, learner, bits=bits, hash_seed=hash_seed, held_out=held_out, **options)
         self.decoder = decoder
+        self.tag_dictionary = tag_dictionary
 
     def __sklearn_tags__(self):
         """scikit-learn's tags (read by scikit-learn only, so imported from it here): no classifier in its sense
@@ -774,9 +777,29 @@ class Tagger(_Model, TaggerI):
         raise OptionValueError(f"decoder must be a decoder name or a Decoder, got {decoder!r}")
 
     def _begin(self, training=None) -> None:
+        count = self.tag_dictionary
+        if count is not None and (type(count) is not int or count < 1):
+            raise OptionValueError(f"tag_dictionary must be a positive number of occurrences or None, got {count!r}")
         self._decoder = self._make_decoder()
         super()._begin(training)
         self.known_words_: set[str] = set()
+        self.tagdict_: TagDictionary | None = None
+
+    def _features(self, instances: list, what: str, first: int = 0) -> FeatureMatrix:
+        """The feature matrix of token lists ``instances``, carrying every token's word code (``words``), which
+        a tag dictionary looks up."""
+        X = super()._features(instances, what, first)
+        return replace(X, words=self.hasher.strings([w for sentence in _words(instances) for w in sentence]))
+
+    def _indexed(self, X: FeatureMatrix, labels: list, classes: list) -> tuple[FeatureMatrix, np.ndarray]:
+        """:meth:`_Model._indexed`, and with ``tag_dictionary = k`` the dictionary of the training words seen at
+        least ``k`` times, which restricts every decoding, in training and prediction, to the tags seen with
+        the word (other words take any tag)."""
+        X, y = super()._indexed(X, labels, classes)
+        if self.tag_dictionary is not None:
+            self.tagdict_ = TagDictionary.from_codes(X.words, y, len(classes), min_count=self.tag_dictionary)
+            self._joint.candidates = self.tagdict_
+        return X, y
 
     @property
     def classes_(self) -> list[str]:

@@ -48,7 +48,10 @@ from .modelfile import ArraySpec
 
 class TagDictionary:
     """``word → sorted label ids``: row ``i`` of the CSR ``indptr``/``labels`` holds the ids of the word
-    whose code is ``codes[i]`` (``codes`` increasing); a word without a row may take any of ``n_labels``."""
+    whose code is ``codes[i]`` (``codes`` increasing); a word without a row may take any of ``n_labels``.
+
+    A word's code is its 64-bit ``FeatureHasher.strings`` code: :meth:`build` and :meth:`rows` hash with
+    seed 0; a tagger hashes with its own feature hash and uses :meth:`from_codes` and :meth:`rows_of_codes`."""
 
     #: What :meth:`to_arrays`' arrays must be in a model file (``labels`` is the model's number of labels).
     array_specs = {
@@ -67,9 +70,15 @@ class TagDictionary:
         """The dictionary of training ``words`` (all tokens, concatenated) and their gold label ids
         ``labels`` (in ``[0, n_labels)``): each word seen at least ``min_count`` times gets the labels
         seen with it; rarer words get none, so they may take any label, as unknown words do."""
-        labels = np.asarray(labels)
-        if labels.shape != (len(words),) or (len(labels) and labels.dtype.kind not in "iu"):
-            raise ValueError(f"expected one integer label id per word ({len(words)}), "
+        return cls.from_codes(FeatureHasher().strings(list(words)), labels, n_labels, min_count=min_count)
+
+    @classmethod
+    def from_codes(cls, word_codes: np.ndarray, labels, n_labels: int, *, min_count: int = 1) -> TagDictionary:
+        """:meth:`build` from the words' 64-bit codes (``FeatureHasher.strings``, as a tagger's feature matrix
+        keeps them in ``words``)."""
+        word_codes, labels = np.asarray(word_codes, dtype=np.uint64), np.asarray(labels)
+        if labels.shape != word_codes.shape or (len(labels) and labels.dtype.kind not in "iu"):
+            raise ValueError(f"expected one integer label id per word ({len(word_codes)}), "
                              f"got {labels.dtype} {labels.shape}")
         if type(n_labels) is not int or n_labels < 1:
             raise ValueError(f"n_labels must be a positive integer, got {n_labels!r}")
@@ -77,8 +86,7 @@ class TagDictionary:
             raise ValueError(f"label ids must be in [0, {n_labels})")
         if type(min_count) is not int or min_count < 1:
             raise ValueError(f"min_count must be a positive integer, got {min_count!r}")
-        hasher = FeatureHasher()
-        codes, word, counts = np.unique(hasher.strings(words), return_inverse=True, return_counts=True)
+        codes, word, counts = np.unique(word_codes, return_inverse=True, return_counts=True)
         pairs = np.unique(word * n_labels + labels.astype(np.int64))  # (word, label), word-major
         pair_word, pair_label = np.divmod(pairs, n_labels)
         kept = counts[pair_word] >= min_count
@@ -97,7 +105,11 @@ class TagDictionary:
         """The row of every word (the positions of a batch, concatenated), −1 for a word without one
         (unknown, or rarer than ``min_count``): what :meth:`candidates` and :meth:`mask` read.  A model can
         look its tokens up once and keep their rows beside its features."""
-        codes = self._hasher.strings(words)
+        return self.rows_of_codes(self._hasher.strings(words))
+
+    def rows_of_codes(self, codes: np.ndarray) -> np.ndarray:
+        """:meth:`rows` from the words' 64-bit codes."""
+        codes = np.asarray(codes, dtype=np.uint64)
         row = np.searchsorted(self.codes, codes)
         found = row < len(self.codes)
         found[found] = self.codes[row[found]] == codes[found]

@@ -37,11 +37,11 @@ class DeltaTrick:
         values = np.empty(indptr[-1])
         indices[~is_id], values[~is_id] = X.indices, X.values
         indices[is_id], values[is_id] = joint.n_rows + np.arange(n_ids), delta
-        self.X = FeatureMatrix(indptr, indices, values, X.lengths)
+        self.X = FeatureMatrix(indptr, indices, values, X.lengths, X.words)
         # Bucket ids past the largest real one: the augmented map serves training only, never indexes data.
         after = joint.columns[-1] + 1 if joint.n_rows else 0
         self.joint = JointFeatureMap(joint.labels, np.concatenate([joint.columns, after + np.arange(n_ids)]),
-                                     transitions=joint.transitions)
+                                     transitions=joint.transitions, candidates=joint.candidates)
 
     def restrict(self, w: np.ndarray) -> np.ndarray:
         """Weights ``w`` of the augmented map in the original map's layout: the id rows dropped."""

@@ -61,7 +61,7 @@ class MaxEntObjective:
         self.inference = decoder.exact
         self.X = scipy.sparse.csr_matrix((X.values.astype(np.float64), X.indices, X.indptr),
                                          shape=(X.n_positions, joint.n_rows))
-        self.y, self.lengths = np.asarray(y, dtype=np.int64), X.lengths
+        self.y, self.matrix = np.asarray(y, dtype=np.int64), X
         self.batches = [(X.positions(chosen), X.lengths[chosen]) for chosen in length_batches(X.lengths, 16384)]
         self.evaluations = 0
         self._last: tuple[np.ndarray, float, np.ndarray] | None = None
@@ -80,16 +80,17 @@ class MaxEntObjective:
     def _evaluate(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         joint = self.joint
         E = self.X @ joint.emission_weights(w)
-        loss, residual, tail = self._data_term(E, self.y, self.lengths, self.batches, w[joint.transition_offset :])
+        loss, residual, tail = self._data_term(E, self.y, self.matrix, self.batches, w[joint.transition_offset :])
         gradient = np.multiply(w, self.l2)
         joint.emission_weights(gradient)[:] += self.X.T @ residual
         if tail is not None:
             gradient[joint.transition_offset :] += tail
         return loss + 0.5 * self.l2 * (w @ w), gradient
 
-    def _data_term(self, E: np.ndarray, y: np.ndarray, lengths: np.ndarray, batches, tail_weights: np.ndarray):
-        """``−Σ log p(y|x)`` over instances of ``lengths`` with emission scores ``E`` (positions × labels),
-        marginals computed per batch of ``batches = [(positions, lengths), ...]``, and its gradient:
+    def _data_term(self, E: np.ndarray, y: np.ndarray, matrix: FeatureMatrix, batches, tail_weights: np.ndarray):
+        """``−Σ log p(y|x)`` over the instances of ``matrix`` with emission scores ``E`` (positions × labels),
+        marginals computed per batch of ``batches = [(positions, lengths), ...]`` (over the outputs the joint
+        map allows: :meth:`~structlin.joint.JointFeatureMap.allowed`), and its gradient:
         ``nodes − onehot(y)`` with respect to ``E`` (written over ``E``) and, with transitions, expected
         minus gold counts of the tail (transition, start, end) whose weights are ``tail_weights``."""
         L = self.joint.n_labels
@@ -97,8 +98,8 @@ class MaxEntObjective:
         log_z, expected_transitions = 0.0, np.zeros((L, L))
         nodes = np.empty_like(E)
         for positions, batch_lengths in batches:
-            marginals = self.inference.marginals(Scores(E[positions], batch_lengths, trans, start, end),
-                                                 summed_edges=True)
+            marginals = self.inference.marginals(Scores(E[positions], batch_lengths, trans, start, end,
+                                                        self.joint.allowed(matrix, positions)), summed_edges=True)
             log_z += marginals.log_partition.sum()
             nodes[positions] = marginals.nodes
             if marginals.edges is not None:
@@ -107,6 +108,7 @@ class MaxEntObjective:
         gold_score = E[rows, y].sum()
         tail = None
         if self.joint.transitions:
+            lengths = matrix.lengths
             chain, gold_tail = Chains(lengths), self.joint.tail_counts(lengths, y)
             gold_score += tail_weights @ gold_tail
             tail = np.concatenate([expected_transitions.ravel(), nodes[chain.first].sum(axis=0),
@@ -128,7 +130,7 @@ class MaxEntObjective:
         everything = [(np.arange(batch.n_positions), batch.lengths)]
         tail_weights = current[len(rows) :].ravel()
         scores = joint.row_scores(batch, local, current[: len(rows)], tail_weights)
-        loss, residual, tail = self._data_term(scores.emissions, y, batch.lengths, everything, tail_weights)
+        loss, residual, tail = self._data_term(scores.emissions, y, batch, everything, tail_weights)
         gradient = batch.transpose_dot_rows(local, len(rows), residual)
         if tail is None:
             return loss, rows, gradient
