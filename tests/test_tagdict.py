@@ -312,3 +312,63 @@ def test_from_arrays_refuses_arrays_that_make_no_dictionary():
         TagDictionary.from_arrays(arrays, 0)
     with pytest.raises(ValueError, match="must be in"):
         TagDictionary.from_arrays(arrays, 3)
+
+
+# --- a tagger restricted by its dictionary ---------------------------------------------------------------
+
+
+def _ewt_part(ewt_dir, split: str, count: int):
+    from structlin.readers import read_conllu
+
+    return list(itertools.islice(read_conllu(ewt_dir / f"en_ewt-ud-{split}.conllu"), count))
+
+
+@pytest.mark.parametrize("learner", ["averaged-perceptron", "maxent"])
+def test_a_tagger_gives_a_known_word_only_tags_it_was_seen_with(ewt_dir, learner):
+    """tag_dictionary=k: a word seen k times or more in training gets one of the tags it was seen with, at
+    prediction (and in training, where every gold tag stays allowed: the CRF's likelihood stays finite);
+    rarer and unknown words may take any tag."""
+    from collections import Counter, defaultdict
+
+    from structlin import Tagger
+
+    train, test = _ewt_part(ewt_dir, "train", 400), _ewt_part(ewt_dir, "dev", 200)
+    counts, seen = Counter(), defaultdict(set)
+    for sentence in train:
+        for word, tag in zip(sentence.words, sentence.tags):
+            counts[word] += 1
+            seen[word].add(tag)
+    tagger = Tagger(learner=learner, tag_dictionary=2, epochs=3, progress=False).fit(train)
+    restricted = free = 0
+    for sentence, tags in zip(test, tagger.predict(test)):
+        for word, tag in zip(sentence.words, tags):
+            if counts[word] >= 2:
+                assert tag in seen[word], (word, tag, seen[word])
+                restricted += 1
+            else:
+                free += 1
+    assert restricted > 1000 and free > 100
+    if learner == "maxent":  # disallowed tags have probability 0; the allowed ones sum to 1
+        sentence = ["the", "the", "zzqx"]
+        marginals = tagger.predict_marginals([sentence])[0]
+        np.testing.assert_allclose(marginals.sum(axis=1), 1.0)
+        allowed = [tagger.classes_.index(t) for t in seen["the"]]
+        assert marginals[0, np.setdiff1d(np.arange(len(tagger.classes_)), allowed)].max() == 0.0
+        assert (marginals[2] > 0).sum() == len(tagger.classes_)
+
+
+def test_without_a_dictionary_a_tagger_is_unrestricted(ewt_dir):
+    from structlin import Tagger
+
+    train = _ewt_part(ewt_dir, "train", 100)
+    tagger = Tagger(epochs=2, progress=False).fit(train)
+    assert tagger.tagdict_ is None and tagger.joint.candidates is None
+
+
+@pytest.mark.parametrize("value", [0, -1, 2.5, "3", True])
+def test_tag_dictionary_must_be_a_positive_count(value):
+    from structlin import Tagger
+    from structlin.errors import OptionValueError
+
+    with pytest.raises(OptionValueError, match="tag_dictionary must be a positive number of occurrences"):
+        Tagger(tag_dictionary=value).fit([[("a", "X"), ("b", "Y")]])
