@@ -1,4 +1,4 @@
-"""Train a chunker on CoNLL-2000, score its chunks on the test set and look at what it learned.
+"""Train a chunker on CoNLL-2000, score its chunks on the test set and see why it chunks as it does.
 
     python examples/chunker_explained.py
 
@@ -6,8 +6,6 @@ A chunker is a tagger whose tags mark phrases: B-NP begins a noun phrase, I-NP c
 Its tokens are (word, part-of-speech) pairs: the `chunk` feature set reads both columns.  The shell equivalent is
 `structlin train tagger --corpus conll2000 --column chunk --features chunk`.  Under a minute.
 """
-
-import numpy as np
 
 from structlin import Tagger
 from structlin.catalog import load_split
@@ -35,10 +33,8 @@ for kind, start, end in reversed(extract_spans(tags)):
     words[start:end] = [f"[{kind} " + " ".join(words[start:end]) + "]"]
 print("\n" + " ".join(words) + "\n")
 
-# The weights of tag transitions are the chunk grammar the model learned, e.g. that I-NP cannot follow O
-# (a noun phrase must begin with B-NP).
-transitions, _, _ = chunker.joint.transition_weights(chunker.weights_)
-labels = chunker.classes_   # transitions[i, j]: the weight of tag j right after tag i
-ranked = sorted((weight, labels[i], labels[j]) for (i, j), weight in np.ndenumerate(transitions) if weight)
-print("most favoured transitions:  " + ", ".join(f"{b} -> {a} ({w:+.1f})" for w, b, a in ranked[:-6:-1]))
-print("most penalised transitions: " + ", ".join(f"{b} -> {a} ({w:+.1f})" for w, b, a in ranked[:5]))
+# Why does the possessive 's begin a noun phrase of its own ([NP Rockwell International Corp.] [NP 's Tulsa unit])?
+# explain() lists the features that pushed its tag and the runner-up, each contribution = value × weight, and the
+# transitions beside the chosen tags: its POS tag (POS, and NNP|POS) pushes B-NP, while the transition from I-NP
+# would rather go on with the phrase before it.
+print(chunker.explain(tokens, index=sentence.words.index("'s"), top=8).format())

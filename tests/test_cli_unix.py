@@ -24,6 +24,7 @@ from structlin.cli import main
 from structlin.experiments import plots
 from structlin.readers import read_conllu
 from structlin.tokenize import tokenize
+from cli_run import run
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = {"DET": ["the", "a"], "NOUN": ["cat", "dog", "mat", "man"], "VERB": ["sat", "sees", "likes"],
@@ -62,16 +63,6 @@ def work(models, tmp_path, monkeypatch):
         (tmp_path / path.name).write_bytes(path.read_bytes())
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def run(capsys, *argv):
-    """The exit status, stdout and stderr of the command line ``argv``; a parser error is its SystemExit code."""
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def given_stdin(monkeypatch, text: str) -> None:

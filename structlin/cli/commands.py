@@ -607,6 +607,58 @@ def _tsv_label(name: str, label, probabilities: dict | None, folder: bool) -> st
 CLASSIFIED_FORMATS = {"text": _text_label, "json": _json_label, "tsv": _tsv_label}
 
 
+def _explain(args) -> None:
+    """``explain``: why the model predicts what it does for ``--text`` (a tagger: for every token, or for ``--token``
+    or ``--index``), or without it the heaviest features of every label, named from ``--sample``."""
+    kind = model_kind(args.model)
+    model, tagger = TASKS[kind].model.load(args.model), kind == "tagger"
+    if not tagger and (args.token is not None or args.index is not None or args.tokenize):
+        raise UsageError(f"--token, --index and --tokenize choose a tagger's tokens; {args.model} is a classifier")
+    if args.text is None:
+        if args.token is not None or args.index is not None:
+            raise UsageError("--token and --index choose a token of --text")
+        lines = [] if args.sample is None else decode(Path(args.sample).read_bytes(), "utf-8", args.sample).splitlines()
+        sample = [_explained_tokens(model, line, args.tokenize) for line in lines if line.strip()] if tagger else lines
+        top = model.top_features(args.top, sample)
+        print(json.dumps(top.to_dict(), ensure_ascii=False) if args.json else top.format())
+        return
+    if args.sample is not None:
+        raise UsageError("--sample names the heaviest features, without --text")
+    if not tagger:
+        explained = model.explain(args.text, top=args.top)
+        print(json.dumps(explained.to_dict(), ensure_ascii=False) if args.json else explained.format())
+        return
+    tokens = _explained_tokens(model, args.text, args.tokenize)
+    index = args.index
+    if args.token is not None:
+        words = [t[0] if isinstance(t, tuple) else t for t in tokens]
+        if args.token not in words:
+            raise StructlinError(f"--token {args.token!r} is not a token of --text ({' '.join(words)})")
+        index = words.index(args.token)
+    explained = model.explain(tokens, index=index, top=args.top)
+    explained = [explained] if index is not None else explained
+    if args.json:
+        print(json.dumps({"tokens": [list(t) if isinstance(t, tuple) else t for t in tokens],
+                          "explanations": [e.to_dict() for e in explained]}, ensure_ascii=False))
+    else:
+        print("\n\n".join(e.format() for e in explained))
+
+
+def _explained_tokens(tagger: Tagger, text: str, tokenized: bool) -> list:
+    """The tokens of a line for ``tagger``: split at whitespace or (``tokenized``) by the Penn Treebank's rules; a
+    tagger that reads more columns than the word (a chunker's POS) takes each token as ``word/POS``."""
+    words = tokenize(text) if tokenized else text.split()
+    width = len(tagger.feature_set.fields)
+    if width == 1:
+        return words
+    tokens = [tuple(w.rsplit("/", width - 1)) for w in words]
+    bad = next((w for w, t in zip(words, tokens) if len(t) != width), None)
+    if bad is not None:
+        raise StructlinError(f"the model reads the columns {', '.join(tagger.feature_set.fields)}: write each token as "
+                             f"{'/'.join(tagger.feature_set.fields)}, got {bad!r}")
+    return tokens
+
+
 def _file_progress(args) -> bool | None:
     """tag's and classify's progress: over an ``--input`` file or folder whose output does not go to the terminal
     (where it shows itself), when stderr is one (:func:`_progress`)."""

@@ -350,6 +350,27 @@ def build_parser() -> argparse.ArgumentParser:
     _add_probabilities_option(classify, "the probability of every label (tsv: of the chosen one)")
     _add_hypothesis_option(classify, "the hypothesis of a kernel perceptron model to classify with (default: the model's)")
 
+    explain = commands.add_parser("explain", help="why a model predicts what it does", description=(
+        "Explain one prediction: the features that pushed the label (a tagger's: of every token, or of --token or "
+        "--index) and the runner-up, each with its value, weights and contribution (value × weight), the margin "
+        "between the two labels and, for a tagger, the transitions beside the chosen tags. Without --text, list the "
+        "heaviest features of every label. Example: structlin explain ewt.model --text 'The old man the boats .' "
+        "--token man"))
+    explain.add_argument("model")
+    explain.add_argument("--text", help="the document, or the sentence (tokens between spaces; word/POS for a model "
+                         "that reads a POS column, as a chunker does)")
+    token = explain.add_mutually_exclusive_group()
+    token.add_argument("--token", help="tagger: explain the first token that is this word only")
+    token.add_argument("--index", type=_at_least(0), help="tagger: explain the token at this index only (from 0)")
+    explain.add_argument("--tokenize", action="store_true", help="tagger: split --text by the Penn Treebank's rules, "
+                         "as tag --tokenize does")
+    explain.add_argument("--top", type=_at_least(1), default=10, help="features shown per prediction; without --text, "
+                         "the heaviest features shown per label (default: 10)")
+    explain.add_argument("--sample", help="without --text: a UTF-8 file of sentences (tagger) or documents "
+                         "(classifier), one per line, whose features name the heaviest ones (a tagger names them "
+                         "from its known words too)")
+    explain.add_argument("--json", action="store_true", help="print one JSON object")
+
     validate = commands.add_parser("cross-validate", help="k-fold cross-validation of a classifier",
                                    description="Seeded k-fold cross-validation of a classifier on a corpus with no "
                                                "official split (e.g. movie_reviews, names).")
