@@ -332,7 +332,7 @@ def _template_entry(meta, k: int, **changes):
     ("tagger-perceptron", 2, {"column": 7}, "column of 'lower' (#2) must name an input column"),
     ("classifier-naive-bayes", 2, {"truncate": -1}, "template 'words' (#2): truncate must be a positive number of "
                                                     "characters, at most 100, got -1"),
-    ("classifier-naive-bayes", 6, {"stopwords": [["re"]]}, "template 'header_words' (#6): stopwords must be a list "
+    ("classifier-naive-bayes", 7, {"stopwords": [["re"]]}, "template 'header_words' (#7): stopwords must be a list "
                                                           "of distinct strings"),
     ("classifier-perceptron", 1, {"lowercase": 1}, "template 'words' (#1): lowercase must be true or false, got 1"),
     ("classifier-perceptron", 1, {"pattern": "(\\w+)|(x)"}, "pattern must be a regular expression without "
