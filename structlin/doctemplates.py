@@ -39,6 +39,7 @@ A ``[random_fourier]`` table then replaces each vector by its random Fourier fea
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import re
 import sys
@@ -51,7 +52,8 @@ from nltk.stem.porter import PorterStemmer
 from .errors import StructlinError
 from .hashing import FeatureHasher
 from .matrix import FeatureMatrix
-from .templates import LENGTHS, MAX_LENGTH, FeatureSet, Param, hash_results, register_template, template
+from .templates import (LENGTHS, MAX_LENGTH, FeatureSet, NamedFeature, Param, feature_name, feature_values,
+                        hash_results, register_template, template)
 
 WORD_PATTERN = r"(?u)\b\w\w+\b"
 
@@ -268,6 +270,10 @@ class DocumentFeatureExtractor:
             raise StructlinError(f"feature set {feature_set.name!r}: context templates ({', '.join(unfit)}) need "
                                  "a tagger; documents take document or token templates")
 
+    def __getstate__(self) -> dict:
+        """Pickled without the dense idf table (``2**bits`` floats), a cache :meth:`_idf_of` builds again."""
+        return {**vars(self), "_idf_table": None}
+
     # --- counts ---------------------------------------------------------------------------------
 
     def counts(self, documents) -> FeatureMatrix:
@@ -350,8 +356,7 @@ class DocumentFeatureExtractor:
         return np.concatenate(rows), np.concatenate(out)
 
     def _python_template(self, documents, spec, tpl, params):
-        # A token template sees a text as one word; ``bias`` reads nothing, so it fits every kind of document.
-        word = _text if tpl.kind == "token" and spec.name != "bias" else (lambda d: d)
+        word = _template_input(spec, tpl)
         results = (tpl.function(word(d), **params) for d in documents)
         counts, codes, weights = hash_results(self.hasher, spec.key, results)
         return np.repeat(np.arange(len(documents)), counts), codes, weights
@@ -435,3 +440,43 @@ def _sum_duplicates(rows: np.ndarray, buckets: np.ndarray, values: np.ndarray, n
     csr.eliminate_zeros()
     return FeatureMatrix(csr.indptr.astype(np.int64), csr.indices.astype(np.int32), csr.data.astype(np.float32),
                          np.ones(n_documents, dtype=np.int64))
+
+
+def _template_input(spec, tpl):
+    """What a template computed in Python reads of a document: a token template sees a text as one word; ``bias``
+    reads nothing, so it fits every kind of document."""
+    return _text if tpl.kind == "token" and spec.name != "bias" else (lambda d: d)
+
+
+#: The n-gram templates the extractor hashes natively: their codes for some documents, in the order it enumerates
+#: them (for each order ``n``, every n-gram in turn).
+_NATIVE = {"words": lambda extractor, documents, key, **params: extractor._word_ngrams(documents, key, {}, **params),
+           "header_words": DocumentFeatureExtractor._header_ngrams, "chars": DocumentFeatureExtractor._char_ngrams}
+
+
+def document_features(extractor: DocumentFeatureExtractor, document) -> list[NamedFeature]:
+    """The features ``extractor`` counts in one document, named, with the codes of its own hashing (values before
+    the sign and before :meth:`~DocumentFeatureExtractor.transform`): a word or character n-gram of order ``n`` is
+    ``key@n=gram`` (its string from the registered function, which gives the n-grams of one order in the order the
+    native hashing enumerates them), another template's feature ``key=value``, and the extractor's own constant
+    feature ``constant``."""
+    named = []
+    for spec, tpl, params in extractor._specs:
+        if spec.name in _NATIVE:
+            orders = params.get("n", inspect.signature(tpl.function).parameters["n"].default)
+            grams = [(k, gram) for k in orders for gram in tpl.function(document, **{**params, "n": (k,)})]
+            codes = _NATIVE[spec.name](extractor, [document], spec.key, **params)[1]
+            if len(codes) != len(grams):
+                raise RuntimeError(f"{spec.key}: {len(grams)} n-grams named but {len(codes)} hashed")
+            named += [NamedFeature(spec.key, feature_name(f"{spec.key}@{k}", gram), int(code), 1.0)
+                      for (k, gram), code in zip(grams, codes)]
+        else:
+            result = tpl.function(_template_input(spec, tpl)(document), **params)
+            codes = hash_results(extractor.hasher, spec.key, [result])[1]
+            named += [NamedFeature(spec.key, feature_name(spec.key, value), int(code), weight)
+                      for (value, weight), code in zip(feature_values(result), codes)]
+    if extractor._constant_bucket is not None:
+        hasher = extractor.hasher
+        named.append(NamedFeature("constant", "constant", int(hasher.mix(hasher.string(_CONSTANT), hasher.string(""))),
+                                  1.0))
+    return named

@@ -54,6 +54,10 @@ class FeatureHasher:
         self._mask = np.uint64((1 << bits) - 1)
         self._memo: dict[str, int] = {}
 
+    def __getstate__(self) -> dict:
+        """Pickled without the memo, a cache that fills again as strings are hashed."""
+        return {**vars(self), "_memo": {}}
+
     def string(self, text: str) -> int:
         """``H(text)``: the keyed 64-bit BLAKE2b digest of one string, memoised."""
         code = self._memo.get(text)

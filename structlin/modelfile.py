@@ -1,9 +1,11 @@
 """Model files: named numpy arrays plus JSON metadata in one zip archive, never pickle.
 
 Layout: ``metadata.json`` and one ``NAME.npy`` per array (numpy's own array format, read with
-``allow_pickle=False``), so loading a model cannot run code.  The metadata records the format name
-and version and the shape and dtype of every array; :func:`load_model` checks them, and zip's CRC-32
-catches truncated or corrupted members, so a damaged file gives a clear :class:`ModelFormatError`.
+``allow_pickle=False``), so loading a model cannot run code; the members are deflated (version 1 stored
+them as they are).  The metadata records the format name and version and the shape and dtype of every
+array; :func:`load_model` checks them, and zip's CRC-32 catches truncated or corrupted members, so a
+damaged file gives a clear :class:`ModelFormatError`.  What the arrays are is the models' business: version 2
+keeps only the non-zero emission weights (``structlin.models``); this module reads versions 1 and 2.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from .errors import ModelFormatError
 from .outputs import atomic_output
 
 FORMAT = "structlin-model"
-VERSION = 1
+#: The format version :func:`save_model` writes; :func:`load_model` reads every version from 1 to it.
+VERSION = 2
 
 
 def save_model(path, metadata: dict, arrays: dict[str, np.ndarray]) -> None:
@@ -33,7 +36,7 @@ def save_model(path, metadata: dict, arrays: dict[str, np.ndarray]) -> None:
     a temporary file, then a rename; a failure leaves ``path`` as it was)."""
     header = {"format": FORMAT, "version": VERSION, **metadata,
               "arrays": {name: {"shape": list(a.shape), "dtype": a.dtype.str} for name, a in arrays.items()}}
-    with atomic_output(path, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_STORED) as archive:
+    with atomic_output(path, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("metadata.json", json.dumps(header, ensure_ascii=False))
         for name, array in arrays.items():
             with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
@@ -83,9 +86,13 @@ def _check_header(path: Path, metadata: dict, kind: str) -> None:
     """
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise ModelFormatError(f"{path}: not a structlin model file")
-    if metadata.get("version") != VERSION:
-        raise ModelFormatError(f"{path}: model format version {metadata.get('version')!r}; "
-                               f"this structlin reads version {VERSION}")
+    version = metadata.get("version")
+    if type(version) is int and version > VERSION:
+        raise ModelFormatError(f"{path}: model format version {version}, newer than this structlin {__version__} "
+                               f"reads (1 to {VERSION}): upgrade structlin to load it")
+    if type(version) is not int or version < 1:
+        raise ModelFormatError(f"{path}: model format version {version!r}; this structlin reads versions 1 to "
+                               f"{VERSION}")
     if metadata.get("kind") != kind:
         raise ModelFormatError(f"{path}: holds a {metadata.get('kind')!r} model, expected a {kind!r} model")
     written_by = metadata.get("structlin_version")
@@ -179,8 +186,9 @@ class ArraySpec:
     ``kinds``: the numpy dtype kinds accepted, of at most 64 bits (``"f"``: floats, which must be finite;
     ``"iu"``: integers, which must not be negative).  ``shape``: one entry per dimension, a number or a size name
     (``"labels"``, ``"rows"`` ...; ``"name+1"`` is one more), a name being one size in all arrays of a
-    model, known beforehand or set by the first array that has it.  ``below``: the size name bounding
-    integer values (indices).  ``increasing``: values must increase strictly (sorted ids).
+    model, known beforehand or set by the first array that has it.  ``below``: the size bounding integer
+    values (indices), named as in ``shape`` (``"labels+1"``: at most the number of labels).  ``increasing``:
+    values must increase strictly (sorted ids).
     """
 
     kinds: str
@@ -199,9 +207,9 @@ class ArraySpec:
         for dimension, actual in zip(self.shape, array.shape):
             expected, why = dimension, ""
             if isinstance(dimension, str):
-                size, _, more = dimension.partition("+")
-                value, origin = sizes.setdefault(size, (actual - int(more or 0), f"array {name!r}"))
-                expected, why = value + int(more or 0), f" ({dimension}, from {origin})"
+                size, more = _size_name(dimension)
+                value, origin = sizes.setdefault(size, (actual - more, f"array {name!r}"))
+                expected, why = value + more, f" ({dimension}, from {origin})"
             if actual != expected:
                 return f"has shape {list(array.shape)} where {expected}{why} is expected"
         if array.dtype.kind == "f" and not np.isfinite(array).all():
@@ -209,12 +217,21 @@ class ArraySpec:
         if array.dtype.kind in "iu" and array.size:
             if array.min() < 0:
                 return "holds negative values"
-            if self.below is not None and array.max() >= sizes[self.below][0]:
-                bound, origin = sizes[self.below]
-                return f"holds values outside [0, {bound}) ({self.below}, from {origin})"
+            if self.below is not None:
+                size, more = _size_name(self.below)
+                value, origin = sizes[size]
+                bound = value + more
+                if array.max() >= bound:
+                    return f"holds values outside [0, {bound}) ({self.below}, from {origin})"
         if self.increasing and (array[1:] <= array[:-1]).any():  # no np.diff: unsigned differences wrap
             return "does not increase strictly"
         return None
+
+
+def _size_name(name: str) -> tuple[str, int]:
+    """``"rows+1"`` → ``("rows", 1)``; ``"rows"`` → ``("rows", 0)``."""
+    size, _, more = name.partition("+")
+    return size, int(more or 0)
 
 
 def check_arrays(path, arrays: dict[str, np.ndarray], specs: dict[str, ArraySpec],

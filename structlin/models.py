@@ -37,13 +37,15 @@ from .doctemplates import DocumentFeatureExtractor
 from .errors import (CapabilityError, CorpusFormatError, ModelFormatError, NotFittedError, OptionValueError,
                      StructlinError, UnknownNameError, UnseenLabelWarning)
 from .evaluation import ClassificationReport, TaggingReport, evaluate_classification, evaluate_tagging
+from .explain import (Explanation, TopFeatures, explain_document, explain_tokens, top_document_features,
+                      top_token_features)
 from .hashing import FeatureHasher
 from .joint import JointFeatureMap, Scores, ordered_labels
 from .learners import LEARNERS, Learner, make_learner
 from .learners.protocol import is_default
 from .learners.training import UNITS, hold_out_instances
 from .matrix import FeatureMatrix
-from .modelfile import ArraySpec, check_arrays, load_model, save_model
+from .modelfile import VERSION, ArraySpec, check_arrays, load_model, save_model
 from .readers import CONLLU_COLUMNS, Sentence
 from .tagdict import TagDictionary
 from .templates import FeatureSet, TokenFeatureExtractor
@@ -292,9 +294,49 @@ _METADATA = {
 #: Metadata that files written before it was kept lack.
 _OPTIONAL_METADATA = ("chosen", "candidates")
 
-#: The weight rows' hashed buckets, and the weights of a learner that keeps a weight vector.
+#: The weight rows' hashed buckets, and the weights of a learner that keeps a weight vector by model-file format
+#: version: version 1 keeps the emission block (rows × labels) dense, version 2 only its non-zero weights, row by
+#: row: how many each row has, their labels (increasing in each row) and their values (:func:`_nonzero_emission`).
 _COLUMNS = ArraySpec("iu", ("rows",), below="buckets", increasing=True)
-_WEIGHT_ARRAYS = {"emission": ArraySpec("f", ("rows", "labels")), "transition": ArraySpec("f", ("tail",))}
+_TRANSITION = ArraySpec("f", ("tail",))
+_WEIGHT_ARRAYS = {
+    1: {"emission": ArraySpec("f", ("rows", "labels")), "transition": _TRANSITION},
+    2: {"emission_counts": ArraySpec("iu", ("rows",), below="labels+1"),
+        "emission_labels": ArraySpec("iu", ("entries",), below="labels"),
+        "emission_values": ArraySpec("f", ("entries",)), "transition": _TRANSITION},
+}
+
+
+def _small(ids: np.ndarray, bound: int) -> np.ndarray:
+    """Ids in ``[0, bound)`` in the smallest unsigned type that holds them (bytes a model file need not hold)."""
+    return ids.astype(np.min_scalar_type(bound - 1))
+
+
+def _nonzero_emission(emission: np.ndarray) -> dict[str, np.ndarray]:
+    """The non-zero weights of an emission block (rows × labels) row by row, as a version-2 model file keeps them:
+    about a fifth of a perceptron tagger's block, and exact (float64)."""
+    nonzero = emission != 0
+    labels = np.nonzero(nonzero)[1]  # row by row, increasing in each row
+    n_labels = emission.shape[1]
+    return {"emission_counts": _small(nonzero.sum(axis=1), n_labels + 1),
+            "emission_labels": _small(labels, n_labels), "emission_values": emission[nonzero]}
+
+
+def _emission_block(arrays: dict, n_labels: int) -> np.ndarray:
+    """The emission block (rows × labels) of a model file's arrays: version 1's dense block, or version 2's non-zero
+    weights (``ValueError`` unless the counts add up to the weights and the labels increase in every row)."""
+    if "emission" in arrays:
+        return arrays["emission"]
+    counts = arrays["emission_counts"].astype(np.int64)
+    labels, values = arrays["emission_labels"].astype(np.int64), arrays["emission_values"]
+    if counts.sum() != len(values):
+        raise ValueError(f"the emission counts add up to {counts.sum()} weights, not {len(values)}")
+    rows = np.repeat(np.arange(len(counts)), counts)
+    if (labels[1:] <= labels[:-1])[rows[1:] == rows[:-1]].any():
+        raise ValueError("the emission labels do not increase within every row")
+    block = np.zeros((len(counts), n_labels))
+    block[rows, labels] = values
+    return block
 
 
 @functools.cache
@@ -591,22 +633,16 @@ class _Model:
         """Write the model to ``path`` (a zip of ``.npy`` arrays and ``metadata.json``).  Labels are kept with
         their types: strings, integers, finite numbers and true/false; other labels (tuples ...) are refused."""
         self._check_fitted()
-        joint, w = self.joint, self.weights_
+        joint = self.joint
         unstorable = next((label for label in joint.labels if not _storable_label(label)), None)
         if unstorable is not None:
             raise StructlinError(f"{path}: the label {unstorable!r} ({type(unstorable).__name__}) cannot be saved: a "
                                  "model file keeps labels that are non-empty strings, integers, finite numbers or "
                                  "true/false")
-        if self.learner.capabilities.scores_itself:  # the learner's own arrays instead of weights
-            try:
-                arrays = {"columns": joint.columns, **self.learner.model_arrays(), **self._extra_arrays()}
-            except ValueError as err:
-                raise StructlinError(f"{path}: {err}") from None
-        else:
-            emission = joint.emission_weights(w)
-            kept = np.flatnonzero(np.any(emission != 0, axis=1))
-            arrays = {"columns": joint.columns[kept], "emission": emission[kept],
-                      "transition": w[joint.transition_offset :], **self._extra_arrays()}
+        try:
+            arrays = {**self._model_arrays(), **self._extra_arrays()}
+        except ValueError as err:
+            raise StructlinError(f"{path}: {err}") from None
         metadata = {
             "kind": self.kind,
             "structlin_version": __version__,
@@ -622,6 +658,65 @@ class _Model:
             **self._extra_metadata(),
         }
         save_model(path, metadata, arrays)
+
+    def _model_arrays(self) -> dict[str, np.ndarray]:
+        """What the model predicts with besides the task's arrays (:meth:`_extra_arrays`), as a model file keeps it:
+        the buckets of the weight rows, then a learner's own arrays if it scores inputs itself, else the non-zero
+        emission weights of the rows that have any (:func:`_nonzero_emission`) and the transition block.  A learner
+        whose model a file cannot hold (a user kernel) raises ``ValueError``."""
+        joint, buckets = self.joint, 1 << self.hasher.bits
+        if self.learner.capabilities.scores_itself:
+            return {"columns": _small(joint.columns, buckets), **self.learner.model_arrays()}
+        emission = joint.emission_weights(self.weights_)
+        kept = np.flatnonzero(np.any(emission != 0, axis=1))
+        return {"columns": _small(joint.columns[kept], buckets), **_nonzero_emission(emission[kept]),
+                "transition": self.weights_[joint.transition_offset :]}
+
+    def _set_trained(self, labels: list, transitions: bool, arrays: dict) -> None:
+        """Set the trained model from :meth:`_model_arrays`' arrays (of a model file of any version, or of a
+        pickle): the joint map of ``labels`` over the weight rows' buckets, and the weights or the learner's own
+        arrays.  Arrays that do not fit each other raise ``ValueError``."""
+        joint = JointFeatureMap(labels, arrays["columns"], transitions=transitions)
+        if self.learner.capabilities.scores_itself:
+            self.learner.restore(arrays, joint)
+            self.weights_ = self.learner.weights_
+        else:
+            emission = _emission_block(arrays, len(labels))
+            self.weights_ = np.concatenate([emission.ravel(), arrays["transition"]], dtype=np.float64)
+        self._joint = joint
+
+    def __getstate__(self) -> dict:
+        """What pickling (and ``copy.deepcopy``) keeps of a trained model: what its file keeps, the weights as
+        :meth:`_model_arrays` gives them, with the parameters as given and the learner's options and fitted
+        attributes (``name_``).  Caches stay out (the feature extractor's tables, the hash's memo, the joint map's
+        bucket lookup), and so does the state of the learner's run (the weights being trained, averaging sums, the
+        generator): an unpickled model predicts as the original and goes on with ``partial_fit`` as a loaded one
+        does, from its weights.  An untrained model, or one whose learner a file cannot hold (a user kernel), is
+        kept as it is."""
+        state = dict(vars(self))
+        if self._joint is None or "weights_" not in state:
+            return state
+        try:
+            arrays = self._model_arrays()
+        except ValueError:
+            return state
+        learner = self.learner
+        fitted = {name: value for name, value in vars(learner).items()
+                  if name.endswith("_") and not name.startswith("_") and name != "weights_"}
+        del state["_joint"], state["weights_"]
+        state["_learner"] = type(learner)(**learner.get_params())
+        state["_trained"] = (self._joint.labels, self._joint.transitions, arrays, fitted)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """The model of :meth:`__getstate__`'s ``state``."""
+        state = dict(state)
+        trained = state.pop("_trained", None)
+        vars(self).update(state)
+        if trained is not None:
+            labels, transitions, arrays, fitted = trained
+            self._set_trained(labels, transitions, arrays)
+            vars(self.learner).update(fitted)
 
     @classmethod
     def load(cls, path):
@@ -665,19 +760,13 @@ class _Model:
             raise ModelFormatError(f"{path}: transitions is {meta['transitions']}, but the {decoder.name} decoder "
                                    f"{'uses' if decoder.uses_transitions else 'has no'} label transitions")
         L = len(meta["labels"])
-        check_arrays(path, arrays, model._array_specs(), {
+        check_arrays(path, arrays, model._array_specs(meta["version"]), {
             "labels": (L, "the metadata"), "tail": (L * L + 2 * L if meta["transitions"] else 0, "the labels"),
             "buckets": (1 << model.hasher.bits, "the hash bits")})
-        joint = JointFeatureMap(meta["labels"], arrays["columns"], transitions=meta["transitions"])
-        if model.learner.capabilities.scores_itself:
-            try:
-                model.learner.restore(arrays, joint)  # checks how the arrays fit each other and the joint map
-            except ValueError as err:
-                raise ModelFormatError(f"{path}: {err} (file was modified)") from None
-            model.weights_ = model.learner.weights_
-        else:
-            model.weights_ = np.concatenate([arrays["emission"].ravel(), arrays["transition"]], dtype=np.float64)
-        model._joint = joint
+        try:
+            model._set_trained(meta["labels"], meta["transitions"], arrays)  # checks how the arrays fit each other
+        except ValueError as err:
+            raise ModelFormatError(f"{path}: {err} (file was modified)") from None
         model.history_ = _upgraded_history(meta["history"])
         model.learner.chosen_ = dict(meta.get("chosen", {}))
         model.learner.candidates_ = list(meta.get("candidates", []))
@@ -692,11 +781,11 @@ class _Model:
     #: The arrays the task adds to a model file (:meth:`_extra_arrays`), as :meth:`_array_specs` checks them.
     _extra_array_specs: dict[str, ArraySpec] = {}
 
-    def _array_specs(self) -> dict[str, ArraySpec]:
-        """What a model file's arrays must be: the buckets of the weight rows, then the emission and
-        transition weights or, for a learner that scores inputs itself, its ``array_specs``, then the
-        task's :attr:`_extra_array_specs`."""
-        learned = self.learner.array_specs if self.learner.capabilities.scores_itself else _WEIGHT_ARRAYS
+    def _array_specs(self, version: int = VERSION) -> dict[str, ArraySpec]:
+        """What the arrays of a model file of format ``version`` must be: the buckets of the weight rows, then the
+        emission and transition weights (:data:`_WEIGHT_ARRAYS`) or, for a learner that scores inputs itself, its
+        ``array_specs``, then the task's :attr:`_extra_array_specs`."""
+        learned = self.learner.array_specs if self.learner.capabilities.scores_itself else _WEIGHT_ARRAYS[version]
         return {"columns": _COLUMNS, **learned, **self._extra_array_specs}
 
     def _extra_metadata(self) -> dict:
@@ -981,6 +1070,22 @@ class Tagger(_Model, TaggerI):
     @classmethod
     def _construct(cls, feature_set, learner, meta: dict) -> Tagger:
         return cls(feature_set, learner, meta["decoder"], bits=meta["hash"]["bits"], hash_seed=meta["hash"]["seed"])
+
+    # --- explanations (structlin.explain) ---------------------------------------------------------
+
+    def explain(self, x, *, index: int | None = None, top: int = 10) -> Explanation | list[Explanation]:
+        """Why the tagger tags one sentence ``x`` (token strings, ``(word, pos)`` tuples for a chunker, or a
+        :class:`Sentence`) as it does: for every token, or for the token ``index`` only, the features that pushed
+        its tag and the runner-up, contribution = value × weight, and the transitions beside the chosen path
+        (:func:`~structlin.explain.explain_tokens`; ``format()`` shows the ``top`` features)."""
+        self._check_fitted()
+        return explain_tokens(self, self._extractor, _tokens([x], self._fields())[0], index, top=top)
+
+    def top_features(self, k: int = 10, sample=()) -> TopFeatures:
+        """The ``k`` heaviest weight rows of every tag, with the features of the known words and of the sentences
+        of ``sample`` that hash to them (:func:`~structlin.explain.top_token_features`)."""
+        self._check_fitted()
+        return top_token_features(self, k, _tokens(sample, self._fields()))
 
 
 def _document_kind(document) -> str | None:
@@ -1361,3 +1466,19 @@ class Classifier(_Model, ClassifierI):
     @classmethod
     def _construct(cls, feature_set, learner, meta: dict) -> Classifier:
         return cls(feature_set, learner, bits=meta["hash"]["bits"], hash_seed=meta["hash"]["seed"])
+
+    # --- explanations (structlin.explain) ---------------------------------------------------------
+
+    def explain(self, x, *, top: int = 10) -> Explanation:
+        """Why document ``x`` gets its label: the features that pushed it and the runner-up, contribution = value ×
+        weight, with the values of the feature vector (tf-idf, normalised, the constant feature)
+        (:func:`~structlin.explain.explain_document`; ``format()`` shows the ``top`` features)."""
+        self._check_fitted()
+        return explain_document(self, self._extractor, self._inputs([x], "input", "one document")[0], top=top)
+
+    def top_features(self, k: int = 10, sample=()) -> TopFeatures:
+        """The ``k`` heaviest weight rows of every label, with the features of the documents of ``sample`` that
+        hash to them (:func:`~structlin.explain.top_document_features`)."""
+        self._check_fitted()
+        documents = self._inputs(sample, "sample", "a sequence of documents") if len(sample) else []
+        return top_document_features(self, self._extractor, k, documents)

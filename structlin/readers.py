@@ -10,7 +10,7 @@ for; invalid options raise :class:`~structlin.errors.OptionValueError` (a ``Valu
 
 This module also holds the decoding that every reader of the library (the document readers of
 :mod:`structlin.documents` included) goes through: :func:`open_text`, :func:`numbered_lines` and
-:func:`decode`.
+:func:`decode`; :func:`line_batches` gives the lines of a pipe as they arrive, decoded the same way.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import re
 import tarfile
 import zipfile
 import zlib
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import IO, Union
@@ -223,9 +223,16 @@ def open_text(source: Source | IO, encoding: str = "UTF-8") -> Iterator[Numbered
     if not isinstance(source, (str, os.PathLike)):
         yield numbered_lines(source, name, encoding)
         return
+    with _opened(name) as file:
+        yield numbered_lines(file, name, encoding)
+
+
+@contextmanager
+def _opened(name: str) -> Iterator[IO[bytes]]:
+    """:func:`open_binary`; a format error in a ``.gz`` file has the whole file checked first (:func:`open_text`)."""
     with open_binary(name) as file:
         try:
-            yield numbered_lines(file, name, encoding)
+            yield file
         except CorpusFormatError:
             if name.endswith(".gz"):
                 _check_gzip(name)
@@ -515,6 +522,61 @@ def read_text(source: Source | IO) -> Iterator[Sentence]:
     with open_text(source) as lines:
         for number, text in lines:
             yield Sentence(words=text.split(), path=name, line=number)
+
+
+def line_batches(source: Source | IO[bytes], encoding: str = "UTF-8", *,
+                 size: int = 1 << 16) -> Iterator[list[tuple[int, str]]]:
+    """The numbered lines of a file or binary stream, as :func:`open_text` gives them (decoded by the same
+    rules), in lists: the complete lines of one read of at most ``size`` bytes.
+
+    A read of a pipe or a terminal returns what is there, so a caller that handles each list before asking
+    for the next answers every line as soon as it arrives (``producer | structlin tag``), and still handles
+    a file in big batches.  An encoding that is not ASCII-compatible (UTF-16) is decoded whole, in one list.
+    """
+    name = source_name(source)
+    with _opened(name) if isinstance(source, (str, os.PathLike)) else nullcontext(source) as stream:
+        ready = _ReadyLines(stream, name, size)
+        with open_text(ready, encoding) as lines:
+            batch = []
+            for number, text in lines:
+                batch.append((number, text))
+                if number == ready.count:  # the last line read so far: the next one may not be there yet
+                    yield batch
+                    batch = []
+            if batch:
+                yield batch
+
+
+class _ReadyLines:
+    """A binary stream as the complete lines each read of it returns (``read1``: up to ``size`` bytes, and no
+    more than a pipe holds), in chunks for :func:`numbered_lines`; ``count`` is how many lines they held so far.
+
+    An unfinished line waits for the rest of it, and so does a ``\\r`` that ends a read: it may be the first half of
+    a ``\\r\\n``.
+    """
+
+    def __init__(self, stream: IO[bytes], name: str, size: int):
+        self.stream, self.name, self.size, self.count = stream, name, size, 0
+
+    def read(self) -> bytes:
+        """All the rest: what :func:`numbered_lines` decodes whole."""
+        return self.stream.read()
+
+    def __iter__(self) -> Iterator[bytes]:
+        unfinished: list[bytes] = []
+        while chunk := self.stream.read1(self.size):
+            end = max(chunk.rfind(b"\n"), chunk.rfind(b"\r", 0, len(chunk) - 1)) + 1
+            if not end:
+                unfinished.append(chunk)
+                continue
+            lines = b"".join([*unfinished, chunk[:end]])
+            unfinished = [chunk[end:]]
+            self.count += len(lines.splitlines())
+            yield lines
+        rest = b"".join(unfinished)
+        if rest:
+            self.count += 1
+            yield rest
 
 
 # --- NLTK corpora ----------------------------------------------------------------------------------

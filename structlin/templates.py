@@ -577,6 +577,11 @@ class TokenFeatureExtractor:
                          for j, field in enumerate(self.fields)
                          if any(s.column == field for s in feature_set.templates)]
 
+    def __reduce__(self):
+        """Pickled as its feature set and hash: the tables of the word types seen so far are a cache, which
+        fills again as words come."""
+        return type(self), (self.feature_set, self.hasher)
+
     def bias_bucket(self) -> int | None:
         """The hashed bucket of the feature set's ``bias`` feature, which every token has, or None
         without a ``bias`` template (the feature set's other templates do not change it)."""
@@ -737,3 +742,56 @@ class _ColumnFeatures:
         counts, codes, weights = hash_results(self.hasher, key, per_position())
         buckets, signs = self.hasher.buckets(codes)
         return _Block(counts.reshape(n_positions), buckets, signs * weights)
+
+
+# --- one position, named (for explanations) ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NamedFeature:
+    """One feature of an instance spelt out: the ``key`` of its template entry, its name as people read it
+    (``suffix(lengths=[1, 2, 3])@-1=ing``), its 64-bit code (bucket and sign: :meth:`FeatureHasher.buckets`)
+    and its value before the sign."""
+
+    template: str
+    name: str
+    code: int
+    value: float
+
+
+def feature_name(name: str, value: str) -> str:
+    """The feature ``name=value`` as people read it: a value that begins or ends with white space (a character
+    n-gram's padding) is quoted."""
+    return f"{name}={value!r}" if value[:1].isspace() or value[-1:].isspace() else f"{name}={value}"
+
+
+def position_features(feature_set: FeatureSet, hasher: FeatureHasher, tokens: Sequence,
+                      index: int) -> list[NamedFeature]:
+    """The features :class:`TokenFeatureExtractor` gives token ``index`` of ``tokens`` (word strings, or tuples of
+    the set's ``fields``), named and hashed as it hashes them in bulk: a token template's ``key@offset=value``
+    (a boundary marker as the value beyond the sentence), an n-gram's ``key=v1|v2`` (its code mixes ``H(key)``
+    with each value's code in turn) and another context template's ``key=value``."""
+    fields = feature_set.fields
+    columns = {field: [t if len(fields) == 1 else t[j] for t in tokens] for j, field in enumerate(fields)}
+    named, ngrams = [], []  # named: (template key, name, value string, real value)
+    for spec in feature_set.templates:
+        words, tpl, params = columns[spec.column], template(spec.name), dict(spec.params)
+        if spec.name == "ngram":
+            of, span = template(params.get("of", "lower")).function, params.get("span", (-1, 0))
+            values = [feature_values(of(words[index + o]))[0][0] if 0 <= index + o < len(words)
+                      else BEFORE if o < 0 else AFTER for o in span]
+            code = hasher.string(spec.key)
+            for value in values:
+                code = int(hasher.mix(code, hasher.string(value)))
+            ngrams.append(NamedFeature(spec.key, feature_name(spec.key, "|".join(values)), code, 1.0))
+        elif tpl.context:
+            named += [(spec.key, spec.key, v, w) for v, w in feature_values(tpl.function(words, **params)[index])]
+        else:
+            for o in spec.offsets:
+                inside = 0 <= index + o < len(words)
+                pairs = (feature_values(tpl.function(words[index + o], **params)) if inside
+                         else [(BEFORE if o < 0 else AFTER, 1.0)])
+                named += [(spec.key, f"{spec.key}@{o}", v, w) for v, w in pairs]
+    codes = hasher.mix(hasher.strings([n for _, n, _, _ in named]), hasher.strings([v for _, _, v, _ in named]))
+    return [NamedFeature(key, feature_name(name, value), int(code), weight)
+            for (key, name, value, weight), code in zip(named, codes)] + ngrams

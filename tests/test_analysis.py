@@ -30,6 +30,7 @@ from structlin.learners import Perceptron
 from structlin.learners.delta_trick import DeltaTrick
 from structlin.learners.epochs import epoch_order
 from structlin.matrix import FeatureMatrix
+from cli_run import run
 
 
 def random_corpus(rng, lengths, n_rows, *, signed: bool) -> FeatureMatrix:
@@ -258,12 +259,6 @@ def test_delta_trick_id_features_are_absent_at_prediction(transitions):
 
 
 # --- the command line -------------------------------------------------------------------------------------
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture()

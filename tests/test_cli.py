@@ -18,6 +18,7 @@ from structlin import Tagger
 from structlin.cli import main
 from structlin.readers import read_conllu, read_file
 from structlin.sources import hold_out
+from cli_run import run
 
 SMALL_CONLLU = """# sent_id = s1
 # text = The dog barks.
@@ -52,12 +53,6 @@ def files(request, tmp_path_factory):
                  "--features", "pos-basic"])
     assert code == 0 and model.is_file()
     return root, train, dev, model
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def assert_one_line_error(code, out, err, *needles):

@@ -8,7 +8,7 @@ import tarfile
 import pytest
 
 from structlin import Classifier
-from structlin.cli import main
+from cli_run import run
 
 TRAIN = ["good great fun", "great film good", "bad awful boring", "awful bad plot", "fun great film", "boring bad plot"]
 LABELS = ["pos", "pos", "neg", "neg", "pos", "neg"]
@@ -19,12 +19,6 @@ def fasttext_files(tmp_path):
     train = tmp_path / "train.txt"
     train.write_text("".join(f"__label__{y} {x}\n" for x, y in zip(TRAIN, LABELS)), encoding="utf-8")
     return train
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_train_evaluate_classify_round_trip(tmp_path, capsys, fasttext_files):

@@ -22,6 +22,7 @@ import structlin.cli
 from structlin import Tagger
 from structlin.cli import main
 from structlin.readers import Sentence
+from cli_run import run
 
 from test_cli import SMALL_CONLLU
 
@@ -49,16 +50,6 @@ def work(models, tmp_path, monkeypatch):
     (tmp_path / "t.txt").write_text("The dog barks .\nCats sleep\n", "utf-8")
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def run(capsys, *argv):
-    """The exit status, stdout and stderr of the command line ``argv``; a parser error is its SystemExit code."""
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def assert_one_line(code, err, status, *needles):

@@ -2,11 +2,12 @@
 a model that loads wrong.
 
 Model files: each defect the loader checks has a test (the exact error class and the part of the message
-that names the defect), and a property test corrupts small saved models at random (truncation, bit flips,
-inserted bytes, metadata values of other types, arrays of other dtypes, shapes or values): the only
-outcomes allowed are a :class:`StructlinError` or a model that predicts exactly as the original does.  Inside
-the feature set's template entries, values are also replaced by ones of the same JSON type that no template
-accepts (a float for an integer, an offset or a length out of range).
+that names the defect), and a property test corrupts small saved models (and a file of model format version
+1, which structlin still reads) at random (truncation, bit flips, inserted bytes, metadata values of other
+types, arrays of other dtypes, shapes or values): the only outcomes allowed are a :class:`StructlinError` or a
+model that predicts exactly as the original does.  Inside the feature set's template entries, values are also
+replaced by ones of the same JSON type that no template accepts (a float for an integer, an offset or a length
+out of range).
 """
 
 from __future__ import annotations
@@ -59,12 +60,15 @@ def _models() -> dict:
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory) -> dict:
-    """``{name: (model, inputs, predictions, file bytes)}`` of :func:`_models`."""
+    """``{name: (model, inputs, predictions, file bytes)}`` of :func:`_models`, and ``tagger-perceptron-v1``: the
+    perceptron tagger's file in model format version 1 (:func:`version_1`)."""
     folder = tmp_path_factory.mktemp("models")
     out = {}
     for name, (model, inputs) in _models().items():
         model.save(folder / name)
         out[name] = (model, inputs, _predictions(model, inputs), (folder / name).read_bytes())
+    model, inputs, predictions, data = out["tagger-perceptron"]
+    out["tagger-perceptron-v1"] = (model, inputs, predictions, version_1(data))
     return out
 
 
@@ -84,12 +88,15 @@ def npy(array: np.ndarray) -> bytes:
 
 def rewritten(data: bytes, metadata=None, arrays: dict | None = None) -> bytes:
     """A model file's bytes with its metadata changed by ``metadata(meta)`` (or replaced by what it returns)
-    and ``arrays`` replaced; the metadata's record of the arrays follows, so that only the checks of what
-    a model expects can notice."""
+    and ``arrays`` replaced (None: removed); the metadata's record of the arrays follows, so that only the
+    checks of what a model expects can notice.  The members are stored, as model format version 1 wrote them."""
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         members = {name: archive.read(name) for name in archive.namelist()}
     meta = json.loads(members["metadata.json"])
     for name, array in (arrays or {}).items():
+        if array is None:
+            del members[f"{name}.npy"], meta["arrays"][name]
+            continue
         members[f"{name}.npy"] = array if isinstance(array, bytes) else npy(array)
         meta["arrays"][name] = _npy_header(members[f"{name}.npy"])
     if metadata:
@@ -101,6 +108,21 @@ def rewritten(data: bytes, metadata=None, arrays: dict | None = None) -> bytes:
         for name, content in members.items():
             archive.writestr(name, content)
     return out.getvalue()
+
+
+def version_1(data: bytes) -> bytes:
+    """A model file's bytes as structlin wrote the same model in model format version 1 (before compact files):
+    the emission weights of the kept rows as a dense float64 block (not only the non-zero ones), the rows'
+    buckets as int64, every member stored uncompressed."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        meta = json.loads(archive.read("metadata.json"))
+    arrays = {"columns": array_of(data, "columns").astype(np.int64)}
+    if "emission_values" in meta["arrays"]:  # a learner that scores inputs itself has its own arrays instead
+        counts, labels, values = (array_of(data, f"emission_{name}") for name in ("counts", "labels", "values"))
+        emission = np.zeros((len(counts), len(meta["labels"])))
+        emission[np.repeat(np.arange(len(counts)), counts), labels] = values
+        arrays.update(emission=emission, emission_counts=None, emission_labels=None, emission_values=None)
+    return rewritten(data, lambda meta: meta.update(version=1), arrays)
 
 
 def _npy_header(member: bytes) -> dict:
@@ -149,20 +171,26 @@ def test_declared_shape_of_ten_trillion_elements_is_refused_before_allocating(wr
         load(path)
 
 
-def test_member_size_beyond_the_file_is_refused(write, saved):
-    data = bytearray(saved["tagger-perceptron"][3])
-    name = b"emission.npy"
+@pytest.mark.parametrize("name", ["tagger-perceptron", "tagger-perceptron-v1"])  # members deflated, and stored
+def test_member_size_beyond_the_file_is_refused(write, saved, name):
+    data = bytearray(saved[name][3])
+    member = b"columns.npy"
     at = next(k for k in range(len(data))
-              if data[k : k + 4] == b"PK\x01\x02" and data[k + 46 : k + 46 + len(name)] == name)
+              if data[k : k + 4] == b"PK\x01\x02" and data[k + 46 : k + 46 + len(member)] == member)
     data[at + 24 : at + 28] = struct.pack("<I", 0x7FFFFFFF)  # the central directory's uncompressed size
-    with pytest.raises(ModelFormatError, match="member emission.npy declares 2147483647 bytes, more than the file"):
-        load(write("tagger-perceptron", data=bytes(data)))
+    with pytest.raises(ModelFormatError, match="member columns.npy declares 2147483647 bytes, more than the file"):
+        load(write(name, data=bytes(data)))
 
 
-def test_weights_stored_as_strings(write, saved):
-    emission = array_of(saved["tagger-perceptron"][3], "emission")
-    path = write("tagger-perceptron", arrays={"emission": emission.astype(str)})
-    with pytest.raises(ModelFormatError, match=r"array 'emission' has dtype <U\d+; expected floats of at most 64 bits"):
+#: The emission weights of the perceptron tagger's file, and of its version-1 file.
+WEIGHTS = [("tagger-perceptron", "emission_values"), ("tagger-perceptron-v1", "emission")]
+
+
+@pytest.mark.parametrize("name, array", WEIGHTS)
+def test_weights_stored_as_strings(write, saved, name, array):
+    weights = array_of(saved[name][3], array)
+    path = write(name, arrays={array: weights.astype(str)})
+    with pytest.raises(ModelFormatError, match=rf"array '{array}' has dtype <U\d+; expected floats of at most 64 bits"):
         load(path)
 
 
@@ -175,11 +203,12 @@ def test_feature_columns_stored_as_floats(write, saved):
 
 
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
-def test_non_finite_weights(write, saved, value):
-    emission = array_of(saved["tagger-perceptron"][3], "emission").copy()
-    emission[2, 1] = value
-    with pytest.raises(ModelFormatError, match="array 'emission' holds NaN or infinite values"):
-        load(write("tagger-perceptron", arrays={"emission": emission}))
+@pytest.mark.parametrize("name, array", WEIGHTS)
+def test_non_finite_weights(write, saved, value, name, array):
+    weights = array_of(saved[name][3], array).copy()
+    weights.flat[5] = value
+    with pytest.raises(ModelFormatError, match=f"array '{array}' holds NaN or infinite values"):
+        load(write(name, arrays={array: weights}))
 
 
 def test_idf_arrays_of_different_lengths(write, saved):
@@ -191,11 +220,43 @@ def test_idf_arrays_of_different_lengths(write, saved):
 
 
 def test_weights_of_another_number_of_labels(write, saved):
-    emission = array_of(saved["classifier-perceptron"][3], "emission")
-    path = write("classifier-perceptron", arrays={"emission": np.hstack([emission, emission[:, :1]])})
-    with pytest.raises(ModelFormatError, match=r"array 'emission' has shape \[\d+, 3\] where 2 \(labels, from the "
+    labels = array_of(saved["classifier-perceptron"][3], "emission_labels").copy()
+    labels[-1] = 2
+    with pytest.raises(ModelFormatError, match=r"array 'emission_labels' holds values outside \[0, 2\) \(labels, from "
+                                               r"the metadata\)"):
+        load(write("classifier-perceptron", arrays={"emission_labels": labels}))
+    emission = array_of(saved["tagger-perceptron-v1"][3], "emission")
+    path = write("tagger-perceptron-v1", arrays={"emission": np.hstack([emission, emission[:, :1]])})
+    with pytest.raises(ModelFormatError, match=r"array 'emission' has shape \[\d+, 5\] where 4 \(labels, from the "
                                                r"metadata\) is expected"):
         load(path)
+
+
+def test_a_row_with_more_weights_than_labels(write, saved):
+    counts = array_of(saved["tagger-perceptron"][3], "emission_counts").copy()
+    counts[0] = 5
+    with pytest.raises(ModelFormatError, match=r"array 'emission_counts' holds values outside \[0, 5\) \(labels\+1, "
+                                               r"from the metadata\)"):
+        load(write("tagger-perceptron", arrays={"emission_counts": counts}))
+
+
+def test_emission_counts_that_do_not_add_up_to_the_weights(write, saved):
+    counts = array_of(saved["tagger-perceptron"][3], "emission_counts").copy()
+    counts[0] -= 1
+    total = counts.sum()
+    with pytest.raises(ModelFormatError, match=rf"tagger-perceptron.model: the emission counts add up to {total} "
+                                               rf"weights, not {total + 1} \(file was modified\)"):
+        load(write("tagger-perceptron", arrays={"emission_counts": counts}))
+
+
+def test_emission_labels_that_do_not_increase_within_a_row(write, saved):
+    data = saved["tagger-perceptron"][3]
+    counts, labels = array_of(data, "emission_counts"), array_of(data, "emission_labels").copy()
+    row = int(np.flatnonzero(counts >= 2)[0])  # a row of two weights or more: its first two labels swapped
+    first = int(counts[:row].sum())
+    labels[first : first + 2] = labels[first : first + 2][::-1]
+    with pytest.raises(ModelFormatError, match="the emission labels do not increase within every row"):
+        load(write("tagger-perceptron", arrays={"emission_labels": labels}))
 
 
 @pytest.mark.parametrize("name, value, message", [
@@ -226,9 +287,13 @@ def test_kernel_row_pointers_that_decrease(write, saved):
 
 def test_arrays_another_model_has(write):
     path = write("tagger-perceptron", arrays={"alpha": np.zeros((1, 4), np.int64)})
+    weights = r"'emission_counts', 'emission_labels', 'emission_values', 'transition'"
+    with pytest.raises(ModelFormatError, match=rf"holds arrays \['alpha', 'columns', {weights}\], expected "
+                                               rf"\['columns', {weights}\]"):
+        load(path)
     with pytest.raises(ModelFormatError, match=r"holds arrays \['alpha', 'columns', 'emission', 'transition'\], "
                                                r"expected \['columns', 'emission', 'transition'\]"):
-        load(path)
+        load(write("tagger-perceptron-v1", arrays={"alpha": np.zeros((1, 4), np.int64)}))
 
 
 # --- metadata ---------------------------------------------------------------------------------------------
@@ -267,7 +332,7 @@ def _template_entry(meta, k: int, **changes):
     ("tagger-perceptron", 2, {"column": 7}, "column of 'lower' (#2) must name an input column"),
     ("classifier-naive-bayes", 2, {"truncate": -1}, "template 'words' (#2): truncate must be a positive number of "
                                                     "characters, at most 100, got -1"),
-    ("classifier-naive-bayes", 6, {"stopwords": [["re"]]}, "template 'header_words' (#6): stopwords must be a list "
+    ("classifier-naive-bayes", 7, {"stopwords": [["re"]]}, "template 'header_words' (#7): stopwords must be a list "
                                                           "of distinct strings"),
     ("classifier-perceptron", 1, {"lowercase": 1}, "template 'words' (#1): lowercase must be true or false, got 1"),
     ("classifier-perceptron", 1, {"pattern": "(\\w+)|(x)"}, "pattern must be a regular expression without "
@@ -488,7 +553,9 @@ def _corrupted(draw, data: bytes) -> tuple[str, str, bytes]:
     elif how == "value":
         if not array.size:
             return how, f"array {name!r} is empty: nothing changed", data
-        bad = [np.nan, np.inf, -np.inf] if array.dtype.kind == "f" else [-1, np.iinfo(array.dtype).max]
+        # negative ids and the largest (out of every range); an unsigned array holds no negative value
+        bad = ([np.nan, np.inf, -np.inf] if array.dtype.kind == "f" else
+               [np.iinfo(array.dtype).max] + ([-1] if array.dtype.kind == "i" else []))
         new, at = array.copy(), draw(st.integers(0, array.size - 1))
         new.flat[at] = draw(st.sampled_from(bad))
         return how, f"array {name!r} with {new.flat[at]} at {at}", rewritten(data, arrays={name: new})

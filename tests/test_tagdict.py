@@ -88,8 +88,9 @@ def test_restricted_viterbi_is_the_best_allowed_sequence(scores):
 
 
 @settings(derandomize=True, max_examples=100, deadline=None)
-@given(restricted_scores(), st.floats(0.5, 3))
+@given(restricted_scores(), st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0]))
 def test_restricted_loss_augmented_argmax(scores, scale):
+    # scales exact in binary: with whole-number scores, tied sequences tie exactly in every summation order
     rng = np.random.default_rng(len(scores.emissions))
     gold = np.array([rng.choice(np.flatnonzero(row)) for row in scores.allowed], dtype=np.int64)
     expected = brute_argmax(scores, lambda first, y: scale * np.count_nonzero(gold[first : first + len(y)] != y))

@@ -39,6 +39,7 @@ from .commands import (
     _cross_validate,
     _evaluate,
     _experiment,
+    _explain,
     _stats,
     _tag,
     _train,
@@ -49,7 +50,7 @@ from .parser import build_parser
 
 COMMANDS = {"train": _train, "tune": _tune, "evaluate": _evaluate, "compare": _compare, "tag": _tag,
             "classify": _classify, "cross-validate": _cross_validate, "corpus": _stats, "experiment": _experiment,
-            "analyze": _analyze}
+            "analyze": _analyze, "explain": _explain}
 INTERNAL_ERROR = 70  # EX_SOFTWARE of sysexits.h
 
 

@@ -12,22 +12,35 @@ import json
 import shlex
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
-from itertools import chain
+from functools import partial
+from itertools import chain, count, islice
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from ..analysis import analyze
 from ..catalog import Catalog, is_corpus_name
 from ..errors import StructlinError, UnknownNameError, UsageError
 from ..experiments import cross_validate, load_config, run_experiment, write_report
 from ..learners import LEARNERS, make_learner
+from ..learners.training import quiet
 from .parser import learner_cli_options
 from ..modelfile import model_kind
 from ..models import Classifier, Tagger
 from ..outputs import atomic_output, check_output, same_file
-from ..readers import decode, guess_format, open_text, read_file, read_text, write_conllu
+from ..readers import (
+    CONLLU_COLUMNS,
+    Sentence,
+    decode,
+    guess_format,
+    line_batches,
+    read_file,
+    source_name,
+    write_conllu,
+)
 from ..significance import (
     METRIC_SCORES,
     approximate_randomization,
@@ -40,6 +53,7 @@ from ..spans import is_bio_style
 from ..tasks import CLASSIFICATION, HELD_OUT, TAGGING, TASKS, Task
 from ..tuning import grid, score_candidates
 from ..stats import corpus_stats, document_stats, format_stats
+from ..tokenize import tokenize
 
 
 def check_arguments(args) -> None:
@@ -121,10 +135,18 @@ def _new_model(args, task: Task, learner, held_out: float | None = None):
 
 def _cross_validate(args) -> None:
     documents = _units(CLASSIFICATION, args.corpus or args.train, None, args)
-    # each fold's model chooses its epochs on a held-out share of its training part, as train does without dev
-    result = cross_validate(lambda: _new_model(args, CLASSIFICATION, _learner(args, CLASSIFICATION, False), HELD_OUT),
-                            [d.text for d in documents],
-                            [d.label for d in documents], folds=args.folds, seed=args.seed)
+    begun = count()
+    with _progress(None, total=args.folds, desc="cross-validating", unit="fold") as bar:
+
+        def fold_model():
+            """A fold's model, asked for as the fold begins (so the one before it is done); it chooses its epochs
+            on a held-out share of its training part, as train does without dev."""
+            bar.update(1 if next(begun) else 0)
+            return _new_model(args, CLASSIFICATION, _learner(args, CLASSIFICATION, False), HELD_OUT)
+
+        result = cross_validate(fold_model, [d.text for d in documents], [d.label for d in documents],
+                                folds=args.folds, seed=args.seed)
+        bar.update()
     if args.json:
         print(json.dumps(result))
         return
@@ -264,7 +286,9 @@ def _evaluate(args) -> None:
     source, split = _test_data(args)
     units = _units(task, source, split, args, column=model.column if task.column else None)
     _check_tags(task, [model], units, source)
-    report = task.report(model, units)
+    with _progress(None, total=len(units), desc=f"scoring {args.model}", unit=task.unit) as bar:
+        report = task.report(model, units)  # one call: the bar says what runs rather than how far it is
+        bar.update(len(units))
     learner = model.learner
     if args.json:
         chosen = {"chosen": learner.chosen_, "candidates": learner.candidates_} if learner.chosen_ else {}
@@ -356,7 +380,17 @@ def _outputs(task: Task, paths, args) -> tuple[list[list[str]], list[list[list[s
     source, split = _test_data(args)
     units = _units(task, source, split, args, column=models[0].column if task.column else None)
     _check_tags(task, models, units, source)
-    return task.labels(units), [task.predict(model, units) for model in models]
+    with _progress(None, total=len(models) * len(units), desc="predicting", unit=task.unit) as bar:
+        return task.labels(units), [_predicted(task, model, units, bar) for model in models]
+
+
+def _predicted(task: Task, model, units: list, bar: tqdm) -> list[list[str]]:
+    """``task.predict(model, units)``, a batch at a time, advancing ``bar``."""
+    labels = []
+    for batch in _batches(units, BATCH):
+        labels += task.predict(model, batch)
+        bar.update(len(batch))
+    return labels
 
 
 def _format_comparison(result: dict) -> str:
@@ -385,24 +419,124 @@ def _format_comparison(result: dict) -> str:
 
 
 def _tag(args) -> None:
-    """Tag ``--input`` (standard input, decoded as strictly as a file) into ``--output`` (standard output)."""
+    """Tag ``--input`` (standard input, decoded as strictly as a file) into ``--output`` (standard output), a batch
+    at a time: every line from a pipe or a terminal is answered before the next one is waited for."""
     tagger = Tagger.load(args.model)
     spaced = [tag for tag in tagger.classes_ if not tag or any(c.isspace() for c in tag)]
     if spaced:
         raise StructlinError(f"{args.model}: the model predicts the tag {spaced[0]!r}, which tagged output cannot "
                              "hold (a tag is non-empty, without whitespace); train it again on clean tags")
-    fmt = args.format or ("conllu" if (args.input or "").removesuffix(".gz").endswith(".conllu") else "text")
+    input_format = _tag_input_format(args)
+    fmt = args.format or input_format
+    column = _conllu_column(tagger, args) if "conllu" in (fmt, input_format) else None
+    probabilities = _with_probabilities(tagger, args, fmt)
+    write = partial(_conllu_sentence, column) if fmt == "conllu" else TAGGED_FORMATS[fmt]
+    with _output(args.output) as out, _progress(_file_progress(args), desc=args.input, unit="sentence") as bar:
+        for sentences in _sentences_to_tag(args.input or sys.stdin.buffer, input_format, args.tokenize, column):
+            tags = tagger.predict(sentences)
+            if input_format == fmt == "conllu":  # the input's lines, with only the tag column replaced
+                write_conllu(sentences, tags, out, column=column)
+            else:
+                chosen = _tag_probabilities(tagger, sentences, tags) if probabilities else [None] * len(tags)
+                out.write("".join(map(write, sentences, tags, chosen)))
+            out.flush()
+            bar.update(len(sentences))
+
+
+def _sentences_to_tag(source, input_format: str, tokenized: bool, column: str | None) -> Iterator[list[Sentence]]:
+    """Batches of the sentences of ``source`` (a path or standard input): of CoNLL-U, :data:`BATCH` sentences at a
+    time; of text, the lines one read gives (:func:`~structlin.readers.line_batches`), split at whitespace or
+    (``tokenized``) by :func:`~structlin.tokenize.tokenize`."""
+    if input_format == "conllu":
+        yield from _batches(read_file(source, format="conllu", column=column, require_tags=False), BATCH)
+        return
+    words, name = tokenize if tokenized else str.split, source_name(source)
+    for lines in line_batches(source):
+        yield [Sentence(words(text), path=name, line=number) for number, text in lines]
+
+
+#: Units handled at a time when they are not read as lines (CoNLL-U sentences, the files of a folder), and test
+#: units predicted between two steps of a progress bar.
+BATCH = 500
+
+
+def _tag_input_format(args) -> str:
+    """``tag``'s input format: ``--input-format``; else text to ``--tokenize``; else ``--format`` text or conllu,
+    which also meant the input before json and tsv output (scripts rely on it); else conllu for a
+    ``*.conllu[.gz]`` file, and text otherwise."""
+    if args.tokenize and args.input_format == "conllu":
+        raise UsageError("--tokenize splits lines of text; CoNLL-U input (--input-format conllu) has its tokens")
+    if args.input_format or args.tokenize:
+        return args.input_format or "text"
+    if args.format in ("text", "conllu"):
+        return args.format
+    return "conllu" if args.input and guess_format(args.input) == "conllu" else "text"
+
+
+def _conllu_column(tagger: Tagger, args) -> str:
+    """The CoNLL-U column tags are written to: ``--column``, else the model's, else upos."""
     column = args.column or tagger.column or "upos"
-    source = args.input or sys.stdin.buffer
-    with _output(args.output) as out:
-        sentences = list(read_file(source, format="conllu", column=column, require_tags=False) if fmt == "conllu"
-                         else read_text(source))
-        tags = tagger.predict(sentences)
-        if fmt == "conllu":
-            write_conllu(sentences, tags, out, column=column)
-        else:
-            for sentence, sentence_tags in zip(sentences, tags):
-                out.write(" ".join(f"{w}/{t}" for w, t in zip(sentence.words, sentence_tags)) + "\n")
+    if column not in CONLLU_COLUMNS:
+        raise StructlinError(f"{args.model} tags the column {column!r}, which CoNLL-U has not: choose the CoNLL-U "
+                             f"column with --column ({', '.join(CONLLU_COLUMNS)})")
+    return column
+
+
+def _with_probabilities(model, args, fmt: str) -> bool:
+    """Whether the output gives probabilities: json and tsv do when the model's learner gives them, unless
+    ``--no-probabilities``; ``--probabilities`` for another format, or for a model whose learner gives none,
+    is a usage error."""
+    probabilistic = model.learner.capabilities.probabilistic
+    if args.probabilities and fmt not in ("json", "tsv"):
+        raise UsageError(f"--probabilities applies to --format json and tsv, not {fmt}")
+    if args.probabilities and not probabilistic:
+        takers = ", ".join(name for name, cls in LEARNERS.items() if cls.capabilities.probabilistic)
+        raise UsageError(f"--probabilities: {args.model} was trained by {model.learner.name!r}, whose scores are no "
+                         f"probabilities (learners that give them: {takers})")
+    return probabilistic and fmt in ("json", "tsv") and args.probabilities is not False
+
+
+def _tag_probabilities(tagger: Tagger, sentences: list, tags: list[list[str]]) -> list[list[float]]:
+    """The probability of every chosen tag, ``P(y_i = tag | x)``: its marginal."""
+    column = {tag: k for k, tag in enumerate(tagger.classes_)}
+    return [[float(row[column[tag]]) for row, tag in zip(marginals, sentence_tags)]
+            for marginals, sentence_tags in zip(tagger.predict_marginals(sentences), tags)]
+
+
+def _text_sentence(sentence: Sentence, tags: list[str], probabilities: list[float] | None) -> str:
+    return " ".join(f"{w}/{t}" for w, t in zip(sentence.words, tags)) + "\n"
+
+
+def _json_sentence(sentence: Sentence, tags: list[str], probabilities: list[float] | None) -> str:
+    record = {"tokens": sentence.words, "tags": tags}
+    return _json_line(record if probabilities is None else {**record, "probabilities": probabilities})
+
+
+def _tsv_sentence(sentence: Sentence, tags: list[str], probabilities: list[float] | None) -> str:
+    columns = (sentence.words, tags) if probabilities is None else (sentence.words, tags, probabilities)
+    return "".join("\t".join(map(str, row)) + "\n" for row in zip(*columns)) + "\n"
+
+
+def _conllu_sentence(column: str, sentence: Sentence, tags: list[str], probabilities: list[float] | None) -> str:
+    """A CoNLL-U sentence of a line of text: its line number as ``sent_id``, and each token's ID, FORM and tag in
+    ``column``, the other fields ``_``.  An empty line is no sentence (CoNLL-U has none without tokens)."""
+    if not tags:
+        return ""
+    lines = [f"# sent_id = {sentence.line}"]
+    for k, (word, tag) in enumerate(zip(sentence.words, tags), 1):
+        fields = [str(k), word] + ["_"] * 8
+        fields[CONLLU_COLUMNS[column]] = tag
+        lines.append("\t".join(fields))
+    return "\n".join(lines) + "\n\n"
+
+
+#: tag's output formats but CoNLL-U: a sentence, its tags and their probabilities (or None) as text.
+TAGGED_FORMATS = {"text": _text_sentence, "json": _json_sentence, "tsv": _tsv_sentence}
+
+
+def _json_line(record: dict) -> str:
+    """``record`` as a line of JSON Lines (UTF-8 text as it is, not escaped)."""
+    return json.dumps(record, ensure_ascii=False) + "\n"
 
 
 def _load(kind, args):
@@ -421,22 +555,126 @@ def _load(kind, args):
 
 
 def _classify(args) -> None:
-    """Classify the lines of ``--input`` (standard input), or the files of an ``--input`` folder."""
+    """Classify the lines of ``--input`` (standard input), or the files of an ``--input`` folder, a batch at a
+    time: every line from a pipe or a terminal is answered before the next one is waited for."""
     classifier = _load(Classifier, args)
-    with _output(args.output) as out:
-        names, documents = _documents_to_classify(args.input, args.encoding)
-        for k, label in enumerate(classifier.predict(documents)):
-            out.write(f"{names[k]}\t{label}\n" if names else f"{label}\n")
+    probabilities = _with_probabilities(classifier, args, args.format)
+    folder = args.input is not None and Path(args.input).is_dir()
+    write = CLASSIFIED_FORMATS[args.format]
+    with _output(args.output) as out, _progress(_file_progress(args), desc=args.input, unit="document") as bar:
+        for names, documents in _documents_to_classify(args.input, args.encoding, folder):
+            if probabilities:
+                table = classifier.predict_proba(documents)
+                labels = classifier.classes_[table.argmax(axis=1)].tolist()
+                chosen = [dict(zip(classifier.classes_.tolist(), row)) for row in table.tolist()]
+            else:
+                labels, chosen = classifier.predict(documents).tolist(), [None] * len(documents)
+            out.write("".join(write(*row, folder) for row in zip(names, labels, chosen)))
+            out.flush()
+            bar.update(len(documents))
 
 
-def _documents_to_classify(source: str | None, encoding: str) -> tuple[list[str] | None, list[str]]:
-    """The paths and texts of the files of a folder, or no paths and the lines of a file or of standard input;
-    a byte that is not ``encoding`` is an error located by file and line."""
-    if source and Path(source).is_dir():
+def _documents_to_classify(source: str | None, encoding: str, folder: bool) -> Iterator[tuple[list[str], list[str]]]:
+    """Batches of documents' names and texts: the paths and texts of the files of a ``folder``, or the lines of a
+    file or of standard input (a line is its own name); a byte that is not ``encoding`` is an error located by
+    file and line."""
+    if folder:
         files = sorted(p for p in Path(source).rglob("*") if p.is_file())
-        return [str(p) for p in files], [decode(p.read_bytes(), encoding, str(p)) for p in files]
-    with open_text(source or sys.stdin.buffer, encoding) as lines:
-        return None, [line for _, line in lines]
+        for batch in _batches(files, BATCH):
+            yield [str(p) for p in batch], [decode(p.read_bytes(), encoding, str(p)) for p in batch]
+        return
+    for lines in line_batches(source or sys.stdin.buffer, encoding):
+        texts = [text for _, text in lines]
+        yield texts, texts
+
+
+def _text_label(name: str, label, probabilities: dict | None, folder: bool) -> str:
+    return f"{name}\t{label}\n" if folder else f"{label}\n"
+
+
+def _json_label(name: str, label, probabilities: dict | None, folder: bool) -> str:
+    record = {"path": name, "label": label} if folder else {"label": label}
+    return _json_line(record if probabilities is None else {**record, "probabilities": probabilities})
+
+
+def _tsv_label(name: str, label, probabilities: dict | None, folder: bool) -> str:
+    chosen = [] if probabilities is None else [probabilities[label]]
+    return "\t".join(map(str, [label, *chosen, name])) + "\n"
+
+
+#: classify's output formats: a document's name (its path, or its line), label and label probabilities (or None),
+#: and whether the documents are the files of a folder.
+CLASSIFIED_FORMATS = {"text": _text_label, "json": _json_label, "tsv": _tsv_label}
+
+
+def _explain(args) -> None:
+    """``explain``: why the model predicts what it does for ``--text`` (a tagger: for every token, or for ``--token``
+    or ``--index``), or without it the heaviest features of every label, named from ``--sample``."""
+    kind = model_kind(args.model)
+    model, tagger = TASKS[kind].model.load(args.model), kind == "tagger"
+    if not tagger and (args.token is not None or args.index is not None or args.tokenize):
+        raise UsageError(f"--token, --index and --tokenize choose a tagger's tokens; {args.model} is a classifier")
+    if args.text is None:
+        if args.token is not None or args.index is not None:
+            raise UsageError("--token and --index choose a token of --text")
+        lines = [] if args.sample is None else decode(Path(args.sample).read_bytes(), "utf-8", args.sample).splitlines()
+        sample = [_explained_tokens(model, line, args.tokenize) for line in lines if line.strip()] if tagger else lines
+        top = model.top_features(args.top, sample)
+        print(json.dumps(top.to_dict(), ensure_ascii=False) if args.json else top.format())
+        return
+    if args.sample is not None:
+        raise UsageError("--sample names the heaviest features, without --text")
+    if not tagger:
+        explained = model.explain(args.text, top=args.top)
+        print(json.dumps(explained.to_dict(), ensure_ascii=False) if args.json else explained.format())
+        return
+    tokens = _explained_tokens(model, args.text, args.tokenize)
+    index = args.index
+    if args.token is not None:
+        words = [t[0] if isinstance(t, tuple) else t for t in tokens]
+        if args.token not in words:
+            raise StructlinError(f"--token {args.token!r} is not a token of --text ({' '.join(words)})")
+        index = words.index(args.token)
+    explained = model.explain(tokens, index=index, top=args.top)
+    explained = [explained] if index is not None else explained
+    if args.json:
+        print(json.dumps({"tokens": [list(t) if isinstance(t, tuple) else t for t in tokens],
+                          "explanations": [e.to_dict() for e in explained]}, ensure_ascii=False))
+    else:
+        print("\n\n".join(e.format() for e in explained))
+
+
+def _explained_tokens(tagger: Tagger, text: str, tokenized: bool) -> list:
+    """The tokens of a line for ``tagger``: split at whitespace or (``tokenized``) by the Penn Treebank's rules; a
+    tagger that reads more columns than the word (a chunker's POS) takes each token as ``word/POS``."""
+    words = tokenize(text) if tokenized else text.split()
+    width = len(tagger.feature_set.fields)
+    if width == 1:
+        return words
+    tokens = [tuple(w.rsplit("/", width - 1)) for w in words]
+    bad = next((w for w, t in zip(words, tokens) if len(t) != width), None)
+    if bad is not None:
+        raise StructlinError(f"the model reads the columns {', '.join(tagger.feature_set.fields)}: write each token as "
+                             f"{'/'.join(tagger.feature_set.fields)}, got {bad!r}")
+    return tokens
+
+
+def _file_progress(args) -> bool | None:
+    """tag's and classify's progress: over an ``--input`` file or folder whose output does not go to the terminal
+    (where it shows itself), when stderr is one (:func:`_progress`)."""
+    return None if args.input and (args.output or not sys.stdout.isatty()) else False
+
+
+def _progress(progress: bool | None, *, unit: str, **bar) -> tqdm:
+    """A progress bar on stderr counting ``unit`` s (more of tqdm's options: ``bar``), gone when done; ``progress``
+    as a learner's: shown when true, hidden when false, and by default only when stderr is a terminal."""
+    return tqdm(disable=quiet(progress), leave=False, unit=f" {unit}s", **bar)
+
+
+def _batches(items: Iterable, size: int) -> Iterator[list]:
+    """``items`` in lists of ``size`` (the last one shorter)."""
+    iterator = iter(items)
+    return iter(lambda: list(islice(iterator, size)), [])
 
 
 def _output(path: str | None):
@@ -498,8 +736,16 @@ def _experiment(args) -> None:
     folder = Path(args.output or Path("experiments") / config.name)
     command = shlex.join(["structlin", "experiment", args.config, *(["--output", args.output] if args.output else []),
                           *(["--quiet"] if args.quiet else [])])
-    result = run_experiment(config, command=command, log=(lambda line: None) if args.quiet else print,
-                            models=folder / "models" if config.keep_models else None)
+    with _progress(False if args.quiet else None, total=len(config.systems), desc=config.name, unit="system") as bar:
+
+        def log(line: str) -> None:
+            """After each system: its line (above the bar), and the bar's step."""
+            if not args.quiet:
+                bar.write(line)
+            bar.update()
+
+        result = run_experiment(config, command=command, log=log,
+                                models=folder / "models" if config.keep_models else None)
     written = write_report(result, folder)
     if not args.quiet:
         print(f"report: {written[2]} ({len(written)} files in {folder})")

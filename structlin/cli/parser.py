@@ -214,6 +214,14 @@ def _add_hypothesis_option(parser, what: str) -> None:
     parser.add_argument("--hypothesis", choices=hypotheses, help=f"{', '.join(takers)}: {what}")
 
 
+def _add_probabilities_option(parser, what: str) -> None:
+    """``--probabilities``/``--no-probabilities`` of ``tag`` and ``classify``: ``what`` the output gives."""
+    takers = ", ".join(name for name, cls in LEARNERS.items() if cls.capabilities.probabilistic)
+    parser.add_argument("--probabilities", action=argparse.BooleanOptionalAction, help=f"json and tsv output: "
+                        f"{what} (default: when the model's learner gives probabilities, as {takers} do; with "
+                        "--probabilities, a model whose learner does not is an error)")
+
+
 def _add_model_options(parser, task: Task) -> None:
     """The model a training command builds: its feature set, learner (and decoder), their options, the
     seed and the hash size; defaults from the task's model and the learners' declarations."""
@@ -311,18 +319,57 @@ def build_parser() -> argparse.ArgumentParser:
 
     tag = commands.add_parser("tag", help="tag text with a model",
                               description="Tag tokenized text (one sentence per line, output word/TAG) or a "
-                                          "CoNLL-U file (output CoNLL-U with only the tag column replaced).")
+                                          "CoNLL-U file (output CoNLL-U with only the tag column replaced). A line "
+                                          "from a pipe or a terminal is tagged as soon as it arrives.")
     _add_model_io(tag, "input file (default: stdin)")
-    tag.add_argument("--format", choices=("conllu", "text"), help="input/output format (default: conllu for "
-                                                                  "*.conllu, else text)")
-    tag.add_argument("--column", choices=CONLLU_COLUMNS, help="CoNLL-U column to fill (default: the model's)")
+    tag.add_argument("--format", choices=("text", "json", "tsv", "conllu"), help="output format: text (word/TAG, "
+                     "a line per sentence), json (a JSON object per line: a sentence's tokens, tags and, with "
+                     "probabilities, each tag's), tsv (token<TAB>tag[<TAB>probability] lines, a blank line after each "
+                     "sentence) or conllu (for CoNLL-U input, only the tag column replaced; for text, ID, FORM and "
+                     "the tag, other fields _) (default: conllu for CoNLL-U input, else text)")
+    tag.add_argument("--input-format", choices=("text", "conllu"), help="text (a sentence per line) or conllu "
+                     "(default: text with --tokenize, else --format if it is text or conllu, else conllu for "
+                     "*.conllu[.gz] files and text otherwise)")
+    tag.add_argument("--tokenize", action="store_true", help="split each line into tokens by the Penn Treebank's "
+                     "rules (NLTK's TreebankWordTokenizer: no download; 'the mat.' becomes 'the mat .') rather than "
+                     "at whitespace; a line is still one sentence")
+    tag.add_argument("--column", choices=CONLLU_COLUMNS, help="CoNLL-U column to fill (default: the model's, else "
+                     "upos)")
+    _add_probabilities_option(tag, "each chosen tag's probability")
 
     classify = commands.add_parser("classify", help="classify documents with a model",
                                    description="Classify one document per input line (prints one label per line), "
-                                               "or every file of a folder (prints path<TAB>label).")
+                                               "or every file of a folder (prints path<TAB>label). A line from a "
+                                               "pipe or a terminal is classified as soon as it arrives.")
     _add_model_io(classify, "text file (one document per line) or folder (default: stdin)")
+    classify.add_argument("--format", choices=("text", "json", "tsv"), default="text", help="output format: text "
+                          "(a label per line; path<TAB>label for a folder), json (a JSON object per line: the label "
+                          "and, with probabilities, every label's) or tsv (label[<TAB>probability]<TAB>document: "
+                          "the line, or the file's path) (default: text)")
     classify.add_argument("--encoding", type=_encoding, default="utf-8", help="text encoding of the input (default: utf-8)")
+    _add_probabilities_option(classify, "the probability of every label (tsv: of the chosen one)")
     _add_hypothesis_option(classify, "the hypothesis of a kernel perceptron model to classify with (default: the model's)")
+
+    explain = commands.add_parser("explain", help="why a model predicts what it does", description=(
+        "Explain one prediction: the features that pushed the label (a tagger's: of every token, or of --token or "
+        "--index) and the runner-up, each with its value, weights and contribution (value × weight), the margin "
+        "between the two labels and, for a tagger, the transitions beside the chosen tags. Without --text, list the "
+        "heaviest features of every label. Example: structlin explain ewt.model --text 'The old man the boats .' "
+        "--token man"))
+    explain.add_argument("model")
+    explain.add_argument("--text", help="the document, or the sentence (tokens between spaces; word/POS for a model "
+                         "that reads a POS column, as a chunker does)")
+    token = explain.add_mutually_exclusive_group()
+    token.add_argument("--token", help="tagger: explain the first token that is this word only")
+    token.add_argument("--index", type=_at_least(0), help="tagger: explain the token at this index only (from 0)")
+    explain.add_argument("--tokenize", action="store_true", help="tagger: split --text by the Penn Treebank's rules, "
+                         "as tag --tokenize does")
+    explain.add_argument("--top", type=_at_least(1), default=10, help="features shown per prediction; without --text, "
+                         "the heaviest features shown per label (default: 10)")
+    explain.add_argument("--sample", help="without --text: a UTF-8 file of sentences (tagger) or documents "
+                         "(classifier), one per line, whose features name the heaviest ones (a tagger names them "
+                         "from its known words too)")
+    explain.add_argument("--json", action="store_true", help="print one JSON object")
 
     validate = commands.add_parser("cross-validate", help="k-fold cross-validation of a classifier",
                                    description="Seeded k-fold cross-validation of a classifier on a corpus with no "

@@ -1,0 +1,148 @@
+"""Compact, versioned model files and pickles (issue 18).
+
+A model file of format version 2 keeps only the non-zero emission weights, exactly (float64), in deflated members;
+a file of version 1 (dense weights, members stored), as :func:`test_model_hostile.version_1` writes it, loads and
+predicts as before, and other versions are refused with a message that says what to do.  A pickled model holds
+what its file holds, uncompressed, and none of the caches prediction fills.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+import re
+import zipfile
+
+import numpy as np
+import pytest
+
+from structlin import Classifier, Tagger, __version__
+from structlin.catalog import load_split
+from structlin.errors import ModelFormatError
+from structlin.modelfile import VERSION
+
+from test_model_hostile import DOCS, LABELS, TEXTS, TOY, WORDS, _models, _predictions, rewritten, version_1
+
+
+@pytest.fixture(scope="module")
+def models() -> dict:
+    """:func:`test_model_hostile._models` and a voted-perceptron tagger (a learner that scores inputs itself and
+    keeps the state of its run besides)."""
+    out = _models()
+    out["tagger-voted"] = (Tagger("pos-basic", "voted-perceptron", epochs=3, bits=12, progress=False).fit(TOY), WORDS)
+    return out
+
+
+@pytest.fixture(scope="module")
+def ewt_tagger(ewt_dir) -> tuple[Tagger, list]:
+    """A real small model, the default tagger trained on EWT's first 1,000 training sentences (5 epochs), and
+    200 dev sentences to tag."""
+    train, dev = load_split("ud-english-ewt", "train")[:1000], load_split("ud-english-ewt", "dev")[:200]
+    return Tagger(epochs=5, progress=False).fit(train), [s.words for s in dev]
+
+
+def _content(path) -> int:
+    """The bytes of a model file's members, uncompressed."""
+    with zipfile.ZipFile(path) as archive:
+        return sum(info.file_size for info in archive.infolist())
+
+
+def test_a_file_keeps_the_non_zero_weights_exactly_and_deflated(ewt_tagger, tmp_path):
+    tagger, sentences = ewt_tagger
+    path = tmp_path / "ewt.model"
+    tagger.save(path)
+    size, weights = path.stat().st_size, np.count_nonzero(tagger.weights_)
+    assert size <= 5 * weights  # 4.2 bytes per non-zero weight measured (647 KB), the metadata included
+    assert size <= len(version_1(path.read_bytes())) / 8  # 10.5 times smaller than version 1 measured
+    with zipfile.ZipFile(path) as archive:
+        assert {info.compress_type for info in archive.infolist()} == {zipfile.ZIP_DEFLATED}
+        assert json.loads(archive.read("metadata.json"))["version"] == VERSION == 2
+    loaded = Tagger.load(path)
+    emission, kept = tagger.joint.emission_weights(tagger.weights_), np.isin(tagger.joint.columns, loaded.joint.columns)
+    np.testing.assert_array_equal(loaded.joint.emission_weights(loaded.weights_), emission[kept])
+    assert not emission[~kept].any()  # only rows of zeros are left out
+    np.testing.assert_array_equal(loaded.joint.transition_weights(loaded.weights_)[0],
+                                  tagger.joint.transition_weights(tagger.weights_)[0])
+    assert loaded.predict(sentences) == tagger.predict(sentences)
+
+
+def test_version_1_files_load_and_predict_as_before(models, tmp_path):
+    for name, (model, inputs) in models.items():
+        path = tmp_path / f"{name}.model"
+        model.save(path)
+        path.write_bytes(version_1(path.read_bytes()))
+        with zipfile.ZipFile(path) as archive:
+            assert json.loads(archive.read("metadata.json"))["version"] == 1
+            assert {info.compress_type for info in archive.infolist()} == {zipfile.ZIP_STORED}
+        loaded = type(model).load(path)
+        assert _predictions(loaded, inputs) == _predictions(model, inputs), name
+        loaded.save(path)  # saved again: the current version, the same model
+        assert _predictions(type(model).load(path), inputs) == _predictions(model, inputs), name
+
+
+@pytest.mark.parametrize("version, message", [
+    (3, f"model format version 3, newer than this structlin {__version__} reads (1 to 2): upgrade structlin to "
+        "load it"),
+    (0, "model format version 0; this structlin reads versions 1 to 2"),
+    ("2", "model format version '2'; this structlin reads versions 1 to 2"),
+    (True, "model format version True; this structlin reads versions 1 to 2"),
+    (None, "model format version None; this structlin reads versions 1 to 2"),
+])
+def test_other_format_versions_are_refused_clearly(models, tmp_path, version, message):
+    path = tmp_path / "m.model"
+    models["classifier-perceptron"][0].save(path)
+    path.write_bytes(rewritten(path.read_bytes(), lambda meta: meta.update(version=version)))
+    with pytest.raises(ModelFormatError, match=re.escape(f"{path}: {message}")):
+        Classifier.load(path)
+
+
+def test_pickled_models_predict_identically(models):
+    for name, (model, inputs) in models.items():
+        for twin in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):
+            assert _predictions(twin, inputs) == _predictions(model, inputs), name
+            assert twin.get_params() == model.get_params() and twin.history_ == model.history_
+            learner, original = twin.learner, model.learner
+            assert learner.chosen_ == original.chosen_ and learner.best_epoch_ == original.best_epoch_
+
+
+def _assert_pickle_holds_what_the_file_holds(model, path) -> None:
+    """A pickle of ``model`` (which has predicted, filling its caches) is about the size of its file's content."""
+    model.save(path)
+    assert len(pickle.dumps(model)) <= 1.1 * _content(path) + 1000
+
+
+def test_a_pickle_holds_what_the_file_holds(ewt_tagger, tmp_path):
+    tagger, sentences = ewt_tagger
+    tagger.predict(sentences)  # fills the hash's memo, the word types' tables, the joint map's bucket lookup
+    _assert_pickle_holds_what_the_file_holds(tagger, tmp_path / "ewt.model")  # 1.67 MB (content 1.68 MB, file 0.65)
+
+
+def test_a_pickled_classifier_leaves_out_its_dense_idf_table(tmp_path):
+    classifier = Classifier("text-ngrams", epochs=3, progress=False).fit(DOCS, LABELS)  # tf-idf over 2**22 buckets
+    classifier.predict(TEXTS)
+    assert classifier._extractor._idf_table.nbytes == 8 << 22
+    _assert_pickle_holds_what_the_file_holds(classifier, tmp_path / "c.model")  # 5.3 KB (content 4.8 KB, file 3.1)
+
+
+def test_an_unpickled_model_goes_on_training_as_a_loaded_one(tmp_path):
+    tagger = Tagger("pos-basic", epochs=3, bits=12, progress=False).fit(TOY)
+    tagger.save(tmp_path / "t.model")
+    loaded, unpickled = Tagger.load(tmp_path / "t.model"), pickle.loads(pickle.dumps(tagger))
+    for model in (loaded, unpickled):
+        model.partial_fit(TOY[:2])
+    np.testing.assert_array_equal(unpickled.weights_, loaded.weights_)
+    assert unpickled.predict(WORDS) == loaded.predict(WORDS)
+
+
+def _dot(A, B) -> np.ndarray:
+    """A user kernel (module-level, so that pickle finds it by name)."""
+    return (A @ B.T).toarray()
+
+
+def test_untrained_models_and_user_kernels_pickle_as_they_are():
+    untrained = Tagger("pos-basic", epochs=3, bits=12)
+    assert pickle.loads(pickle.dumps(untrained)).get_params() == untrained.get_params()
+    classifier = Classifier("text-unigram", "kernel-perceptron", kernel=_dot, epochs=2, progress=False).fit(DOCS, LABELS)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(classifier)).decision_function(TEXTS),
+                                  classifier.decision_function(TEXTS))
