@@ -292,7 +292,7 @@ _METADATA = {
     "candidates": (_scored, "a list of records with a dev_accuracy"),
 }
 #: Metadata that files written before it was kept lack.
-_OPTIONAL_METADATA = ("chosen", "candidates")
+_OPTIONAL_METADATA = ("chosen", "candidates", "tag_dictionary")
 
 #: The weight rows' hashed buckets, and the weights of a learner that keeps a weight vector by model-file format
 #: version: version 1 keeps the emission block (rows × labels) dense, version 2 only its non-zero weights, row by
@@ -1054,22 +1054,35 @@ class Tagger(_Model, TaggerI):
     # --- persistence (see _Model) --------------------------------------------------------------
 
     def _extra_metadata(self) -> dict:
-        return {"column": self.column, "known_words": sorted(self.known_words_)}
+        return {"column": self.column, "known_words": sorted(self.known_words_), "tag_dictionary": self.tag_dictionary}
+
+    def _extra_arrays(self) -> dict:
+        return {} if self.tagdict_ is None else self.tagdict_.to_arrays()
+
+    def _array_specs(self, version: int = VERSION) -> dict[str, ArraySpec]:
+        """The arrays of :meth:`_Model._array_specs`, and the tag dictionary's when the model has one."""
+        specs = super()._array_specs(version)
+        return specs if self.tag_dictionary is None else {**specs, **TagDictionary.array_specs}
 
     def _restore(self, meta: dict, arrays: dict) -> None:
         self.column = meta["column"]
         self.known_words_ = set(meta["known_words"])
+        if self.tag_dictionary is not None:
+            self.tagdict_ = TagDictionary.from_arrays(arrays, len(meta["labels"]))
+            self._joint.candidates = self.tagdict_
 
     @classmethod
     def _metadata_specs(cls) -> dict[str, tuple[Callable[[object], bool], str]]:
         columns = _tag_columns()
         return {**super()._metadata_specs(), "known_words": (_strings, "a list of word strings"),
                 "labels": (lambda v: _strings(v) and all(v) and _distinct(v), "a list of distinct label strings"),
-                "column": (lambda v: v is None or v in columns, f"null or a tag column: {', '.join(columns)}")}
+                "column": (lambda v: v is None or v in columns, f"null or a tag column: {', '.join(columns)}"),
+                "tag_dictionary": (lambda v: v is None or (type(v) is int and v >= 1), "null or a positive count")}
 
     @classmethod
     def _construct(cls, feature_set, learner, meta: dict) -> Tagger:
-        return cls(feature_set, learner, meta["decoder"], bits=meta["hash"]["bits"], hash_seed=meta["hash"]["seed"])
+        return cls(feature_set, learner, meta["decoder"], bits=meta["hash"]["bits"], hash_seed=meta["hash"]["seed"],
+                   tag_dictionary=meta.get("tag_dictionary"))
 
     # --- explanations (structlin.explain) ---------------------------------------------------------
 

@@ -25,8 +25,8 @@ class Task:
     ``labels``; ``report(model, units)`` the model's evaluation report; ``sample(units)`` a few units
     that still make a trainable set (to check a configuration before real training).
     ``learner_defaults`` are the model's own defaults for learner settings (a tagger's batch size);
-    ``decoders`` says whether the task takes a decoder; ``column`` whether a model records the tag
-    column it was trained on."""
+    ``decoders`` says whether the task takes a decoder (and a tag dictionary: it labels sequences); ``column``
+    whether a model records the tag column it was trained on."""
 
     kind: str
     unit: str
@@ -50,13 +50,17 @@ class Task:
         """The default of the model constructor's ``parameter`` (the model class stays the one place it is set)."""
         return inspect.signature(self.model).parameters[parameter].default
 
-    def new_model(self, features, learner, *, decoder: str | None = None, bits: int, held_out: float | None = None):
+    def new_model(self, features, learner, *, decoder: str | None = None, bits: int, held_out: float | None = None,
+                  tag_dictionary: int | None = None):
         """An untrained model of this task (``features`` None: chosen from the training data by the model;
-        ``decoder`` only for a task that takes one, None: the model's default; ``held_out``: the model's)."""
+        ``decoder`` and ``tag_dictionary`` only for a task that takes them, None: the model's default;
+        ``held_out``: the model's)."""
         if self.decoders:
-            return self.model(features, learner, decoder or self.default("decoder"), bits=bits, held_out=held_out)
-        if decoder not in (None, "multiclass"):
-            raise ValueError(f"a {self.kind} labels each {self.unit} on its own; it takes no decoder ({decoder!r})")
+            return self.model(features, learner, decoder or self.default("decoder"), bits=bits, held_out=held_out,
+                              tag_dictionary=tag_dictionary)
+        if decoder not in (None, "multiclass") or tag_dictionary is not None:
+            raise ValueError(f"a {self.kind} labels each {self.unit} on its own; it takes no decoder ({decoder!r}) "
+                             "and no tag dictionary")
         return self.model(features, learner, bits=bits, held_out=held_out)
 
 

@@ -373,3 +373,45 @@ def test_tag_dictionary_must_be_a_positive_count(value):
 
     with pytest.raises(OptionValueError, match="tag_dictionary must be a positive number of occurrences"):
         Tagger(tag_dictionary=value).fit([[("a", "X"), ("b", "Y")]])
+
+
+def test_a_saved_tagger_keeps_its_dictionary(ewt_dir, tmp_path):
+    """The dictionary travels in the model file: the loaded tagger predicts exactly as the trained one, and a
+    file whose dictionary arrays were removed or tampered with is refused."""
+    import zipfile
+
+    from structlin import Tagger
+    from structlin.errors import ModelFormatError
+
+    train, test = _ewt_part(ewt_dir, "train", 300), _ewt_part(ewt_dir, "dev", 100)
+    tagger = Tagger(tag_dictionary=2, epochs=2, progress=False).fit(train)
+    tagger.save(tmp_path / "m.model")
+    loaded = Tagger.load(tmp_path / "m.model")
+    assert loaded.tag_dictionary == 2 and loaded.predict(test) == tagger.predict(test)
+    np.testing.assert_array_equal(loaded.tagdict_.codes, tagger.tagdict_.codes)
+    with zipfile.ZipFile(tmp_path / "m.model") as source, zipfile.ZipFile(tmp_path / "cut.model", "w") as cut:
+        for item in source.infolist():
+            if item.filename != "tagdict_labels.npy":
+                cut.writestr(item, source.read(item))
+    with pytest.raises(ModelFormatError, match="cut.model"):
+        Tagger.load(tmp_path / "cut.model")
+
+
+def test_the_command_line_trains_a_tagger_with_a_dictionary(ewt_dir, tmp_path, capsys):
+    from cli_run import run
+
+    from structlin import Tagger
+
+    train = tmp_path / "train.conllu"
+    blocks = (ewt_dir / "en_ewt-ud-train.conllu").read_text("utf-8").split("\n\n")[:200]
+    train.write_text("\n\n".join(blocks) + "\n\n", "utf-8")
+    code, _, err = run(capsys, "train", "tagger", "--train", train, "--tag-dictionary", "3", "--epochs", "2",
+                       "--dev", "none", "--output", tmp_path / "m.model")
+    assert code == 0, err
+    assert Tagger.load(tmp_path / "m.model").tag_dictionary == 3
+    code, _, err = run(capsys, "train", "tagger", "--train", train, "--tag-dictionary", "0", "--output",
+                       tmp_path / "x.model")
+    assert code == 2 and "--tag-dictionary" in err
+    code, _, err = run(capsys, "train", "classifier", "--train", train, "--tag-dictionary", "3", "--output",
+                       tmp_path / "x.model")
+    assert code == 2 and "unrecognized arguments: --tag-dictionary" in err

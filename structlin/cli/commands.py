@@ -130,7 +130,7 @@ def _learner(args, task: Task, progress: bool | None):
 def _new_model(args, task: Task, learner, held_out: float | None = None):
     """The untrained model the command line describes, learning with ``learner``."""
     return task.new_model(args.features, learner, decoder=getattr(args, "decoder", None), bits=args.bits,
-                          held_out=held_out)
+                          held_out=held_out, tag_dictionary=getattr(args, "tag_dictionary", None))
 
 
 def _cross_validate(args) -> None:

@@ -230,6 +230,10 @@ def _add_model_options(parser, task: Task) -> None:
     parser.add_argument("--learner", default=task.default("learner"), help=f"one of: {', '.join(LEARNERS)}")
     if task.decoders:
         parser.add_argument("--decoder", help=f"one of: {', '.join(DECODERS)} (default: {task.default('decoder')})")
+        parser.add_argument("--tag-dictionary", type=_at_least(1), metavar="K",
+                            help="restrict every word seen K times or more in training to the tags seen with it, in "
+                                 "training and tagging: faster with many tags, at some cost in accuracy (default: off; "
+                                 "docs/benchmarks.md)")
     _add_learner_options(parser, task)
     parser.add_argument("--seed", type=_at_least(0), default=0, help="seed of the learner's random choices, of folds "
                         "and of --dev-fraction (default: 0)")
