@@ -19,7 +19,8 @@ document templates, and may also list token templates, which then see the whole 
 * ``fields`` — one feature per field of a tuple; ``field_pairs`` / ``field_triples`` — conjunctions;
   ``field_conjunctions(sizes)`` — conjunctions of every size in ``sizes`` (4 = a whole PP tuple); each
   optionally on lowercased, digit-normalised or Porter-stemmed values;
-* ``featureset`` — an NLTK-style feature dict (numbers as values, other values as ``name=value``);
+* ``featureset(categorical)`` — a feature dict (numbers as values, other values as ``name=value``; with
+  ``categorical``, every value as ``name=value``, as NLTK's classifiers read featuresets);
   SVMlight's ``{index: value}`` features pass through as given;
 * the token template ``bias`` — one constant feature in every document of any kind (text, tuple or
   feature dict): a per-label constant, e.g. naive Bayes's ``log P(y)``.
@@ -176,13 +177,15 @@ def _field_conjunctions(document, sizes=(1, 2, 3), lowercase=False, digits=False
 
 
 @register_template("featureset", document=True)
-def _featureset(document):
-    """An NLTK-style feature dict: a number is the value of feature ``name``; any other value ``v``
-    is the binary feature ``name=v``.  SVMlight's ``{index: value}`` features are used as given."""
+def _featureset(document, categorical=False):
+    """A feature dict: a number is the value of feature ``name``; any other value ``v`` is the binary feature
+    ``name=v``.  SVMlight's ``{index: value}`` features are used as given.  With ``categorical``, every value is
+    a category, numbers too (``length=5`` and ``length=6`` are two features), as NLTK's classifiers read their
+    featuresets."""
     if not isinstance(document, Mapping):
         raise StructlinError(f"expected a feature dict, got {type(document).__name__}")
-    return {(str(k) if _is_number(v) else f"{k}={v}"): (float(v) if _is_number(v) else 1.0)
-            for k, v in document.items()}
+    return {(str(k) if _is_number(v) and not categorical else f"{k}={v}"):
+            (float(v) if _is_number(v) and not categorical else 1.0) for k, v in document.items()}
 
 
 def _is_number(value) -> bool:

@@ -37,8 +37,8 @@ from .doctemplates import DocumentFeatureExtractor
 from .errors import (CapabilityError, CorpusFormatError, ModelFormatError, NotFittedError, OptionValueError,
                      StructlinError, UnknownNameError, UnseenLabelWarning)
 from .evaluation import ClassificationReport, TaggingReport, evaluate_classification, evaluate_tagging
-from .explain import (Explanation, TopFeatures, explain_document, explain_tokens, top_document_features,
-                      top_token_features)
+from .explain import (Explanation, InformativeFeature, TopFeatures, explain_document, explain_tokens,
+                      informative_features, top_document_features, top_token_features)
 from .hashing import FeatureHasher
 from .joint import JointFeatureMap, Scores, ordered_labels
 from .learners import LEARNERS, Learner, make_learner
@@ -1102,11 +1102,16 @@ class Tagger(_Model, TaggerI):
 
 
 def _document_kind(document) -> str | None:
-    """``text``, ``fields`` (a tuple or list of strings), ``featureset`` (a mapping), or None."""
+    """``text``, ``fields`` (a tuple or list of strings), ``numeric`` (a mapping of column numbers to values: an
+    SVMlight line, a row of a numeric matrix), ``featureset`` (another mapping: an NLTK featureset; an empty one
+    fits either), or None."""
     if isinstance(document, str):
         return "text"
     if isinstance(document, Mapping):
-        return "featureset"
+        if not document:
+            return "empty"
+        numbered = all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in document)
+        return "numeric" if numbered else "featureset"
     if isinstance(document, (tuple, list)) and all(isinstance(field, str) for field in document):
         return "fields"
     return None
@@ -1243,6 +1248,8 @@ class Classifier(_Model, ClassifierI):
 
     kind = "classifier"
     _item = "document"
+    #: The (name, value) pairs of the NLTK featuresets of the last fit in this process (none after a load).
+    _featureset_pairs: list = []
     _instance = "document"
     learner_defaults = {"batch_size": 8}
     decoder: Decoder = Multiclass()
@@ -1268,15 +1275,18 @@ class Classifier(_Model, ClassifierI):
                                         presence=capabilities.presence)
 
     #: The feature set of ``features=None`` for each kind of document: texts, tuples of fields, feature dicts.
-    default_features = {"text": "text-ngrams", "fields": "fields", "featureset": "numeric"}
+    default_features = {"text": "text-ngrams", "fields": "fields", "featureset": "nltk", "numeric": "numeric"}
     default_features_rule = (f"{default_features['text']} for texts, {default_features['fields']} for tuples of "
-                             f"fields, {default_features['featureset']} for feature dicts, SVMlight and numeric arrays")
+                             f"fields, {default_features['featureset']} for NLTK featuresets (every name=value a "
+                             f"feature), {default_features['numeric']} for SVMlight and numeric arrays")
 
     def _default_features(self, documents) -> FeatureSet:
         """The feature set of :attr:`default_features` for the kind of the training documents (all alike)."""
         kinds = {_document_kind(d) for d in documents}
         if not kinds:
             raise CorpusFormatError("training data", None, "no documents")
+        if "empty" in kinds:  # an empty feature dict fits the kind of the others
+            kinds = (kinds - {"empty"}) or {"featureset"}
         if len(kinds) > 1:
             raise CorpusFormatError("training data", None, f"documents mix {', '.join(sorted(map(str, kinds)))}: "
                                     "give features for one kind (texts, tuples of fields or feature dicts)")
@@ -1327,6 +1337,9 @@ class Classifier(_Model, ClassifierI):
             documents, labels = self._labelled(X, y, "training data", start=True)
             classes = _label_set(labels, "training data")
             self._begin(documents)
+            # the names of NLTK featuresets, kept to name the weights (most_informative_features)
+            pairs = {repr(p): p for d in documents if _document_kind(d) == "featureset" for p in d.items()}
+            self._featureset_pairs = [pairs[key] for key in sorted(pairs)]
             features = self._training_features(documents, first=True)
             dev_data = None
             if dev is not None:
@@ -1495,3 +1508,31 @@ class Classifier(_Model, ClassifierI):
         self._check_fitted()
         documents = self._inputs(sample, "sample", "a sequence of documents") if len(sample) else []
         return top_document_features(self, self._extractor, k, documents)
+
+    def most_informative_features(self, n: int = 10, sample=None) -> list[InformativeFeature]:
+        """The ``n`` features that separate two labels most (NLTK's ``most_informative_features`` for a linear
+        model: :func:`~structlin.explain.informative_features`), named from the documents of ``sample``, by
+        default the NLTK featuresets the model was trained on in this process (a loaded model keeps no names:
+        give a sample)."""
+        self._check_fitted()
+        if sample is None:
+            if not self._featureset_pairs:
+                raise OptionValueError("this classifier keeps no feature names (it was loaded, or trained on texts, "
+                                       "fields or numbers): give a sample of documents to name its features")
+            sample = [{name: value} for name, value in self._featureset_pairs]
+        return informative_features(self, self._extractor, self._inputs(sample, "sample", "a sequence of documents"),
+                                    n)
+
+    def show_most_informative_features(self, n: int = 10, sample=None) -> None:
+        """Print :meth:`most_informative_features` as NLTK's classifiers do: each feature, the label it favours
+        most and the one it favours least, with its effect (sign × weight) on each."""
+        print("Most Informative Features")
+        for f in self.most_informative_features(n, sample):
+            print(f"{f.name:>40}  {str(f.favoured):>10} : {str(f.disfavoured):<10} = {f.for_favoured:+8.3f} : "
+                  f"{f.for_disfavoured:+8.3f}")
+
+    @classmethod
+    def train(cls, labeled_featuresets, **params) -> Classifier:
+        """NLTK's ``train``: a classifier of ``params`` trained on ``[(featureset, label), ...]``."""
+        pairs = list(labeled_featuresets)
+        return cls(**params).fit([x for x, _ in pairs], [y for _, y in pairs])

@@ -151,14 +151,18 @@ def test_batched_prediction_gives_the_scores_of_one_batch():
 
 
 def test_default_features_follow_the_kind_of_document(tmp_path):
-    """features=None: text-ngrams for texts, fields for tuples of fields, numeric for feature dicts; a mix of
-    kinds is refused in one line; the choice is saved with the model."""
+    """features=None: text-ngrams for texts, fields for tuples of fields, nltk for NLTK featuresets (string
+    names), numeric for numbered feature dicts (SVMlight, rows of a matrix); a mix of kinds is refused in one
+    line; the choice is saved with the model."""
     texts = Classifier(epochs=2).fit(DOCS, LABELS)
     assert texts.feature_set.name == "text-ngrams"
     fields = [tuple(d.split()[:2]) for d in DOCS]
     assert Classifier(epochs=2).fit(fields, LABELS).feature_set.name == "fields"
     dicts = [{w: 1 for w in d.split()} for d in DOCS]
-    assert Classifier(epochs=2).fit(dicts, LABELS).feature_set.name == "numeric"
+    assert Classifier(epochs=2).fit(dicts, LABELS).feature_set.name == "nltk"
+    numbered = [{k: 1.0 for k in range(len(d.split()))} for d in DOCS]
+    assert Classifier(epochs=2).fit(numbered, LABELS).feature_set.name == "numeric"
+    assert Classifier(epochs=2).fit([{}, *dicts[1:]], LABELS).feature_set.name == "nltk"  # {} fits either kind
     with pytest.raises(StructlinError, match="training data: documents mix fields, text"):
         Classifier().fit([*DOCS[:3], *fields[3:]], LABELS)
     with pytest.raises(StructlinError, match="must be texts, tuples of fields or feature dicts, got int"):
@@ -362,3 +366,30 @@ def test_not_fitted_and_capabilities():
         maxent.predict_proba(DOCS)
     with pytest.raises(TypeError, match="learner 'maxent' is not online"):
         maxent.partial_fit(DOCS, LABELS, classes=["neg", "pos"])
+
+
+def test_nltk_featuresets_train_like_nltk_and_show_their_informative_features(nltk_data_dir, tmp_path, capsys):
+    """NLTK's gender example: Classifier.train takes [(featureset, label)], every value is a category (numbers
+    too), accuracy as NLTK's naive Bayes on the same split, and the informative features are named."""
+    import random
+
+    from nltk.corpus import names
+
+    labeled = [(n, "male") for n in names.words("male.txt")] + [(n, "female") for n in names.words("female.txt")]
+    random.Random(0).shuffle(labeled)
+    featuresets = [({"last_letter": n[-1], "length": len(n)}, g) for n, g in labeled]
+    train, test = featuresets[500:], featuresets[:500]
+    clf = Classifier.train(train, epochs=5)
+    assert clf.feature_set.name == "nltk"
+    assert nltk.classify.accuracy(clf, test) >= nltk.classify.accuracy(nltk.NaiveBayesClassifier.train(train), test) - 0.02
+    top = clf.most_informative_features(40)
+    assert top[0].name.endswith("last_letter=a") and top[0].favoured == "female"
+    assert any(f.name.endswith("length=5") for f in top) or any(f.name.endswith("length=6") for f in top)
+    clf.show_most_informative_features(3)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "Most Informative Features" and len(out) == 4 and "last_letter=a" in out[1]
+    clf.save(tmp_path / "g.model")
+    loaded = Classifier.load(tmp_path / "g.model")
+    with pytest.raises(StructlinError, match="give a sample of documents"):
+        loaded.most_informative_features(3)
+    assert [f.name for f in loaded.most_informative_features(3, [x for x, _ in train])] == [f.name for f in top[:3]]
