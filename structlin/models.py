@@ -17,9 +17,11 @@ import gc
 import inspect
 import math
 import numbers
+import pickle
 import reprlib
 import types
 import warnings
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -691,8 +693,9 @@ class _Model:
         attributes (``name_``).  Caches stay out (the feature extractor's tables, the hash's memo, the joint map's
         bucket lookup), and so does the state of the learner's run (the weights being trained, averaging sums, the
         generator): an unpickled model predicts as the original and goes on with ``partial_fit`` as a loaded one
-        does, from its weights.  An untrained model, or one whose learner a file cannot hold (a user kernel), is
-        kept as it is."""
+        does, from its weights.  The state is deflated as a file's members are, so that a pickle is about as large
+        as the model file.  An untrained model, or one whose learner a file cannot hold (a user kernel), is kept as
+        it is."""
         state = dict(vars(self))
         if self._joint is None or "weights_" not in state:
             return state
@@ -706,11 +709,12 @@ class _Model:
         del state["_joint"], state["weights_"]
         state["_learner"] = type(learner)(**learner.get_params())
         state["_trained"] = (self._joint.labels, self._joint.transitions, arrays, fitted)
-        return state
+        # deflated as a model file's members are, so that a pickle is about the size of the file
+        return {"deflated": zlib.compress(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL), 6)}
 
     def __setstate__(self, state: dict) -> None:
         """The model of :meth:`__getstate__`'s ``state``."""
-        state = dict(state)
+        state = dict(pickle.loads(zlib.decompress(state["deflated"])) if "deflated" in state else state)
         trained = state.pop("_trained", None)
         vars(self).update(state)
         if trained is not None:
