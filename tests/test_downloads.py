@@ -7,8 +7,6 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
-import io
-import tarfile
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
@@ -20,18 +18,14 @@ from structlin import catalog as catalog_module
 from structlin.catalog import Catalog, load_documents, resolve
 from structlin.errors import ChecksumError, CorpusNotFoundError, LocalCopyError, StructlinError
 
+from archives import tar_bytes
+
 POSTS = {"news-train/sci.misc/1": b"Subject: hi\n\nScience.\n", "news-train/rec.misc/2": b"Subject: yo\n\nCars.\n"}
 
 
 def tar_gz(mtime: int) -> bytes:
     """POSTS as a .tar.gz whose gzip header carries ``mtime``: the same data in other bytes per mtime."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name, content in POSTS.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(content)
-            tar.addfile(info, io.BytesIO(content))
-    return gzip.compress(buffer.getvalue(), mtime=mtime)
+    return gzip.compress(tar_bytes(POSTS), mtime=mtime)
 
 
 def sha256(data: bytes) -> str:

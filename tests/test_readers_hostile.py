@@ -23,6 +23,8 @@ from structlin.errors import CorpusFormatError, OptionValueError, StructlinError
 from structlin.readers import read_columns, read_conllu, read_file, read_text, read_word_tag
 from structlin.sources import ReadOptions, read_documents, read_sentences
 
+from archives import tar_bytes
+
 WORD_LINE = "{id}\t{word}\t{word}\tX\tXX\t_\t0\troot\t_\t_\n"
 CONLLU = "".join(WORD_LINE.format(id=k, word=w) for k, w in enumerate(["Hi", "there"], 1)) + "\n"
 
@@ -481,13 +483,7 @@ def _zip(members: dict[str, bytes]) -> bytes:
 
 
 def _tar_gz(members: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as archive:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return out.getvalue()
+    return gzip.compress(tar_bytes(members))
 
 
 TREE = {"neg/a.txt": b"awful plot\n", "pos/b.txt": "caf\u00e9 ok\n".encode(), "pos/c/d.txt": b"great\nfun\n"}
