@@ -110,7 +110,7 @@ def test_every_bundled_set_loads_and_round_trips(name):
         from structlin.doctemplates import DocumentFeatureExtractor
 
         documents = {"ppattach": ("join", "board", "as", "director"), "fields": ("join", "board", "as", "director"),
-                     "numeric": {1: 0.5, 7: 3.0},
+                     "numeric": {1: 0.5, 7: 3.0}, "nltk": {"last_letter": "a", "length": 5},
                      "numeric-rff": {1: 0.5, 7: 3.0}}
         document = documents.get(name, "The cat sat.")
         matrix = DocumentFeatureExtractor(fs, FeatureHasher(18)).extract([document])
