@@ -1035,10 +1035,13 @@ class Tagger(_Model, TaggerI):
 
     # --- evaluation -----------------------------------------------------------------------------
 
-    def report(self, gold, *, top_confusions: int = 10) -> TaggingReport:
-        """Token, sentence and known/unknown-word accuracy, per-tag P/R/F1 and confusions on ``gold``."""
+    def report(self, gold, *, top_confusions: int = 10,
+               progress: Callable[[int], object] | None = None) -> TaggingReport:
+        """Token, sentence and known/unknown-word accuracy, per-tag P/R/F1 and confusions on ``gold``;
+        ``progress(n)`` is called as each ``n`` sentences are tagged (a progress bar's ``update``)."""
         tokens, tags = _tagged(gold, "gold data", self._fields())
-        return evaluate_tagging(tags, self._predict(tokens), words=_words(tokens), known_words=self.known_words_,
+        predicted = [tags for part in _in_parts(self._predict, tokens, progress) for tags in part]
+        return evaluate_tagging(tags, predicted, words=_words(tokens), known_words=self.known_words_,
                                 top_confusions=top_confusions)
 
     def accuracy(self, gold) -> float:
@@ -1103,6 +1106,19 @@ class Tagger(_Model, TaggerI):
         of ``sample`` that hash to them (:func:`~structlin.explain.top_token_features`)."""
         self._check_fitted()
         return top_token_features(self, k, _tokens(sample, self._fields()))
+
+
+def _in_parts(predict: Callable[[list], object], items: list, progress: Callable[[int], object] | None,
+              size: int = 2048) -> list:
+    """``predict`` of ``items`` in parts of ``size`` (each item's prediction is its own: the parts change nothing
+    but when ``progress(len(part))`` is called); one part without ``progress``.  Returns the parts' results."""
+    if progress is None:
+        return [predict(items)]
+    results = []
+    for start in range(0, max(len(items), 1), size):
+        results.append(predict(items[start : start + size]))
+        progress(len(items[start : start + size]))
+    return results
 
 
 def _document_kind(document) -> str | None:
@@ -1468,14 +1484,16 @@ class Classifier(_Model, ClassifierI):
         self._check_fitted()
         return list(self.joint.labels)
 
-    def report(self, X, y) -> ClassificationReport:
+    def report(self, X, y, *, progress: Callable[[int], object] | None = None) -> ClassificationReport:
         """Accuracy, macro/micro F1, per-class scores and the confusion matrix on documents ``X`` with labels
-        ``y`` (and the log-loss, for a probabilistic learner)."""
+        ``y`` (and the log-loss, for a probabilistic learner); ``progress(n)`` is called as each ``n`` documents
+        are classified (a progress bar's ``update``)."""
         documents, labels = self._labelled(X, y, "gold data")
         self._check_fitted()
         if not self.learner.capabilities.probabilistic:
-            return evaluate_classification(labels, self.predict(documents).tolist())
-        probabilities = self.predict_proba(documents)
+            predicted = np.concatenate(_in_parts(self.predict, documents, progress))
+            return evaluate_classification(labels, predicted.tolist())
+        probabilities = np.concatenate(_in_parts(self.predict_proba, documents, progress))
         predicted = [self.joint.labels[k] for k in probabilities.argmax(axis=1)]
         gold = self.joint.encode_labels(labels, unknown=-1)
         gold_probability = np.where(gold >= 0, probabilities[np.arange(len(gold)), np.maximum(gold, 0)], 0.0)

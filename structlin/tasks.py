@@ -22,8 +22,9 @@ class Task:
 
     ``labels(units)`` gives every unit's labels (one per item); ``fit(model, train, dev)`` trains
     (``dev`` may be None); ``predict(model, units)`` gives the labels the model predicts, shaped as
-    ``labels``; ``report(model, units)`` the model's evaluation report; ``sample(units)`` a few units
-    that still make a trainable set (to check a configuration before real training).
+    ``labels``; ``report(model, units, progress)`` the model's evaluation report (``progress(n)`` called as
+    each ``n`` units are predicted); ``sample(units)`` a few units that still make a trainable set (to check a
+    configuration before real training).
     ``learner_defaults`` are the model's own defaults for learner settings (a tagger's batch size);
     ``decoders`` says whether the task takes a decoder (and a tag dictionary: it labels sequences); ``column``
     whether a model records the tag column it was trained on."""
@@ -36,7 +37,7 @@ class Task:
     labels: Callable[[list], list[list[str]]]
     fit: Callable[[object, list, list | None], None]
     predict: Callable[[object, list], list[list[str]]]
-    report: Callable[[object, list], object]
+    report: Callable[..., object]
     sample: Callable[[list], list]
     learner_defaults: dict = field(default_factory=dict)
     decoders: bool = False
@@ -82,7 +83,7 @@ TAGGING = Task(
     labels=lambda sentences: [list(s.tags) for s in sentences],
     fit=lambda model, train, dev: model.fit(train, dev),
     predict=lambda model, sentences: model.predict(sentences),
-    report=lambda model, sentences: model.report(sentences),
+    report=lambda model, sentences, progress=None: model.report(sentences, progress=progress),
     sample=lambda sentences: sentences[:4],
     learner_defaults=Tagger.learner_defaults, decoders=True, column=True)
 
@@ -91,7 +92,8 @@ CLASSIFICATION = Task(
     labels=lambda documents: [[d.label] for d in documents],
     fit=_fit_documents,
     predict=lambda model, documents: [[label] for label in model.classify_many([d.text for d in documents])],
-    report=lambda model, documents: model.report([d.text for d in documents], [d.label for d in documents]),
+    report=lambda model, documents, progress=None: model.report([d.text for d in documents],
+                                                                [d.label for d in documents], progress=progress),
     sample=_first_of_each_label,
     learner_defaults=Classifier.learner_defaults)
 

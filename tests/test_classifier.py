@@ -393,3 +393,15 @@ def test_nltk_featuresets_train_like_nltk_and_show_their_informative_features(nl
     with pytest.raises(StructlinError, match="give a sample of documents"):
         loaded.most_informative_features(3)
     assert [f.name for f in loaded.most_informative_features(3, [x for x, _ in train])] == [f.name for f in top[:3]]
+
+
+def test_a_report_in_parts_reports_progress_and_the_same_numbers(nltk_data_dir):
+    """report(progress=...) predicts in parts and calls progress(n) per part: the same report, every document
+    counted once."""
+    documents = load_documents("qc", "train")
+    texts, labels = [d.text for d in documents], [d.label for d in documents]
+    for clf in (Classifier(epochs=2, progress=False), Classifier(learner="naive-bayes")):  # with probabilities too
+        clf.fit(texts[:1000], labels[:1000])
+        seen = []
+        assert clf.report(texts, labels, progress=seen.append).to_dict() == clf.report(texts, labels).to_dict()
+        assert sum(seen) == len(texts) and len(seen) == -(-len(texts) // 2048)

@@ -456,3 +456,13 @@ def test_default_features_survive_save_and_load(tmp_path):
     loaded = Tagger.load(tmp_path / "chunk.model")
     assert loaded.feature_set == tagger.feature_set
     assert loaded.predict(_chunked(CHUNKED)) == tagger.predict(_chunked(CHUNKED))
+
+
+def test_a_report_in_parts_reports_progress_and_the_same_numbers(ewt_dir):
+    from structlin.readers import read_conllu
+
+    sentences = list(read_conllu(ewt_dir / "en_ewt-ud-train.conllu"))[:2500]
+    tagger = Tagger(epochs=1, progress=False).fit(sentences[:300])
+    seen = []
+    assert tagger.report(sentences, progress=seen.append).to_dict() == tagger.report(sentences).to_dict()
+    assert seen == [2048, 452]

@@ -287,8 +287,7 @@ def _evaluate(args) -> None:
     units = _units(task, source, split, args, column=model.column if task.column else None)
     _check_tags(task, [model], units, source)
     with _progress(None, total=len(units), desc=f"scoring {args.model}", unit=task.unit) as bar:
-        report = task.report(model, units)  # one call: the bar says what runs rather than how far it is
-        bar.update(len(units))
+        report = task.report(model, units, bar.update)
     learner = model.learner
     if args.json:
         chosen = {"chosen": learner.chosen_, "candidates": learner.candidates_} if learner.chosen_ else {}
