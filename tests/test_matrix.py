@@ -152,3 +152,31 @@ def test_dot_rows_and_its_transpose_match_dense_products():
     np.testing.assert_allclose(X.dot_rows(local, W[rows]), dense @ W, rtol=1e-6)
     np.testing.assert_allclose(X.transpose_dot_rows(local, len(rows), R), (dense.T @ R)[rows], rtol=1e-6)
     np.testing.assert_array_equal(X.entry_positions(), [0, 0, 2, 2, 2])
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 8])
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_minibatches_are_the_epoch_order_cut_into_batches(batch_size, shuffled):
+    """Each batch is the next ``batch_size`` instances of the epoch's order (taken one batch at a time, never as a
+    permuted copy of the corpus), with their gold label ids; together they are the whole epoch."""
+    from structlin.learners.epochs import epoch_order, minibatches
+
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 6, size=40)
+    n = int(lengths.sum())
+    counts = rng.integers(0, 4, size=n)
+    X = FeatureMatrix(np.concatenate([[0], np.cumsum(counts)]), rng.integers(0, 50, size=counts.sum()),
+                      rng.normal(size=counts.sum()), lengths)
+    y = rng.integers(0, 5, size=n)
+    order = epoch_order(lengths, batch_size, np.random.default_rng(7)) if shuffled else np.arange(len(lengths))
+    expected, labels = X.take(order), y[X.positions(order)]
+    batches = list(minibatches(X, y, batch_size, np.random.default_rng(7) if shuffled else None))
+    assert len(batches) == -(-len(lengths) // batch_size)
+    start = 0
+    for k, (batch, gold) in enumerate(batches):
+        part = expected.slice(k * batch_size, min((k + 1) * batch_size, len(lengths)))
+        for field in ("indptr", "indices", "values", "lengths"):
+            np.testing.assert_array_equal(getattr(batch, field), getattr(part, field))
+        np.testing.assert_array_equal(gold, labels[start : start + batch.n_positions])
+        start += batch.n_positions
+    assert start == n

@@ -33,9 +33,14 @@ def epoch_order(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) 
 def minibatches(X: FeatureMatrix, y: np.ndarray, batch_size: int,
                 rng: np.random.Generator | None) -> Iterator[tuple[FeatureMatrix, np.ndarray]]:
     """One epoch's mini-batches of ``X`` with their gold label ids, in :func:`epoch_order` (seeded by
-    ``rng``), or in corpus order when ``rng`` is None (no shuffling)."""
-    order = np.arange(X.n_instances) if rng is None else epoch_order(X.lengths, batch_size, rng)
-    Xe, ye = X.take(order), y[X.positions(order)]
-    for start in range(0, Xe.n_instances, batch_size):
-        stop = min(start + batch_size, Xe.n_instances)
-        yield Xe.slice(start, stop), ye[Xe.offsets[start] : Xe.offsets[stop]]
+    ``rng``), or in corpus order when ``rng`` is None (no shuffling).  Each batch is taken out of ``X`` on its
+    own, never a permuted copy of the whole corpus, so that an epoch needs no more memory than a batch."""
+    if rng is None:
+        for start in range(0, X.n_instances, batch_size):
+            stop = min(start + batch_size, X.n_instances)
+            yield X.slice(start, stop), y[X.offsets[start] : X.offsets[stop]]
+        return
+    order = epoch_order(X.lengths, batch_size, rng)
+    for start in range(0, len(order), batch_size):
+        chosen = order[start : start + batch_size]
+        yield X.take(chosen), y[X.positions(chosen)]
