@@ -53,6 +53,7 @@ from nltk.stem.porter import PorterStemmer
 from .errors import StructlinError
 from .hashing import FeatureHasher
 from .matrix import FeatureMatrix
+from .modelfile import deflated, inflated
 from .templates import (LENGTHS, MAX_LENGTH, FeatureSet, NamedFeature, Param, feature_name, feature_values,
                         hash_results, register_template, template)
 
@@ -274,8 +275,12 @@ class DocumentFeatureExtractor:
                                  "a tagger; documents take document or token templates")
 
     def __getstate__(self) -> dict:
-        """Pickled without the dense idf table (``2**bits`` floats), a cache :meth:`_idf_of` builds again."""
-        return {**vars(self), "_idf_table": None}
+        """Pickled without the dense idf table (``2**bits`` floats), a cache :meth:`_idf_of` builds again, and with
+        the fitted idf deflated as in a model file."""
+        return {**vars(self), "_idf_table": None, "idf_buckets": deflated(self.idf_buckets), "idf": deflated(self.idf)}
+
+    def __setstate__(self, state: dict) -> None:
+        vars(self).update(state, idf_buckets=inflated(state["idf_buckets"]), idf=inflated(state["idf"]))
 
     # --- counts ---------------------------------------------------------------------------------
 

@@ -246,3 +246,16 @@ def check_arrays(path, arrays: dict[str, np.ndarray], specs: dict[str, ArraySpec
         problem = spec.problem(name, arrays[name], sizes)
         if problem:
             raise ModelFormatError(f"{path}: array {name!r} {problem} (file was modified)")
+
+
+def deflated(array: np.ndarray) -> bytes:
+    """``array`` in numpy's own format, deflated as a model file's members are: how a pickled model keeps its
+    arrays (never as pickled objects, so that unpickling them runs no code)."""
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    return zlib.compress(buffer.getvalue(), 6)
+
+
+def inflated(data: bytes) -> np.ndarray:
+    """The array of :func:`deflated`'s bytes."""
+    return np.lib.format.read_array(io.BytesIO(zlib.decompress(data)), allow_pickle=False)

@@ -17,12 +17,10 @@ import gc
 import inspect
 import math
 import numbers
-import pickle
 import reprlib
 import types
 import warnings
-import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -47,7 +45,7 @@ from .learners import LEARNERS, Learner, make_learner
 from .learners.protocol import is_default
 from .learners.training import UNITS, hold_out_instances
 from .matrix import FeatureMatrix
-from .modelfile import VERSION, ArraySpec, check_arrays, load_model, save_model
+from .modelfile import VERSION, ArraySpec, check_arrays, deflated, inflated, load_model, save_model
 from .readers import CONLLU_COLUMNS, Sentence
 from .tagdict import TagDictionary
 from .templates import FeatureSet, TokenFeatureExtractor
@@ -693,9 +691,9 @@ class _Model:
         attributes (``name_``).  Caches stay out (the feature extractor's tables, the hash's memo, the joint map's
         bucket lookup), and so does the state of the learner's run (the weights being trained, averaging sums, the
         generator): an unpickled model predicts as the original and goes on with ``partial_fit`` as a loaded one
-        does, from its weights.  The state is deflated as a file's members are, so that a pickle is about as large
-        as the model file.  An untrained model, or one whose learner a file cannot hold (a user kernel), is kept as
-        it is."""
+        does, from its weights.  The arrays are deflated as a file's members are (:func:`~structlin.modelfile.deflated`),
+        so that a pickle is about as large as the model file.  An untrained model, or one whose learner a file cannot
+        hold (a user kernel), is kept as it is."""
         state = dict(vars(self))
         if self._joint is None or "weights_" not in state:
             return state
@@ -708,18 +706,18 @@ class _Model:
                   if name.endswith("_") and not name.startswith("_") and name != "weights_"}
         del state["_joint"], state["weights_"]
         state["_learner"] = type(learner)(**learner.get_params())
-        state["_trained"] = (self._joint.labels, self._joint.transitions, arrays, fitted)
-        # deflated as a model file's members are, so that a pickle is about the size of the file
-        return {"deflated": zlib.compress(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL), 6)}
+        state["_trained"] = (self._joint.labels, self._joint.transitions,
+                             {name: deflated(array) for name, array in arrays.items()}, fitted)
+        return state
 
     def __setstate__(self, state: dict) -> None:
         """The model of :meth:`__getstate__`'s ``state``."""
-        state = dict(pickle.loads(zlib.decompress(state["deflated"])) if "deflated" in state else state)
+        state = dict(state)
         trained = state.pop("_trained", None)
         vars(self).update(state)
         if trained is not None:
             labels, transitions, arrays, fitted = trained
-            self._set_trained(labels, transitions, arrays)
+            self._set_trained(labels, transitions, {name: inflated(data) for name, data in arrays.items()})
             vars(self.learner).update(fitted)
 
     @classmethod
@@ -1078,6 +1076,12 @@ class Tagger(_Model, TaggerI):
             self.tagdict_ = TagDictionary.from_arrays(arrays, len(meta["labels"]))
             self._joint.candidates = self.tagdict_
 
+    def _set_trained(self, labels: list, transitions: bool, arrays: dict) -> None:
+        """:meth:`_Model._set_trained`, the joint map restricted by the tag dictionary the model has (an
+        unpickled one; a loaded one gets it in :meth:`_restore`)."""
+        super()._set_trained(labels, transitions, arrays)
+        self._joint.candidates = vars(self).get("tagdict_")
+
     @classmethod
     def _metadata_specs(cls) -> dict[str, tuple[Callable[[object], bool], str]]:
         columns = _tag_columns()
@@ -1208,12 +1212,25 @@ def _label_values(y, what: str, item: str = "document") -> list:
             raise CorpusFormatError(what, None, f"{item} {k + 1} has an empty label")
         if isinstance(label, float) and not math.isfinite(label):
             raise CorpusFormatError(what, None, f"{item} {k + 1} has the label {label}, which is not finite")
-        try:
-            hash(label)
-        except TypeError:
+        if not _hashable(label):
             raise CorpusFormatError(what, None, f"{item} {k + 1} has the label {reprlib.repr(label)} "
-                                                f"({type(label).__name__}), which is not hashable") from None
+                                                f"({type(label).__name__}), which is not hashable")
     return labels
+
+
+def _distinct_pairs(featuresets) -> list:
+    """The distinct ``(name, value)`` pairs of ``featuresets``, in the order first seen (values that cannot be
+    dict keys compared by their ``repr``)."""
+    pairs: dict = {}
+    for featureset in featuresets:
+        for pair in featureset.items():
+            pairs.setdefault(pair if _hashable(pair[1]) else repr(pair), pair)
+    return list(pairs.values())
+
+
+def _hashable(value) -> bool:
+    """Whether ``value`` can be a dict key (a label): of a hashable type, and a tuple of such values."""
+    return isinstance(value, Hashable) and (not isinstance(value, tuple) or all(map(_hashable, value)))
 
 
 def _label_set(labels: list, what: str) -> list:
@@ -1358,8 +1375,7 @@ class Classifier(_Model, ClassifierI):
             classes = _label_set(labels, "training data")
             self._begin(documents)
             # the names of NLTK featuresets, kept to name the weights (most_informative_features)
-            pairs = {repr(p): p for d in documents if _document_kind(d) == "featureset" for p in d.items()}
-            self._featureset_pairs = [pairs[key] for key in sorted(pairs)]
+            self._featureset_pairs = _distinct_pairs(d for d in documents if _document_kind(d) == "featureset")
             features = self._training_features(documents, first=True)
             dev_data = None
             if dev is not None:

@@ -389,6 +389,10 @@ def test_a_saved_tagger_keeps_its_dictionary(ewt_dir, tmp_path):
     loaded = Tagger.load(tmp_path / "m.model")
     assert loaded.tag_dictionary == 2 and loaded.predict(test) == tagger.predict(test)
     np.testing.assert_array_equal(loaded.tagdict_.codes, tagger.tagdict_.codes)
+    import pickle
+
+    unpickled = pickle.loads(pickle.dumps(tagger))  # the restriction travels in a pickle too
+    assert unpickled.joint.candidates is not None and unpickled.predict(test) == tagger.predict(test)
     with zipfile.ZipFile(tmp_path / "m.model") as source, zipfile.ZipFile(tmp_path / "cut.model", "w") as cut:
         for item in source.infolist():
             if item.filename != "tagdict_labels.npy":
