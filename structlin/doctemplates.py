@@ -254,19 +254,21 @@ class DocumentFeatureExtractor:
     (naive Bayes keeps ``log P(y)`` there).  A ``bias`` template gives one when the values are not
     normalised or mapped; otherwise the extractor appends its own feature of value 1 after the
     feature set's values, so that any feature set serves such a learner.  ``presence``: every value
-    becomes its sign (±1), for a learner that models which features a document has."""
+    becomes its sign (±1), for a learner that models which features a document has; ``counts``: the
+    values are the signed counts, neither weighted nor normalised, for a learner that models how often
+    each feature occurs."""
 
     def __init__(self, feature_set: FeatureSet, hasher: FeatureHasher, *, constant: bool = False,
-                 presence: bool = False):
+                 presence: bool = False, counts: bool = False):
         self.feature_set = feature_set
         self.hasher = hasher
-        self.presence = presence
+        self.presence, self.raw_counts = presence, counts
         self.idf_buckets = np.zeros(0, dtype=np.int64)
         self.idf = np.zeros(0, dtype=np.float64)
         self.idf_unseen = 1.0  # idf of a bucket no training document has: log(1 + n) + 1
         self._idf_table: np.ndarray | None = None
         self._specs = [(s, template(s.name), dict(s.params)) for s in feature_set.templates]
-        own_bias = feature_set.normalize == "none" and feature_set.random_fourier is None and any(
+        own_bias = (counts or feature_set.normalize == "none") and feature_set.random_fourier is None and any(
             s.name == "bias" for s, _, _ in self._specs)
         self._constant_bucket = self.hasher(_CONSTANT, "")[0] if constant and not own_bias else None
         unfit = [s.name for s, t, _ in self._specs if t.kind == "context"]
@@ -280,7 +282,8 @@ class DocumentFeatureExtractor:
         return {**vars(self), "_idf_table": None, "idf_buckets": deflated(self.idf_buckets), "idf": deflated(self.idf)}
 
     def __setstate__(self, state: dict) -> None:
-        vars(self).update(state, idf_buckets=inflated(state["idf_buckets"]), idf=inflated(state["idf"]))
+        vars(self).update({"raw_counts": False, **state}, idf_buckets=inflated(state["idf_buckets"]),
+                          idf=inflated(state["idf"]))
 
     # --- counts ---------------------------------------------------------------------------------
 
@@ -392,9 +395,9 @@ class DocumentFeatureExtractor:
 
     def transform(self, counts: FeatureMatrix) -> FeatureMatrix:
         """Counts → values (binary / count / log / tf-idf), then optional L2 normalisation, then
-        optional random Fourier features."""
+        optional random Fourier features (for a learner of counts, the counts themselves)."""
         c = counts.values.astype(np.float64)
-        kind = self.feature_set.values
+        kind = "count" if self.raw_counts else self.feature_set.values
         if kind == "binary":
             v = np.sign(c)
         elif kind == "log":
@@ -404,7 +407,7 @@ class DocumentFeatureExtractor:
             v = tf * self._idf_of(counts.indices)
         else:
             v = c
-        if self.feature_set.normalize == "l2" and len(v):
+        if self.feature_set.normalize == "l2" and not self.raw_counts and len(v):
             norms = np.sqrt(np.add.reduceat(v * v, counts.indptr[:-1][np.diff(counts.indptr) > 0]))
             row_norm = np.zeros(counts.n_positions)
             row_norm[np.diff(counts.indptr) > 0] = norms

@@ -1309,7 +1309,7 @@ class Classifier(_Model, ClassifierI):
     def _make_extractor(self) -> DocumentFeatureExtractor:
         capabilities = self.learner.capabilities
         return DocumentFeatureExtractor(self.feature_set, self.hasher, constant=capabilities.needs_bias,
-                                        presence=capabilities.presence)
+                                        presence=capabilities.presence, counts=capabilities.counts)
 
     #: The feature set of ``features=None`` for each kind of document: texts, tuples of fields, feature dicts.
     default_features = {"text": "text-ngrams", "fields": "fields", "featureset": "nltk", "numeric": "numeric"}

@@ -18,7 +18,7 @@ from structlin.decoders import Multiclass, Viterbi
 from structlin.errors import OptionValueError
 from structlin.joint import JointFeatureMap
 from structlin.learners import BernoulliNaiveBayes, NaiveBayes, make_learner
-from structlin.learners.naive_bayes import ALPHAS, VARIANTS
+from structlin.learners.naive_bayes import ALPHAS, SHARES, VARIANTS, _information
 from structlin.matrix import FeatureMatrix
 from structlin.templates import FeatureSet
 
@@ -76,7 +76,7 @@ def test_bernoulli_weights_hold_the_absent_features_in_the_bias():
 def test_a_bucket_with_opposite_signs_takes_the_sign_of_its_sum_and_is_counted():
     counts = signed_matrix(COUNTS)
     counts.values[2] = -counts.values[2]  # d0's "b" (value −1) now +1: the "b" bucket has both signs
-    learner = NaiveBayes().fit(JOINT, Multiclass(), counts, Y, bias_row=0)
+    learner = NaiveBayes(vocabulary=1).fit(JOINT, Multiclass(), counts, Y, bias_row=0)
     assert learner.history_[0]["mixed_sign_rows"] == 1
     assert np.all(JOINT.emission_weights(learner.weights_)[2] > 0)  # sign −1 (sum −2) times log P < 0
 
@@ -252,8 +252,8 @@ def _accuracy(clf: Classifier, documents, labels) -> float:
     return float(np.mean(np.array(clf.predict(documents)) == np.array(labels)))
 
 
-GRIDS = {"naive-bayes": [{"alpha": a, "variant": v} for v in VARIANTS for a in ALPHAS],
-         "bernoulli-nb": [{"alpha": a} for a in ALPHAS]}
+GRIDS = {"naive-bayes": [{"vocabulary": k, "variant": v, "alpha": a} for k in SHARES for v in VARIANTS for a in ALPHAS],
+         "bernoulli-nb": [{"vocabulary": k, "alpha": a} for k in SHARES for a in ALPHAS]}
 
 
 @pytest.mark.parametrize("learner", ["naive-bayes", "bernoulli-nb"])
@@ -298,8 +298,8 @@ def test_without_dev_alpha_is_chosen_on_a_seeded_held_out_tenth(tmp_path, nltk_d
     cut = len(texts) - round(0.1 * len(texts))
     rest, held = np.sort(order[:cut]), np.sort(order[cut:])
     for candidate in auto.learner.candidates_:
-        clf = Classifier("text-presence", make_learner("naive-bayes", alpha=candidate["alpha"],
-                                                       variant=candidate["variant"]))
+        clf = Classifier("text-presence", make_learner("naive-bayes", **{k: v for k, v in candidate.items()
+                                                                         if k != "dev_accuracy"}))
         clf.fit([texts[k] for k in rest], [labels[k] for k in rest])
         assert candidate["dev_accuracy"] == pytest.approx(_accuracy(clf, [texts[k] for k in held], [labels[k] for k in held]))
     assert len({c["dev_accuracy"] for c in auto.learner.candidates_}) > 1
@@ -317,12 +317,12 @@ def test_train_and_evaluate_show_the_choice(tmp_path, capsys):
     train.write_text("".join(f"__label__{y} {x}\n" for x, y in zip(TRAIN * 3, LABELS * 3)), encoding="utf-8")
     model = tmp_path / "nb.model"
     assert main(["train", "classifier", "--train", str(train), "--learner", "naive-bayes", "--output", str(model)]) == 0
-    assert "chosen from the data: alpha " in capsys.readouterr().out
+    assert "chosen from the data: vocabulary " in capsys.readouterr().out
     assert main(["evaluate", str(model), "--test", str(train), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["chosen"] == Classifier.load(model).learner.chosen_ and len(report["candidates"]) == len(GRIDS["naive-bayes"])
     assert main(["train", "classifier", "--train", str(train), "--learner", "naive-bayes", "--alpha", "1",
-                 "--variant", "multinomial", "--output", str(model)]) == 0
+                 "--variant", "multinomial", "--vocabulary", "1", "--output", str(model)]) == 0
     assert "chosen from the data" not in capsys.readouterr().out
     assert main(["evaluate", str(model), "--test", str(train), "--json"]) == 0
     assert "chosen" not in json.loads(capsys.readouterr().out)
@@ -342,3 +342,41 @@ def test_no_tune_takes_the_fixed_alpha_and_the_last_epoch(tmp_path, capsys):
                  "-q"]) == 0
     loaded = Classifier.load(model)
     assert len(loaded.history_) == 4 and "epochs" not in loaded.learner.chosen_
+
+
+def test_information_by_hand():
+    """I(f; Y) of presence and label on four documents of two labels: a feature in both documents of x and in
+    none of z tells the label exactly (I = log 2); a feature in every document tells nothing (I = 0); one in one
+    document of x: I = (1/4) log 2 + (1/4) log(2/3) · 2 ... computed term by term."""
+    present = np.array([[2.0, 0.0], [2.0, 2.0], [1.0, 0.0]])
+    documents = np.array([2.0, 2.0])
+    third = (0.25 * np.log(0.25 / (0.25 * 0.5))  # e = 1, y = x
+             + 0.25 * np.log(0.25 / (0.75 * 0.5)) + 0.5 * np.log(0.5 / (0.75 * 0.5)))  # e = 0: y = x, y = z
+    np.testing.assert_allclose(_information(present, documents), [np.log(2), 0.0, third], atol=1e-12)
+
+
+@pytest.mark.parametrize("learner", ["naive-bayes", "bernoulli-nb"])
+def test_a_vocabulary_keeps_the_most_informative_features(learner):
+    """vocabulary = k keeps the round(k·V) features of highest I(f; Y) and gives the others no weight: here
+    "good" and "bad" tell the label, "film" (in both labels' documents) does not."""
+    train, labels = ["good film", "good film", "bad film", "bad film", "good", "bad"], ["p", "p", "n", "n", "p", "n"]
+    full = Classifier("text-presence", make_learner(learner, vocabulary=1, alpha=1)).fit(train, labels)
+    kept = Classifier("text-presence", make_learner(learner, vocabulary=2 / 3, alpha=1)).fit(train, labels)
+    assert np.ptp(full.label_scores(["film"])[0] - full.label_scores([""])[0]) == 0  # uninformative by symmetry
+    np.testing.assert_array_equal(kept.label_scores(["film"]), kept.label_scores([""]))  # dropped: no weight
+    assert kept.predict(["good film", "bad film"]).tolist() == ["p", "n"]
+
+
+@pytest.mark.parametrize("values, normalize", [("log-tfidf", "l2"), ("tfidf", "none"), ("binary", "l2")])
+def test_multinomial_nb_models_the_counts_whatever_the_feature_sets_weighting(values, normalize):
+    """capabilities.counts: the document model gives naive Bayes the counts of the feature set's templates, so
+    the same templates under any value weighting train the same model as under plain counts."""
+    def feature_set(values, normalize):
+        return FeatureSet.from_dict({"name": "t", "values": values, "normalize": normalize,
+                                     "template": [{"name": "words", "n": [1, 2]}]})
+
+    learner = dict(alpha=0.5, variant="multinomial", vocabulary=1)
+    weighted = Classifier(feature_set(values, normalize), make_learner("naive-bayes", **learner)).fit(TRAIN, LABELS)
+    counted = Classifier(feature_set("count", "none"), make_learner("naive-bayes", **learner)).fit(TRAIN, LABELS)
+    np.testing.assert_array_equal(weighted.weights_, counted.weights_)
+    np.testing.assert_array_equal(weighted.label_scores(TEST), counted.label_scores(TEST))

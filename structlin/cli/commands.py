@@ -296,14 +296,21 @@ def _evaluate(args) -> None:
         print(report.format() + (f"\n{_choices(model)}" if learner.chosen_ else ""))
 
 
+#: Up to this many candidates are listed on the line of the choice; more, one a line below it.
+_INLINE_CANDIDATES = 6
+
+
 def _choices(model) -> str:
     """What the learner chose from the training data, and each candidate's dev score ("" when nothing)."""
     learner = model.learner
     if not learner.chosen_:
         return ""
-    scored = "; ".join(_options_text({k: v for k, v in c.items() if k != "dev_accuracy"})
-                       + f": dev {100 * c['dev_accuracy']:.2f}%" for c in learner.candidates_)
-    return f"chosen from the data: {_options_text(learner.chosen_, '.4g')}" + (f" (candidates: {scored})" if scored else "")
+    scored = [_options_text({k: v for k, v in c.items() if k != "dev_accuracy"}) + f": dev {100 * c['dev_accuracy']:.2f}%"
+              for c in learner.candidates_]
+    chosen = f"chosen from the data: {_options_text(learner.chosen_, '.4g')}"
+    if len(scored) > _INLINE_CANDIDATES:  # a grid: one candidate a line
+        return chosen + "; the candidates:\n" + "\n".join("  " + line for line in scored)
+    return chosen + (f" (candidates: {'; '.join(scored)})" if scored else "")
 
 
 def _check_tags(task: Task, models: list, units: list, source: str) -> None:

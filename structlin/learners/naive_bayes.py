@@ -41,6 +41,7 @@ training values, and ``history_`` counts such rows (``mixed_sign_rows``).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import numpy as np
@@ -57,20 +58,32 @@ from .training import TrainingRun, dev_accuracy, hold_out_instances, require_fin
 ALPHAS = (1.0, 0.3, 0.1, 0.03, 0.01)
 #: The estimates ``variant=None`` chooses from, on dev, with alpha.
 VARIANTS = ("multinomial", "complement")
+#: The shares of the vocabulary ``vocabulary=None`` chooses from, on dev, with alpha (and variant): the features
+#: most informative of the label kept (docs/benchmarks.md, "Defaults").
+SHARES = (1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001)
 #: The share of the training instances held out to choose alpha on when there is no dev.
 HELD_OUT = 0.1
 
 
+VOCABULARY = Option("vocabulary", float, None, "the share of the training features kept, those whose presence tells "
+                    "most about the label (mutual information; default: chosen on dev with alpha among "
+                    f"{', '.join(map(str, SHARES))}; with --no-tune, 1: all)", minimum=0, exclusive_minimum=True,
+                    maximum=1, nullable=True, untuned=1.0)
+
+
 class NaiveBayes(Learner):
-    """Multinomial or complement naive Bayes (the feature values are counts of the features' events), fitted
-    in closed form.
+    """Multinomial or complement naive Bayes (the feature values are counts of the features' events: a document
+    model gives it the feature set's counts, ``capabilities.counts``), fitted in closed form.
 
     ``alpha`` is the additive smoothing of the estimates (1: Laplace), ``variant`` the estimate
-    (``multinomial`` or ``complement``, see the module docstring).  By default (None) both are chosen, among
-    :data:`ALPHAS` × :data:`VARIANTS`, by accuracy on dev — without dev, on a seeded 10% of the training
-    instances held out, the counts of the rest scoring each candidate — and the model is then estimated
-    from all the training data; ``chosen_`` and ``candidates_`` say what was chosen and each candidate's
-    score.  Each candidate costs one pass over the count table, not a training run.  It classifies single instances
+    (``multinomial`` or ``complement``, see the module docstring), ``vocabulary`` the share of the training
+    features kept: those whose presence in a document tells most about its label, by the mutual information
+    of the two (McCallum & Nigam 1998's feature selection; the others get no weight).  By default (None)
+    all three are chosen, among :data:`SHARES` × :data:`VARIANTS` × :data:`ALPHAS`, by accuracy on dev —
+    without dev, on a seeded 10% of the training instances held out, the counts of the rest scoring each
+    candidate — and the model is then estimated from all the training data; ``chosen_`` and ``candidates_``
+    say what was chosen and each candidate's score.  Each candidate costs one pass over the count table of
+    the vocabulary, not a training run.  It classifies single instances
     (the Multiclass decoder; a chain of NB emissions would be an HMM, not implemented here) and needs a
     bias feature (see the module docstring) whose value is the same in every training instance, i.e.
     feature values without normalisation.
@@ -84,13 +97,14 @@ class NaiveBayes(Learner):
     summary = "multinomial or complement naive Bayes in closed form, as joint weights (classifiers)"
     # The softmax of the scores is Bayes' rule; fit takes the row of the bias feature, which holds the
     # per-label constant.
-    capabilities = Capabilities(probabilistic=True, needs_bias=True, sequences=False)
+    capabilities = Capabilities(probabilistic=True, needs_bias=True, counts=True, sequences=False)
     options = (Option("alpha", float, None, "additive smoothing of P(f|y): 1 = Laplace, other α > 0 = Lidstone "
                       f"(default: chosen on dev among {', '.join(map(str, ALPHAS))}; with --no-tune, 1)", minimum=0,
                       exclusive_minimum=True, nullable=True, untuned=1.0),
                Option("variant", str, None, "the estimate: multinomial, or complement (from the other labels' "
                       "documents; default: chosen on dev with alpha; with --no-tune, multinomial)", choices=VARIANTS,
                       nullable=True, untuned="multinomial"),
+               VOCABULARY,
                Option("seed", int, 0, "seed of the instances held out to choose alpha on without dev", minimum=0))
     history_fields = (HistoryField("train_mistakes", "mistakes", "{:>6}"),)
 
@@ -131,34 +145,46 @@ class NaiveBayes(Learner):
         return self
 
     def _settings(self) -> list[dict]:
-        """The candidate settings: the given ``alpha`` and ``variant``, else each value chosen among."""
-        variants = VARIANTS if self.variant is None else (self.variant,)
-        return [{"alpha": a, "variant": v} for v in variants for a in (ALPHAS if self.alpha is None else (self.alpha,))]
+        """The candidate settings, every combination of :meth:`_choices` (ties on dev go to the first: the
+        larger vocabulary, multinomial, the larger alpha)."""
+        choices = self._choices()
+        return [dict(zip(choices, values)) for values in itertools.product(*choices.values())]
+
+    def _choices(self) -> dict[str, tuple]:
+        """Each setting's candidates: the given value, else the values it is chosen among."""
+        return {"vocabulary": _given(self.vocabulary, SHARES), "variant": _given(self.variant, VARIANTS),
+                "alpha": _given(self.alpha, ALPHAS)}
 
     def _estimator(self, joint: JointFeatureMap, X: FeatureMatrix, y: np.ndarray, bias_row: int):
         """The counts of ``X`` once, and a function of the settings (:meth:`_settings`) giving the weights
-        estimated from them and the number of rows with training values of both signs."""
+        estimated from them and the number of rows with training values of both signs.
+
+        The counts are kept for the rows these instances have (the vocabulary: every row of the joint map
+        with a training event, unless some instances are held out), ranked by :func:`_information`."""
         row, position = X.indices.astype(np.int64), X.entry_positions()
         bias_value = _bias_value(X, position, bias_row)
         feature = row != bias_row
         row, label, value = row[feature], y[position[feature]], X.values[feature].astype(np.float64)
-        L, n_rows = joint.n_labels, joint.n_rows
-        sign = np.where(np.bincount(row, value, minlength=n_rows) < 0, -1.0, 1.0)
-        mixed_sign_rows = len(np.unique(row[np.sign(value) != sign[row]]))
-        counts = np.bincount(row * L + label, self._events(value), minlength=n_rows * L).reshape(n_rows, L)
-        counts[bias_row] = 0.0
+        events = self._events(value)
+        row, label, value, events = (a[events > 0] for a in (row, label, value, events))
+        L = joint.n_labels
+        rows, local = np.unique(row, return_inverse=True)
+        V = len(rows)
+        sign = np.where(np.bincount(local, value, minlength=V) < 0, -1.0, 1.0)
+        mixed_sign_rows = len(np.unique(local[np.sign(value) != sign[local]]))
+        counts = np.bincount(local * L + label, events, minlength=V * L).reshape(V, L)
         documents = np.bincount(y, minlength=L).astype(np.float64)
+        present = np.bincount(local * L + label, minlength=V * L).reshape(V, L).astype(np.float64)
+        ranked = np.argsort(-_information(present, documents), kind="stable")
         with np.errstate(divide="ignore"):  # a label without training instances: log P(y) = −∞
             log_prior = np.log(documents / documents.sum())
 
-        # The vocabulary: the rows these instances have (all of the joint map's, unless some are held out).
-        seen = counts.any(axis=1)
-
-        def weights(**setting) -> tuple[np.ndarray, int]:
-            log_likelihood, constant = self._log_likelihoods(counts, documents, seen, **setting)
+        def weights(vocabulary: float = 1.0, **setting) -> tuple[np.ndarray, int]:
+            kept = np.sort(ranked[: max(1, round(vocabulary * V))])
+            log_likelihood, constant = self._log_likelihoods(counts[kept], documents, **setting)
             w = np.zeros(joint.size)
             emission = joint.emission_weights(w)
-            emission[:] = np.where(seen[:, None], sign[:, None] * log_likelihood, 0.0)
+            emission[rows[kept]] = sign[kept, None] * log_likelihood
             emission[bias_row] = (log_prior + constant) / bias_value
             return w, mixed_sign_rows
 
@@ -168,12 +194,11 @@ class NaiveBayes(Learner):
         """How many events of its feature each training entry counts: the count ``|value|``."""
         return np.abs(values)
 
-    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, is_feature: np.ndarray, alpha: float,
-                         variant: str):
-        """The weights of every row (``n_rows × L``) from the event ``counts`` (zero in the bias row) —
+    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, alpha: float, variant: str):
+        """The weights of every feature of the vocabulary (``V × L``) from its event ``counts`` —
         ``log P(f|y)``, or for the complement ``−log P̃(f|y)`` — and the per-label constant besides
         ``log P(y)``: none."""
-        vocabulary = np.count_nonzero(is_feature)
+        vocabulary = len(counts)
         if variant == "complement":
             others = counts.sum(axis=1, keepdims=True) - counts
             return np.log(others.sum(axis=0) + alpha * vocabulary) - np.log(others + alpha), 0.0
@@ -187,12 +212,12 @@ class BernoulliNaiveBayes(NaiveBayes):
 
     name = "bernoulli-nb"
     summary = "Bernoulli naive Bayes (binary features) in closed form, as joint weights (classifiers)"
-    capabilities = replace(NaiveBayes.capabilities, presence=True)
+    capabilities = replace(NaiveBayes.capabilities, presence=True, counts=False)
     options = tuple(option for option in NaiveBayes.options if option.name != "variant")
 
-    def _settings(self) -> list[dict]:
-        """The candidate smoothings: the given ``alpha``, else each of :data:`ALPHAS`."""
-        return [{"alpha": a} for a in (ALPHAS if self.alpha is None else (self.alpha,))]
+    def _choices(self) -> dict[str, tuple]:
+        """The candidate vocabularies and smoothings (there is one estimate)."""
+        return {"vocabulary": _given(self.vocabulary, SHARES), "alpha": _given(self.alpha, ALPHAS)}
 
     def _events(self, values: np.ndarray) -> np.ndarray:
         """Presence: 1 for every entry, whose values must all be ±1."""
@@ -201,11 +226,32 @@ class BernoulliNaiveBayes(NaiveBayes):
                                    f"\"none\"), got {values[np.abs(values) != 1][0]:g}")
         return np.ones(len(values))
 
-    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, is_feature: np.ndarray, alpha: float):
-        """``log P(f|y) − log(1 − P(f|y))`` per row and the constant ``Σ_f log(1 − P(f|y))`` per label."""
+    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, alpha: float):
+        """``log P(f|y) − log(1 − P(f|y))`` per feature of the vocabulary and the constant ``Σ_f log(1 − P(f|y))``
+        per label."""
         p = (counts + alpha) / (documents + 2 * alpha)
         log_absent = np.log1p(-p)
-        return np.log(p) - log_absent, log_absent[is_feature].sum(axis=0)
+        return np.log(p) - log_absent, log_absent.sum(axis=0)
+
+
+def _given(value, candidates: tuple) -> tuple:
+    """The candidates of a setting: its given value, or all of ``candidates`` when it is None (chosen on dev)."""
+    return candidates if value is None else (value,)
+
+
+def _information(present: np.ndarray, documents: np.ndarray) -> np.ndarray:
+    """The mutual information between each feature's presence in a document and the document's label, from
+    ``present[f, y]`` (documents of label y with feature f) and ``documents[y]`` (documents of label y)::
+
+        I(f; Y) = Σ_y Σ_{e ∈ {0, 1}} P(e, y) log(P(e, y) / (P(e) P(y)))     (0 log 0 = 0)"""
+    D = documents.sum()
+    total = present.sum(axis=1, keepdims=True)
+    out = np.zeros(len(present))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for joint_count, marginal in ((present, total), (documents - present, D - total)):
+            term = joint_count / D * np.log(joint_count * D / (marginal * documents))
+            out += np.where(joint_count > 0, term, 0.0).sum(axis=1)
+    return out
 
 
 def _bias_value(X: FeatureMatrix, position: np.ndarray, bias_row: int) -> float:

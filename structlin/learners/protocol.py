@@ -38,7 +38,9 @@ class Capabilities:
     ``online``: :meth:`partial_fit` continues a run one epoch at a time.  ``probabilistic``: its scores
     are ``log p(y|x)`` up to a constant per instance, so the decoder's marginals are probabilities.
     ``needs_bias``: ``fit`` needs ``bias_row``, the weight row of a feature every instance has with the
-    same value (a model supplies one when its feature set does not).  ``presence``: it models which
+    same value (a model supplies one when its feature set does not).  ``counts``: it models how often each feature
+    occurs (multinomial naive Bayes), so a document model gives it the feature set's counts, not weighted
+    or normalised.  ``presence``: it models which
     features an instance has, so a model gives it every feature value as ±1 (the sign of the value).
     ``scores_itself``: it predicts from arrays of its own (``scores(joint, X)``, ``model_arrays``, their
     ``array_specs`` and ``restore``) rather than from a weight vector.  ``hypotheses``: the hypotheses
@@ -49,6 +51,7 @@ class Capabilities:
     online: bool = False
     probabilistic: bool = False
     needs_bias: bool = False
+    counts: bool = False
     presence: bool = False
     scores_itself: bool = False
     hypotheses: tuple[str, ...] = ()
