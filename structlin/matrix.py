@@ -55,6 +55,19 @@ class FeatureMatrix:
                 raise ValueError(f"words must give one word code per position ({self.n_positions}), "
                                  f"got shape {self.words.shape}")
 
+    @classmethod
+    def concatenate(cls, parts: list[FeatureMatrix]) -> FeatureMatrix:
+        """The instances of ``parts`` one after the other, as one matrix (word codes kept when every part has
+        them)."""
+        if len(parts) == 1:
+            return parts[0]
+        shifts = np.cumsum([0] + [part.indptr[-1] for part in parts[:-1]])
+        indptr = np.concatenate([[0]] + [part.indptr[1:] + shift for part, shift in zip(parts, shifts)])
+        words = None if any(part.words is None for part in parts) else np.concatenate([part.words for part in parts])
+        return cls(indptr, np.concatenate([part.indices for part in parts]),
+                   np.concatenate([part.values for part in parts]), np.concatenate([part.lengths for part in parts]),
+                   words)
+
     @property
     def n_instances(self) -> int:
         return len(self.lengths)

@@ -508,10 +508,22 @@ class _Model:
             name = cls.name if cls is not None else vars(self)["learner"]
             raise CapabilityError(f"learner {name!r} " + _LACKING[capability].format(", ".join(takers)))
 
+    #: Instances whose features are extracted at a time: the extractor's temporaries (several arrays per
+    #: template and position) stay bounded, and only the finished matrix grows with the corpus (EWT train:
+    #: 204 MB above the corpus while extracting at once, 102 MB by parts; docs/benchmarks.md).
+    extraction_batch = 2048
+
     def _features(self, instances: list, what: str, first: int = 0) -> FeatureMatrix:
         """The feature matrix of ``instances`` (of ``what``: training data, input ...; the first is number
-        ``first``), checked by :meth:`_finite`."""
-        return self._finite(self._extractor.extract(instances), what, first)
+        ``first``), checked by :meth:`_finite`; extracted :attr:`extraction_batch` instances at a time."""
+        return self._by_parts(instances, lambda part, start: self._finite(self._extractor.extract(part), what,
+                                                                          first + start))
+
+    def _by_parts(self, instances: list, extract: Callable[[list, int], FeatureMatrix]) -> FeatureMatrix:
+        """``extract(part, start)`` of every :attr:`extraction_batch` instances from ``start`` on, as one matrix."""
+        size = self.extraction_batch
+        return FeatureMatrix.concatenate([extract(instances[start : start + size], start)
+                                          for start in range(0, len(instances), size) or [0]])
 
     def _finite(self, X: FeatureMatrix, what: str, first: int = 0) -> FeatureMatrix:
         """``X``, unless a feature value is NaN or infinite (it would make every score it touches NaN):
@@ -1422,7 +1434,7 @@ class Classifier(_Model, ClassifierI):
     def _training_features(self, documents, *, first: bool) -> FeatureMatrix:
         """Feature values of training documents; for the ``first`` batch of a run tf-idf's idf is first
         estimated on them."""
-        counts = self._extractor.counts(documents)
+        counts = self._by_parts(documents, lambda part, start: self._extractor.counts(part))
         if first and self.feature_set.values.endswith("tfidf"):
             self._extractor.fit_idf(counts)
         return self._finite(self._extractor.transform(counts), "training data")

@@ -405,3 +405,14 @@ def test_a_report_in_parts_reports_progress_and_the_same_numbers(nltk_data_dir):
         seen = []
         assert clf.report(texts, labels, progress=seen.append).to_dict() == clf.report(texts, labels).to_dict()
         assert sum(seen) == len(texts) and len(seen) == -(-len(texts) // 2048)
+
+
+def test_features_extracted_by_parts_train_the_same_model():
+    """Counts (and so the idf fitted on them) and values extracted ``extraction_batch`` documents at a time:
+    the same model as at once."""
+    by_parts, at_once = Classifier("text-words"), Classifier("text-words")
+    by_parts.extraction_batch = 4
+    by_parts.fit(DOCS * 3, LABELS * 3)
+    at_once.fit(DOCS * 3, LABELS * 3)
+    np.testing.assert_array_equal(by_parts.weights_, at_once.weights_)
+    np.testing.assert_array_equal(by_parts.label_scores(DOCS), at_once.label_scores(DOCS))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -180,3 +182,17 @@ def test_minibatches_are_the_epoch_order_cut_into_batches(batch_size, shuffled):
         np.testing.assert_array_equal(gold, labels[start : start + batch.n_positions])
         start += batch.n_positions
     assert start == n
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_concatenate_parts_gives_back_the_whole(seed):
+    """Cut into consecutive parts (some empty) and concatenated, a matrix is itself, word codes included."""
+    rng = np.random.default_rng(seed)
+    whole = random_matrix(rng, n_instances=int(rng.integers(1, 9)))
+    whole.words = rng.integers(0, 2**63, size=whole.n_positions, dtype=np.uint64)
+    cuts = np.sort(rng.integers(0, whole.n_instances + 1, size=3))
+    bounds = [0, *cuts.tolist(), whole.n_instances]
+    joined = FeatureMatrix.concatenate([whole.slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])])
+    for name in ("indptr", "indices", "values", "lengths", "words"):
+        np.testing.assert_array_equal(getattr(joined, name), getattr(whole, name))
+    assert FeatureMatrix.concatenate([whole.slice(0, 1), replace(whole.slice(1, whole.n_instances), words=None)]).words is None

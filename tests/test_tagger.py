@@ -466,3 +466,16 @@ def test_a_report_in_parts_reports_progress_and_the_same_numbers(ewt_dir):
     seen = []
     assert tagger.report(sentences, progress=seen.append).to_dict() == tagger.report(sentences).to_dict()
     assert seen == [2048, 452]
+
+
+@pytest.mark.corpus
+def test_features_extracted_by_parts_train_the_same_model(ewt):
+    """Extraction by parts of ``extraction_batch`` sentences (bounded temporaries) gives the matrix, and so
+    the model, of extraction at once: 300 EWT sentences in parts of 7 and in one part."""
+    train, dev = ewt[0][:300], ewt[1][:100]
+    by_parts, at_once = (Tagger(epochs=2, progress=False) for _ in range(2))
+    by_parts.extraction_batch, at_once.extraction_batch = 7, 10**9
+    by_parts.fit(train, dev)
+    at_once.fit(train, dev)
+    np.testing.assert_array_equal(by_parts.weights_, at_once.weights_)
+    assert by_parts.predict(dev) == at_once.predict(dev)
