@@ -13,7 +13,7 @@ import shlex
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from functools import partial
 from itertools import chain, count, islice
 from pathlib import Path
@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 from ..analysis import analyze
 from ..catalog import Catalog, is_corpus_name
+from ..distributed import dask_client
 from ..errors import StructlinError, UnknownNameError, UsageError
 from ..experiments import cross_validate, load_config, run_experiment, write_report
 from ..learners import LEARNERS, make_learner
@@ -213,12 +214,13 @@ def _train(args) -> None:
     if args.no_tune:  # the fixed values of the settings the learner would choose on dev
         learner.set_params(**{option.name: option.untuned for option in learner.options
                               if option.untuned is not None and getattr(learner, option.name) is None})
-    train, dev = _train_and_dev(args, task)
-    held_out = HELD_OUT if dev is None and args.dev != "none" and not args.no_tune else None
-    model = _new_model(args, task, learner, held_out)
-    began = time.perf_counter()
-    task.fit(model, train, dev)
-    seconds = time.perf_counter() - began
+    with _cluster(args, learner):
+        train, dev = _train_and_dev(args, task)
+        held_out = HELD_OUT if dev is None and args.dev != "none" and not args.no_tune else None
+        model = _new_model(args, task, learner, held_out)
+        began = time.perf_counter()
+        task.fit(model, train, dev)
+        seconds = time.perf_counter() - began
     _save(model, task, args)
     if not args.quiet:
         _print_history(model)
@@ -227,6 +229,24 @@ def _train(args) -> None:
         items = f" ({task.items(train):,} {task.item}s)" if task.item != task.unit else ""
         print(f"trained on {len(train):,} {task.unit}s{items} in {seconds:.1f}s; kept epoch "
               f"{model.learner.best_epoch_}; model written to {args.output}")
+
+
+@contextmanager
+def _cluster(args, learner):
+    """The Dask cluster of ``--workers`` or ``--scheduler`` for the block, with ``learner`` set to train on it
+    (refused for a learner that cannot); nothing without those options."""
+    if args.workers is None and args.scheduler is None:
+        yield
+        return
+    if not learner.capabilities.distributed:
+        takers = ", ".join(name for name, cls in LEARNERS.items() if cls.capabilities.distributed)
+        raise UsageError(f"learner {learner.name!r} does not train on a Dask cluster (--workers, --scheduler); "
+                         f"those that do: {takers}")
+    with dask_client(args.workers, args.scheduler) as client:
+        learner.set_params(client=client)
+        if not args.quiet:
+            print(f"training on {len(client.nthreads())} Dask workers ({client.scheduler.address})", flush=True)
+        yield
 
 
 def _tune(args) -> None:

@@ -271,10 +271,24 @@ def _add_train_command(train, task: Task, source_help: tuple[str, str], data_opt
         parser.add_argument("--no-tune", action="store_true", help="choose nothing on held-out data: without dev "
                             "keep the last epoch, and a setting otherwise chosen on dev takes its fixed value "
                             "(naive Bayes: alpha 1)")
+        _add_cluster_options(parser)
     parser.add_argument("--output", "-o", required=not tune, help="where to write the model" + (
         " (tune: the best candidate's, trained again)" if tune else ""))
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     parser.set_defaults(inputs=("--train", "--dev", "--features"))
+
+
+def _add_cluster_options(parser) -> None:
+    """``--workers N`` or ``--scheduler ADDRESS``: train on a Dask cluster (the learners that declare it)."""
+    takers = ", ".join(name for name, cls in LEARNERS.items() if cls.capabilities.distributed)
+    cluster = parser.add_mutually_exclusive_group()
+    cluster.add_argument("--workers", type=_at_least(1), metavar="N", help="train data-parallel on a local Dask "
+                         f"cluster of N worker processes, started for the run ({takers}; max-ent with the lbfgs "
+                         "solver; needs structlin[dask])")
+    cluster.add_argument("--scheduler", metavar="ADDRESS", help="train data-parallel on the Dask cluster whose "
+                         "scheduler is at ADDRESS, e.g. tcp://127.0.0.1:8786 (started with dask scheduler and dask "
+                         "worker; workers read the shards from files under STRUCTLIN_CACHE, which workers on other "
+                         "machines must share at the same path)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -21,22 +21,29 @@ the corpus's ``positions × labels`` arrays stays bounded.
 The batch optimiser is :func:`~.owlqn.minimize_owlqn`: OWL-QN, which with ``l1 = 0`` is plain L-BFGS
 (its workspace is ``2·memory`` pairs plus about seven vectors of the weights' length; with the default
 ``memory = 6``, 19 times the weight vector).  The online one is SGD on :class:`~.sgd.SGDWeights`.
+
+On a Dask cluster (the ``client`` option, batch solver) the data term is summed over the shards of
+:mod:`structlin.distributed` at every evaluation (:class:`ShardedObjective`): each worker keeps the
+objective of its shard, and the optimiser runs here on the sum, the same objective up to rounding.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 
 import numpy as np
 import scipy.sparse
 
 from ..decoders import Decoder, length_batches
+from ..distributed import Shard, ShardedRun
 from ..errors import OptionValueError, StructlinError
 from ..joint import Chains, JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
 from .epochs import minibatches
 from .owlqn import minimize_owlqn, pseudo_gradient
-from .protocol import BATCH_SIZE, CALLBACK, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities, HistoryField, Learner, Option
+from .protocol import (BATCH_SIZE, CALLBACK, CLIENT, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities, HistoryField,
+                       Learner, Option)
 from .sgd import SGDWeights
 from .training import TrainingRun, require_finite
 
@@ -46,25 +53,20 @@ RELATIVE_L2S = (0.1, 0.01, 0.001)
 RELATIVE_L2_DEFAULT = 0.001
 
 
-class MaxEntObjective:
-    """``f(w)`` and ``∇f(w)`` of the module docstring for one indexed corpus ``X`` with gold label ids
-    ``y``; everything that does not depend on ``w`` is prepared once.  Calling it returns
-    ``(f, gradient)``; a non-finite value raises :class:`StructlinError`.
+class Objective:
+    """What the optimiser calls: ``(f, gradient)`` at ``w`` (of :meth:`_evaluate`, which a subclass defines),
+    with ``l2`` the L2 prior's weight in it; a non-finite value raises :class:`StructlinError`.
 
     The most recent evaluation is kept, because the optimiser reports each new iterate right after
-    evaluating it: :meth:`at` returns it without recomputing.
+    evaluating it: :meth:`at` returns it without recomputing.  ``evaluations`` counts the calls.
     """
 
-    def __init__(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, *, l2: float):
-        self.joint, self.l2 = joint, l2
-        # Greedy defines no distribution; it decodes the chain whose distribution Viterbi's marginals give.
-        self.inference = decoder.exact
-        self.X = scipy.sparse.csr_matrix((X.values.astype(np.float64), X.indices, X.indptr),
-                                         shape=(X.n_positions, joint.n_rows))
-        self.y, self.matrix = np.asarray(y, dtype=np.int64), X
-        self.batches = [(X.positions(chosen), X.lengths[chosen]) for chosen in length_batches(X.lengths, 16384)]
-        self.evaluations = 0
+    def __init__(self, l2: float):
+        self.l2, self.evaluations = l2, 0
         self._last: tuple[np.ndarray, float, np.ndarray] | None = None
+
+    def _evaluate(self, w: np.ndarray) -> tuple[float, np.ndarray]:
+        raise NotImplementedError
 
     def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         # Overflow shows as a non-finite value, reported as one error rather than numpy warnings.
@@ -76,6 +78,28 @@ class MaxEntObjective:
                                  f"overflowed; scale the feature values down or raise l2 (now {self.l2})")
         self._last = (w, value, gradient)
         return value, gradient
+
+    def at(self, w: np.ndarray) -> tuple[float, np.ndarray]:
+        """``(f, gradient)`` at ``w``: the last evaluation's when it was of this very array (the
+        optimiser never modifies an array it has had evaluated)."""
+        if self._last is not None and self._last[0] is w:
+            return self._last[1], self._last[2]
+        return self(w)
+
+
+class MaxEntObjective(Objective):
+    """``f(w)`` and ``∇f(w)`` of the module docstring for one indexed corpus ``X`` with gold label ids
+    ``y`` (an :class:`Objective`); everything that does not depend on ``w`` is prepared once."""
+
+    def __init__(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, *, l2: float):
+        super().__init__(l2)
+        self.joint = joint
+        # Greedy defines no distribution; it decodes the chain whose distribution Viterbi's marginals give.
+        self.inference = decoder.exact
+        self.X = scipy.sparse.csr_matrix((X.values.astype(np.float64), X.indices, X.indptr),
+                                         shape=(X.n_positions, joint.n_rows))
+        self.y, self.matrix = np.asarray(y, dtype=np.int64), X
+        self.batches = [(X.positions(chosen), X.lengths[chosen]) for chosen in length_batches(X.lengths, 16384)]
 
     def _evaluate(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         joint = self.joint
@@ -136,12 +160,39 @@ class MaxEntObjective:
             return loss, rows, gradient
         return loss, touched, np.vstack([gradient, tail.reshape(-1, L)])
 
-    def at(self, w: np.ndarray) -> tuple[float, np.ndarray]:
-        """``(f, gradient)`` at ``w``: the last evaluation's when it was of this very array (the
-        optimiser never modifies an array it has had evaluated)."""
-        if self._last is not None and self._last[0] is w:
-            return self._last[1], self._last[2]
-        return self(w)
+
+class ShardedObjective(Objective):
+    """The objective of :class:`MaxEntObjective` over a corpus cut into the shards of ``shards`` (a
+    :class:`~structlin.distributed.ShardedRun` whose workers keep the ``MaxEntObjective`` of their shard
+    without the prior, ``l2 = 0``), summed here with the prior added once:
+
+        f(w) = Σ_s f_s(w) + (l2/2)‖w‖²,     ∇f(w) = Σ_s ∇f_s(w) + l2·w
+
+    exact: the serial sums over the instances, grouped by shard (the same up to floating-point rounding).
+    An evaluation sends ``w`` to every worker and brings one gradient back from each."""
+
+    def __init__(self, shards: ShardedRun, l2: float):
+        super().__init__(l2)
+        self.shards = shards
+
+    def _evaluate(self, w: np.ndarray) -> tuple[float, np.ndarray]:
+        value, gradient = 0.0, np.multiply(w, self.l2)
+        for value_s, gradient_s in self.shards.map(_data_term, w):  # in shard order: the same sums every run
+            value += value_s
+            gradient += gradient_s
+        return value + 0.5 * self.l2 * (w @ w), gradient
+
+
+def _shard_objective(shard: Shard) -> MaxEntObjective:
+    """On a worker: the objective over ``shard`` without the prior, which the worker keeps for the run."""
+    return MaxEntObjective(shard.joint, shard.decoder, shard.X, shard.y, l2=0.0)
+
+
+def _data_term(objective: MaxEntObjective, w: np.ndarray) -> tuple[float, np.ndarray]:
+    """On a worker: ``−Σ log p(y|x)`` over a shard and its gradient at ``w`` (its objective has no prior; the
+    client checks that the sum is finite)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return objective._evaluate(w)
 
 
 class MaxEnt(Learner):
@@ -165,6 +216,9 @@ class MaxEnt(Learner):
     second epoch on (Polyak–Ruppert), ``momentum > 0`` adds heavy-ball momentum (then each step costs
     O(weights)).  The objective is evaluated on the whole corpus after every epoch, for the history.
 
+    ``client`` (a ``dask.distributed.Client``, batch solver only) makes :meth:`fit` evaluate the objective on
+    that Dask cluster, summed over shards of the corpus (:class:`ShardedObjective`).
+
     ``l2`` is ``1/σ²`` on the *summed* log-likelihood, ``l1`` the L1 penalty's weight (batch solver
     only).  With a dev set the weights are evaluated every ``eval_every`` iterations or epochs and at
     the last one, and the best are kept; ``best_epoch_`` is that iteration or epoch.  Without dev the
@@ -180,7 +234,7 @@ class MaxEnt(Learner):
 
     name = "maxent"
     summary = "max-ent: logistic regression / linear-chain CRF by L-BFGS, OWL-QN (L1) or SGD"
-    capabilities = Capabilities(probabilistic=True)  # p(y|x) from the decoder's marginals
+    capabilities = Capabilities(probabilistic=True, distributed=True)  # p(y|x) from the decoder's marginals
     solvers = ("lbfgs", "sgd")
     options = (Option("epochs", int, None, "the most L-BFGS iterations (default 100), or SGD epochs (default 10)",
                       minimum=1, nullable=True),
@@ -202,7 +256,7 @@ class MaxEnt(Learner):
                       cli=False),
                Option("momentum", float, 0.0, "SGD: heavy-ball momentum", minimum=0, maximum=1,
                       exclusive_maximum=True),
-               EVAL_EVERY, SEED, BATCH_SIZE, PATIENCE, CALLBACK, PROGRESS)
+               EVAL_EVERY, SEED, BATCH_SIZE, PATIENCE, CALLBACK, PROGRESS, CLIENT)
     history_fields = (HistoryField("objective", "objective", "{:.6g}"),
                       HistoryField("gradient_norm", "gradient norm", "{:.3g}"))
 
@@ -211,6 +265,9 @@ class MaxEnt(Learner):
             raise OptionValueError(f"l1 needs the lbfgs solver (OWL-QN), not {self.solver!r}")
         if self.tol != self.option("tol").default and self.solver != "lbfgs":
             raise OptionValueError(f"tol applies to the lbfgs solver, not {self.solver!r}")
+        if self.client is not None and self.solver != "lbfgs":
+            raise OptionValueError(f"max-ent trains on a Dask cluster (client) with the lbfgs solver only, not "
+                                   f"{self.solver!r}")
 
     @property
     def max_epochs(self) -> int:
@@ -218,18 +275,19 @@ class MaxEnt(Learner):
         return self.epochs if self.epochs is not None else (100 if self.solver == "lbfgs" else 10)
 
     def objective(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
-                  relative_l2: float | None = None) -> MaxEntObjective:
+                  relative_l2: float | None = None, shards: ShardedRun | None = None) -> Objective:
         """The objective this learner minimises on a corpus: with ``l2``, else ``relative_l2 · ρ`` for the
         corpus's ``ρ = mean ‖x_p‖²`` (scaling the features by ``s`` scales the weights by ``1/s``, so
         the prior that means the same scales by ``s²``; ``relative_l2``: the option's, else its untuned
-        value), then recorded in ``chosen_``."""
+        value), then recorded in ``chosen_``.  With ``shards`` (the corpus's, on a Dask cluster), the
+        :class:`ShardedObjective` of the same."""
         l2 = self.l2
         if l2 is None:
             relative = relative_l2 if relative_l2 is not None else self.relative_l2
             relative = relative if relative is not None else self.option("relative_l2").untuned
             l2 = relative * X.mean_squared_norm()
             self.chosen_ = {"l2": l2}
-        return MaxEntObjective(joint, decoder, X, y, l2=l2)
+        return MaxEntObjective(joint, decoder, X, y, l2=l2) if shards is None else ShardedObjective(shards, l2)
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
             dev: tuple[FeatureMatrix, np.ndarray] | None = None, *, bias_row: int | None = None) -> MaxEnt:
@@ -241,26 +299,34 @@ class MaxEnt(Learner):
         require_finite(X, "training")
         if dev is not None:
             require_finite(dev[0], "dev")
-        if self.l2 is not None or self.relative_l2 is not None or dev is None:
-            self._fit_once(joint, decoder, X, y, dev, None)
-            return self
-        # relative_l2 chosen on dev: one run per candidate (each keeping its best dev iteration), the best kept
-        runs = []
-        for relative in RELATIVE_L2S:
-            self._fit_once(joint, decoder, X, y, dev, relative)
-            score = max((r["dev_accuracy"] for r in self.history_ if r["dev_accuracy"] is not None), default=0.0)
-            runs.append((score, relative, self.weights_, self.history_, self.best_epoch_, self.stopped_,
-                         self.chosen_))
+        with self._shards(joint, decoder, X, y) as shards:
+            if self.l2 is not None or self.relative_l2 is not None or dev is None:
+                self._fit_once(joint, decoder, X, y, dev, None, shards)
+                return self
+            # relative_l2 chosen on dev: one run per candidate (each keeping its best dev iteration), the best kept
+            runs = []
+            for relative in RELATIVE_L2S:
+                self._fit_once(joint, decoder, X, y, dev, relative, shards)
+                score = max((r["dev_accuracy"] for r in self.history_ if r["dev_accuracy"] is not None), default=0.0)
+                runs.append((score, relative, self.weights_, self.history_, self.best_epoch_, self.stopped_,
+                             self.chosen_))
         best = max(runs, key=lambda run: run[0])  # the first of equals: the stronger prior
         self.candidates_ = [{"relative_l2": relative, "dev_accuracy": score} for score, relative, *_ in runs]
         _, relative, self.weights_, self.history_, self.best_epoch_, self.stopped_, chosen = best
         self.chosen_ = {"relative_l2": relative, **chosen}
         return self
 
+    def _shards(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray):
+        """A context holding the corpus's shards on the Dask cluster of ``client``, each worker keeping the
+        objective of its own without the prior (the same for every prior tried); None without a client."""
+        if self.client is None:
+            return nullcontext()
+        return ShardedRun(self.client, joint, decoder, X, y, seed=self.seed, prepare=_shard_objective)
+
     def _fit_once(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, dev,
-                  relative_l2: float | None) -> None:
-        """One run from ``w = 0`` with the prior of :meth:`objective`."""
-        objective = self.objective(joint, decoder, X, y, relative_l2)
+                  relative_l2: float | None, shards: ShardedRun | None) -> None:
+        """One run from ``w = 0`` with the prior of :meth:`objective` (on ``shards``, when given)."""
+        objective = self.objective(joint, decoder, X, y, relative_l2, shards)
         unit = "iteration" if self.solver == "lbfgs" else "epoch"
         with TrainingRun(self, joint, decoder, dev, unit=unit) as run:
             if self.solver == "lbfgs":
@@ -271,7 +337,7 @@ class MaxEnt(Learner):
         self.stopped_ = run.stopped or self.stopped_
         self.history_, self.best_epoch_ = run.history, run.best_step
 
-    def _lbfgs(self, objective: MaxEntObjective, joint: JointFeatureMap, run: TrainingRun) -> None:
+    def _lbfgs(self, objective: Objective, joint: JointFeatureMap, run: TrainingRun) -> None:
         evaluations = 0
 
         def after_iteration(w: np.ndarray) -> None:

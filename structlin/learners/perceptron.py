@@ -17,22 +17,37 @@ mean ``‖x_p‖²`` of a training position's features (``margin`` gives τ itse
 
 With ``batch_size > 1`` a mini-batch of instances is decoded with the same weights and their
 updates are then applied in order (each still counted at its own visit for the average).
+
+On a Dask cluster (the ``client`` option), :meth:`Perceptron.fit` trains by iterative parameter mixing
+(McDonald, Hall & Mann 2010) over the shards of :mod:`structlin.distributed`: every epoch, each shard
+``s`` runs one epoch of its ``n_s`` instances from the mixed weights ``w`` (in the order of
+``default_rng([seed, epoch, s])``), and the weights become the mixture ``w = Σ_s μ_s w_s`` of the
+shards' last weights, ``μ_s = n_s / n`` (each shard's share of the instances).  A shard's epoch starts
+with no visit and ``u = 0``, so by the identity above its ``T_s`` visits sum to ``Σ_t w_t = T_s·w_s −
+u_s`` whatever ``w`` it starts from; the averaged hypothesis is the sum of these over every shard and
+epoch divided by the visits, the mean of the weights after every visit as in a serial run.  The run
+keeps it as ``w − u/T`` with ``u = T·w − Σ_t w_t`` (the same state as a serial run's, which
+:meth:`~Perceptron.partial_fit` can go on from).  The margin τ is that of the whole training corpus.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from functools import partial
 
 import numpy as np
 import scipy.sparse
+from tqdm import tqdm
 
 from ..decoders import Cost, Decoder, Multiclass
+from ..distributed import Shard, ShardedRun
 from ..errors import OptionValueError
 from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
 from ..modelfile import ArraySpec
 from .delta_trick import DeltaTrick
 from .epochs import minibatches
-from .protocol import COST, EPOCHS, RUN_OPTIONS, Capabilities, HistoryField, Learner, Option, with_defaults
+from .protocol import CLIENT, COST, EPOCHS, RUN_OPTIONS, Capabilities, HistoryField, Learner, Option, with_defaults
 from .training import TrainingRun, accuracy, dev_accuracy
 
 #: The defaults of relative_margin, chosen by scripts/choose_defaults.py (least mean regret on the panel's dev
@@ -67,15 +82,25 @@ class Perceptron(Learner):
     ``delta = Δ`` trains with the Δ trick (:mod:`.delta_trick`): every training position gets an id
     feature of value Δ, which makes any training set separable; the model keeps only the real features'
     weights.  It applies to :meth:`fit` (an id must stay tied to one example), not to :meth:`partial_fit`.
+
+    ``client`` (a ``dask.distributed.Client``) makes :meth:`fit` train on that Dask cluster by iterative
+    parameter mixing (the module docstring); :meth:`partial_fit` runs here.  The Δ trick does not
+    distribute (its id features are tied to one run over all the examples).
     """
 
     name = "perceptron"
     summary = "the structured perceptron (Collins 2002): w += φ(x,y) − φ(x,ŷ) on every mistake"
-    capabilities = Capabilities(online=True)
-    options = with_defaults(PERCEPTRON_OPTIONS, relative_margin=PLAIN_RELATIVE_MARGIN_DEFAULT)
+    capabilities = Capabilities(online=True, distributed=True)
+    options = with_defaults((*PERCEPTRON_OPTIONS, CLIENT), relative_margin=PLAIN_RELATIVE_MARGIN_DEFAULT)
     history_fields = (MISTAKES,)
     averaged = False
     margin, relative_margin = None, 0.0  # what the subclasses without these options (PA, MIRA, Winnow) train with
+    client = None  # the subclasses that do not distribute (voted perceptron, Winnow) declare no client
+
+    def _check_options(self) -> None:
+        if self.client is not None and self.delta:
+            raise OptionValueError("the Δ trick (delta) ties an id feature to each example of one run: it does not "
+                                   "train on a Dask cluster (client)")
 
     def __init__(self, *args, **params):
         super().__init__(*args, **params)
@@ -111,13 +136,21 @@ class Perceptron(Learner):
         self.start(self._trick.joint if self._trick else joint)
         self.margin_ = self._margin(X)
         X = self._trick.X if self._trick else X
-        with TrainingRun(self, joint, decoder, dev, score=lambda snapshot: self._dev_score(decoder, joint, snapshot, dev)) as run:
+        score = partial(self._dev_score, decoder, joint, dev=dev)
+        with TrainingRun(self, joint, decoder, dev, score=score) as run, self._epochs(decoder, X, y) as epoch:
             bar = run.bar(self.epochs * X.n_instances, "inst")
             for _ in range(self.epochs):
-                run.record(self._snapshot, **self._epoch(decoder, X, y, bar))
+                run.record(self._snapshot, **epoch(bar))
         self._keep(run.finish())
         self.history_, self.best_epoch_, self.stopped_ = run.history, run.best_step, run.stopped
         return self
+
+    def _epochs(self, decoder: Decoder, X: FeatureMatrix, y: np.ndarray):
+        """A context holding fit's epoch, a function of the progress bar that returns the epoch's history
+        fields: :meth:`_epoch` here, or with a ``client`` the parameter mixing of the shards' epochs."""
+        if self.client is None:
+            return nullcontext(partial(self._epoch, decoder, X, y))
+        return _ParameterMixing(self, decoder, X, y)
 
     def _margin(self, X: FeatureMatrix) -> float:
         """τ: ``margin``, else ``relative_margin · ρ`` with ``ρ = Σ_p ‖x_p‖² / positions`` over ``X`` (then
@@ -221,12 +254,61 @@ class Perceptron(Learner):
         return out
 
 
+class _ParameterMixing:
+    """The epochs of ``learner.fit`` on its Dask cluster: iterative parameter mixing of the shards' epochs,
+    which keeps the learner's state (``_w``, ``_u``, ``_visits``) as a serial run does (the module docstring).
+    Leaving the ``with`` block releases the shards."""
+
+    def __init__(self, learner: Perceptron, decoder: Decoder, X: FeatureMatrix, y: np.ndarray):
+        self.learner, self.epoch = learner, 0
+        self.shards = ShardedRun(learner.client, learner._joint, decoder, X, y, seed=learner.seed)
+        self.shares = np.array(self.shards.sizes) / X.n_instances  # μ_s
+
+    def __enter__(self) -> _ParameterMixing:
+        return self
+
+    def __exit__(self, *exception) -> None:
+        self.shards.close()
+
+    def __call__(self, bar) -> dict:
+        """One epoch: every shard's from the mixed weights, then their mixture (and the average's sums)."""
+        learner = self.learner
+        results = self.shards.map(_shard_epoch, learner._w, self.epoch, type(learner), learner.params(),
+                                  learner.margin_)
+        self.epoch += 1
+        w = np.zeros_like(learner._w)
+        for share, (w_s, _, _, _) in zip(self.shares, results):
+            w += share * w_s
+        visits = learner._visits + sum(T_s for _, _, T_s, _ in results)
+        if learner._u is not None:  # u' = T'·w' − (Σ_t w_t so far + the shards' sums), Σ_t w_t so far = T·w − u
+            u = learner._u
+            u += visits * w
+            u -= learner._visits * learner._w
+            for _, sums, _, _ in results:
+                u -= sums
+        learner._w, learner._visits = w, visits
+        bar.update(sum(self.shards.sizes))
+        return {key: sum(fields[key] for _, _, _, fields in results) for key in results[0][3]}
+
+
+def _shard_epoch(shard: Shard, w: np.ndarray, epoch: int, cls: type[Perceptron], params: dict, margin: float):
+    """On a worker: one epoch of a new ``cls(**params)`` learner over ``shard`` from the weights ``w`` with the
+    margin τ = ``margin``; ``(w_T, Σ_t w_t, T, fields)`` after its ``T`` visits, with ``Σ_t w_t = T·w_T − u``
+    (None when the learner does not average) and the epoch's history fields."""
+    learner = cls(**params)
+    learner.start(shard.joint, weights=w)
+    learner.margin_, learner._rng = margin, np.random.default_rng([learner.seed, epoch, shard.index])
+    fields = learner._epoch(shard.decoder, shard.X, shard.y, tqdm(disable=True))
+    T = learner._visits
+    return learner._w, None if learner._u is None else T * learner._w - learner._u, T, fields
+
+
 class AveragedPerceptron(Perceptron):
     """The perceptron returning the exact average of the weights over every example visit."""
 
     name = "averaged-perceptron"
     summary = "the perceptron returning the exact average of its weights over every visit (default)"
-    options = PERCEPTRON_OPTIONS
+    options = (*PERCEPTRON_OPTIONS, CLIENT)
     averaged = True
 
 
@@ -252,7 +334,7 @@ class PassiveAggressive(Perceptron):
     summary = "PA / PA-I / PA-II: the smallest step that gives the gold output a margin of its cost"
     variants = ("pa", "pa-i", "pa-ii")
     selections = ("max-loss", "prediction")
-    options = (EPOCHS, *RUN_OPTIONS, DELTA_TRICK,
+    options = (EPOCHS, *RUN_OPTIONS, DELTA_TRICK, CLIENT,
                Option("variant", str, "pa-i", "the step τ = ℓ/‖Δφ‖² (pa), min(C, ℓ/‖Δφ‖²) (pa-i) or "
                       "ℓ/(‖Δφ‖² + 1/(2C)) (pa-ii)", choices=variants),
                Option("C", float, 1.0, "the largest step (pa-i) or the slack weight (pa-ii)", minimum=0,

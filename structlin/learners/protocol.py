@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from ..distributed import check_client
 from ..errors import OptionValueError
 
 
@@ -46,6 +47,8 @@ class Capabilities:
     ``array_specs`` and ``restore``) rather than from a weight vector.  ``hypotheses``: the hypotheses
     one trained model can predict with, chosen by its ``hypothesis`` option.  ``sequences``: it trains
     on label chains, not only on one label per instance.
+    ``distributed``: given a Dask ``client`` (its option :data:`CLIENT`), ``fit`` trains data-parallel on
+    that cluster (:mod:`structlin.distributed`).
     """
 
     online: bool = False
@@ -56,6 +59,7 @@ class Capabilities:
     scores_itself: bool = False
     hypotheses: tuple[str, ...] = ()
     sequences: bool = True
+    distributed: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,10 +71,10 @@ class Option:
     the help says which).  ``special`` names other values accepted as they are (``gamma = "scale"``, a
     callable kernel).  ``untuned`` is the value of an option whose default (None) is chosen on dev, when
     choosing is turned off (``structlin train --no-tune``).  ``convert`` makes a structured value (a cost
-    matrix) of an ``object`` option the option's value, raising :class:`OptionValueError` when it
-    cannot.  ``stored = False`` marks a setting
-    of the run rather than of the model (the callback, the progress bar): it is not written to a model
-    file.  ``flag`` is its command-line option (default ``--name`` with dashes); ``parse`` turns that
+    matrix) of an ``object`` option the option's value, or checks an object (a Dask client), raising
+    :class:`OptionValueError` when it cannot.  ``stored = False`` marks a setting
+    of the run rather than of the model (the callback, the progress bar, the Dask client): it is not written
+    to a model file.  ``flag`` is its command-line option (default ``--name`` with dashes); ``parse`` turns that
     option's text into a value (default: the type); ``cli = False`` keeps it off the command line.
     """
 
@@ -267,6 +271,9 @@ CALLBACK = Option("callback", object, None, "callback(record, learner) after eve
                   "the run", nullable=True, special=("callable",), stored=False, cli=False)
 PROGRESS = Option("progress", bool, None, "show a progress bar (default: when stderr is a terminal)",
                   nullable=True, stored=False, cli=False)
+CLIENT = Option("client", object, None, "a dask.distributed.Client to train on, data-parallel (declared by the "
+                "learners that can: capabilities.distributed)", nullable=True, stored=False, cli=False,
+                convert=check_client)
 COST = Option("cost", float, 1.0, "the cost of a wrong token (a wrong document) in the margin", minimum=0,
               exclusive_minimum=True)
 RUN_OPTIONS = (SEED, SHUFFLE, BATCH_SIZE, PATIENCE, EVAL_EVERY, CALLBACK, PROGRESS)
