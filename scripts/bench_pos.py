@@ -66,6 +66,7 @@ from nltk.tag.perceptron import PerceptronTagger
 import structlin
 from structlin import Tagger
 from structlin.catalog import load_split
+from structlin.joint import SparseWeights
 from structlin.learners import SVM, MaxEnt
 from structlin.templates import AFTER, BEFORE, FeatureSet, feature_values, template
 
@@ -183,7 +184,14 @@ def train_structlin(data: Data, args) -> tuple[Tagger, dict]:
                                 progress=False if args.quiet else None)
     note = (f"non-zero weights ({tagger.joint.n_rows} hashed feature rows x {len(tagger.classes_)} labels "
             f"+ transitions, 2**{tagger.hasher.bits} buckets)")
-    return tagger, {**row, "model_size": int(np.count_nonzero(tagger.weights_)), "model_size_note": note}
+    return tagger, {**row, "model_size": nonzero_weights(tagger.weights_), "model_size_note": note}
+
+
+def nonzero_weights(w) -> int:
+    """The non-zero weights of a flat weight vector, dense or SparseWeights (without making it dense)."""
+    if isinstance(w, SparseWeights):
+        return int(np.count_nonzero(w.values) + np.count_nonzero(w.tail))
+    return int(np.count_nonzero(w))
 
 
 def all_weights(tagger: Tagger) -> dict:

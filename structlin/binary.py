@@ -44,7 +44,7 @@ class BinaryView:
             raise ValueError(f"a binary view needs two labels and no transitions, got {joint.n_labels} labels"
                              f"{' with transitions' if joint.transitions else ''}")
         k = joint.label_index[positive] if positive is not None else 1
-        W = joint.emission_weights(w)
+        W = joint.emission_matrix(w)
         v = W[:, k] - W[:, 1 - k]
         b = 0.0
         if bias_row is not None:

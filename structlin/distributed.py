@@ -40,7 +40,7 @@ import numpy as np
 
 from .decoders import Decoder
 from .errors import OptionValueError, StructlinError, UsageError
-from .joint import JointFeatureMap
+from .joint import JointFeatureMap, SparseWeights
 from .matrix import FeatureMatrix
 from .outputs import atomic_output
 
@@ -215,10 +215,11 @@ class ShardedRun:
 
     def map(self, function: Callable, *args) -> list:
         """``[function(shard, *args) for every shard]`` run on the workers (``shard``: what each keeps), in shard
-        order; an array among ``args`` (the weights) is sent to every worker once."""
+        order; an array or :class:`~structlin.joint.SparseWeights` among ``args`` (the weights) is sent to every
+        worker once."""
         client = self.client
         self.rounds += 1
-        arrays = {k: self._broadcast(a) for k, a in enumerate(args) if isinstance(a, np.ndarray)}
+        arrays = {k: self._broadcast(a) for k, a in enumerate(args) if isinstance(a, (np.ndarray, SparseWeights))}
         sent = [arrays.get(k, a) for k, a in enumerate(args)]
         futures = [client.submit(function, shard, *sent, key=f"{self.name}-{function.__name__}-{self.rounds}-{k}",
                                  retries=RETRIES) for k, shard in enumerate(self.shards)]
@@ -228,7 +229,7 @@ class ShardedRun:
             for future in [*futures, *arrays.values()]:
                 future.release()
 
-    def _broadcast(self, array: np.ndarray):
+    def _broadcast(self, array):
         """A future of ``array`` held by every worker (so that a lost worker loses no copy a task needs); sent
         again, up to :data:`RETRIES` times a second apart, when a worker is lost while it is sent (the scheduler
         then drops that worker)."""

@@ -171,7 +171,7 @@ def _weights(model) -> np.ndarray:
     if model.feature_set.random_fourier is not None:
         raise CapabilityError(f"feature set {model.feature_set.name!r} maps the features to random Fourier features, "
                               "each of which mixes all of them: there is no weight per feature to explain")
-    return model.joint.emission_weights(model.weights_)
+    return model.joint.emission_matrix(model.weights_)
 
 
 def _contributions(named: list[NamedFeature], model, W: np.ndarray, indices, values) -> list[Contribution]:

@@ -10,7 +10,9 @@ one flat float64 array laid out as
     [ emission (n_rows × L, row-major) | transition (L × L, [prev, next]) | start (L) | end (L) ]
 
 (the last three only when ``transitions=True``; a document classifier has one position per instance
-and no transitions).  ``w`` belongs to the learner; this map never stores it.
+and no transitions).  ``w`` belongs to the learner; this map never stores it.  A learner that touches few
+(feature, label) pairs keeps the same vector as :class:`SparseWeights` (the emission entries it has, by their
+flat index, and the tail block in full): every method of the map that reads weights takes either form.
 
 Only hashed buckets that occur in the training data get a row (``columns`` lists them in order):
 a bucket seen only at prediction time can carry no weight, so it is dropped when a corpus is
@@ -129,6 +131,69 @@ class Scores:
         return total
 
 
+@dataclass
+class SparseWeights:
+    """A flat weight vector of ``size`` entries (the layout of the module docstring) that stores only some emission
+    entries: ``keys`` (increasing flat indices ``row · L + label``) with their ``values``, every other emission
+    weight being 0, and the ``tail`` block (transitions, start, end) in full.  Memory grows with the (feature,
+    label) pairs a learner gave a weight, not with ``rows × labels``."""
+
+    keys: np.ndarray
+    values: np.ndarray
+    tail: np.ndarray
+    size: int
+
+    def __post_init__(self):
+        self.keys = np.asarray(self.keys, dtype=np.int64)
+        self.values = np.asarray(self.values, dtype=np.float64)
+        self.tail = np.asarray(self.tail, dtype=np.float64)
+        if self.keys.shape != self.values.shape or self.keys.ndim != 1:
+            raise ValueError(f"keys and values must be two vectors of one length, got {self.keys.shape} and "
+                             f"{self.values.shape}")
+        emission = self.size - len(self.tail)
+        if len(self.keys) and not (self.keys[0] >= 0 and self.keys[-1] < emission and (np.diff(self.keys) > 0).all()):
+            raise ValueError(f"keys must increase strictly within the {emission} emission entries")
+
+    @property
+    def emission_size(self) -> int:
+        return self.size - len(self.tail)
+
+    @property
+    def nbytes(self) -> int:
+        return self.keys.nbytes + self.values.nbytes + self.tail.nbytes
+
+    def take(self, indices: np.ndarray) -> np.ndarray:
+        """The weights at flat ``indices`` (emission or tail; 0 where no entry is stored)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        out = np.zeros(len(indices))
+        tail = indices >= self.emission_size
+        out[tail] = self.tail[indices[tail] - self.emission_size]
+        slot, found = self.slots(indices[~tail])
+        out[np.flatnonzero(~tail)[found]] = self.values[slot[found]]
+        return out
+
+    def slots(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each of the emission ``keys`` is stored, and whether it is (:func:`find_keys`)."""
+        return find_keys(self.keys, keys)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """The whole flat vector, for numpy (``np.asarray(w)``)."""
+        return self.dense() if dtype is None else self.dense().astype(dtype)
+
+    def dense(self) -> np.ndarray:
+        """The whole flat vector."""
+        out = np.zeros(self.size)
+        out[self.keys] = self.values
+        out[self.emission_size :] = self.tail
+        return out
+
+    @classmethod
+    def from_dense(cls, w: np.ndarray, emission_size: int) -> SparseWeights:
+        """The non-zero emission entries of the flat vector ``w`` and its tail."""
+        keys = np.flatnonzero(w[:emission_size])
+        return cls(keys, w[keys], w[emission_size:].copy(), len(w))
+
+
 class JointFeatureMap:
     """Maps hashed position features and labels to indices of one flat weight vector.
 
@@ -162,14 +227,19 @@ class JointFeatureMap:
             return self
         return JointFeatureMap(self.labels, columns, transitions=self.transitions, candidates=self.candidates)
 
-    def carry(self, w: np.ndarray, source: JointFeatureMap) -> np.ndarray:
+    def carry(self, w: np.ndarray | SparseWeights, source: JointFeatureMap) -> np.ndarray | SparseWeights:
         """``w``, laid out for ``source`` (a map whose buckets this one holds, e.g. the map it extends),
-        as a new weight vector of this map's layout: every row moves to its bucket's row here, rows of
-        buckets ``source`` lacks are zero, and the transition block is copied as it is."""
+        as a new weight vector of this map's layout (of the same form, dense or :class:`SparseWeights`):
+        every row moves to its bucket's row here, rows of buckets ``source`` lacks are zero, and the
+        transition block is copied as it is."""
         if source.labels != self.labels or source.transitions != self.transitions:
             raise ValueError("weights are carried only between maps of the same labels and transitions")
         if not np.isin(source.columns, self.columns, assume_unique=True).all():
             raise ValueError("the source map has buckets this map lacks")
+        if isinstance(w, SparseWeights):  # rows keep their order, so the moved keys still increase
+            rows, labels = np.divmod(w.keys, self.n_labels)
+            keys = np.searchsorted(self.columns, source.columns[rows]) * self.n_labels + labels
+            return SparseWeights(keys, w.values.copy(), w.tail.copy(), self.size)
         out = np.zeros(self.size)
         self.emission_weights(out)[np.searchsorted(self.columns, source.columns)] = source.emission_weights(w)
         out[self.transition_offset :] = w[source.transition_offset :]
@@ -199,9 +269,22 @@ class JointFeatureMap:
         """The ``(n_rows, L)`` view of ``w``'s emission block."""
         return w[: self.transition_offset].reshape(self.n_rows, self.n_labels)
 
-    def transition_weights(self, w: np.ndarray):
+    def emission_matrix(self, w: np.ndarray | SparseWeights) -> np.ndarray:
+        """The ``(n_rows, L)`` emission block of ``w`` to read: :meth:`emission_weights` of a dense vector, the
+        block filled in from the entries of :class:`SparseWeights`."""
+        if isinstance(w, SparseWeights):
+            block = np.zeros((self.n_rows, self.n_labels))
+            block.reshape(-1)[w.keys] = w.values
+            return block
+        return self.emission_weights(w)
+
+    def tail(self, w: np.ndarray | SparseWeights) -> np.ndarray:
+        """The tail block (transitions, start, end) of ``w``, dense or :class:`SparseWeights`."""
+        return w.tail if isinstance(w, SparseWeights) else w[self.transition_offset :]
+
+    def transition_weights(self, w: np.ndarray | SparseWeights):
         """Views ``(transitions (L×L), start (L), end (L))`` of ``w``, or ``(None, None, None)``."""
-        return self.tail_weights(w[self.transition_offset :])
+        return self.tail_weights(self.tail(w))
 
     @property
     def tail_rows(self) -> np.ndarray:
@@ -238,10 +321,37 @@ class JointFeatureMap:
 
     # --- scores and feature differences ---------------------------------------------------------
 
-    def scores(self, w: np.ndarray, matrix: FeatureMatrix) -> Scores:
+    def scores(self, w: np.ndarray | SparseWeights, matrix: FeatureMatrix) -> Scores:
         """Emission scores of every label at every position (``X @ W``) and the transition views."""
         trans, start, end = self.transition_weights(w)
-        return Scores(matrix.dot(self.emission_weights(w)), matrix.lengths, trans, start, end, self.allowed(matrix))
+        emissions = self.sparse_emissions(w.keys, w.values, matrix) if isinstance(w, SparseWeights) else \
+            matrix.dot(self.emission_weights(w))
+        return Scores(emissions, matrix.lengths, trans, start, end, self.allowed(matrix))
+
+    def row_starts(self, keys: np.ndarray) -> np.ndarray:
+        """Where each row's emission keys begin in the increasing ``keys``, and their end (``n_rows + 1``
+        entries): row ``r`` holds ``keys[starts[r] : starts[r + 1]]``."""
+        return np.searchsorted(keys, np.arange(self.n_rows + 1, dtype=np.int64) * self.n_labels)
+
+    def sparse_emissions(self, keys: np.ndarray, values: np.ndarray, matrix: FeatureMatrix,
+                         starts: np.ndarray | None = None) -> np.ndarray:
+        """``X @ W`` for emission weights stored as increasing flat ``keys`` with their ``values`` (as
+        :class:`SparseWeights` keeps them): every entry of ``matrix`` (row ``r``, value ``x``) meets the keys
+        of its row, ``[r·L, (r + 1)·L)``, and adds ``x · w`` to its position's label.  The rows' keys are found
+        by binary search, or read from their :meth:`row_starts` ``starts``."""
+        L = self.n_labels
+        rows = matrix.indices.astype(np.int64)
+        first = rows * L
+        if starts is None:
+            lo, hi = np.searchsorted(keys, first), np.searchsorted(keys, first + L)
+        else:
+            lo, hi = starts[rows], starts[rows + 1]
+        stored = ranges(lo, hi)
+        meets = hi - lo
+        slots = np.repeat(matrix.entry_positions() * L - first, meets) + keys[stored]
+        products = np.repeat(matrix.values.astype(np.float64), meets) * values[stored]
+        emissions = np.bincount(slots, products, minlength=matrix.n_positions * L)
+        return emissions.astype(np.float64, copy=False).reshape(-1, L)  # (bincount counts when nothing meets)
 
     def row_scores(self, batch: FeatureMatrix, entry_rows: np.ndarray, rows: np.ndarray, tail: np.ndarray) -> Scores:
         """:meth:`scores` from a subset of the weights: ``rows`` holds the emission rows ``batch``'s entries
@@ -307,6 +417,15 @@ class JointFeatureMap:
             (e0 + gold[e], np.ones(len(e)), e),
             (e0 + predicted[e], -np.ones(len(e)), e),
         ]
+
+
+def find_keys(keys: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``wanted`` is in the increasing ``keys``, and whether it is there (the slot of a missing
+    one is meaningless)."""
+    slot = np.searchsorted(keys, wanted)
+    found = slot < len(keys)
+    found[found] = keys[slot[found]] == wanted[found]
+    return slot, found
 
 
 def _buckets(matrix: FeatureMatrix) -> np.ndarray:

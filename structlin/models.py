@@ -40,9 +40,10 @@ from .evaluation import ClassificationReport, TaggingReport, evaluate_classifica
 from .explain import (Explanation, InformativeFeature, TopFeatures, explain_document, explain_tokens,
                       informative_features, top_document_features, top_token_features)
 from .hashing import FeatureHasher
-from .joint import JointFeatureMap, Scores, ordered_labels
+from .joint import JointFeatureMap, Scores, SparseWeights, ordered_labels
 from .learners import LEARNERS, Learner, make_learner
 from .learners.protocol import is_default
+from .learners.run_weights import stores_pairs
 from .learners.training import UNITS, hold_out_instances
 from .matrix import FeatureMatrix
 from .modelfile import VERSION, ArraySpec, check_arrays, deflated, inflated, load_model, save_model
@@ -296,7 +297,7 @@ _OPTIONAL_METADATA = ("chosen", "candidates", "tag_dictionary")
 
 #: The weight rows' hashed buckets, and the weights of a learner that keeps a weight vector by model-file format
 #: version: version 1 keeps the emission block (rows × labels) dense, version 2 only its non-zero weights, row by
-#: row: how many each row has, their labels (increasing in each row) and their values (:func:`_nonzero_emission`).
+#: row: how many each row has, their labels (increasing in each row) and their values (:func:`_file_weights`).
 _COLUMNS = ArraySpec("iu", ("rows",), below="buckets", increasing=True)
 _TRANSITION = ArraySpec("f", ("tail",))
 _WEIGHT_ARRAYS = {
@@ -312,21 +313,15 @@ def _small(ids: np.ndarray, bound: int) -> np.ndarray:
     return ids.astype(np.min_scalar_type(bound - 1))
 
 
-def _nonzero_emission(emission: np.ndarray) -> dict[str, np.ndarray]:
-    """The non-zero weights of an emission block (rows × labels) row by row, as a version-2 model file keeps them:
-    about a fifth of a perceptron tagger's block, and exact (float64)."""
-    nonzero = emission != 0
-    labels = np.nonzero(nonzero)[1]  # row by row, increasing in each row
-    n_labels = emission.shape[1]
-    return {"emission_counts": _small(nonzero.sum(axis=1), n_labels + 1),
-            "emission_labels": _small(labels, n_labels), "emission_values": emission[nonzero]}
-
-
-def _emission_block(arrays: dict, n_labels: int) -> np.ndarray:
-    """The emission block (rows × labels) of a model file's arrays: version 1's dense block, or version 2's non-zero
-    weights (``ValueError`` unless the counts add up to the weights and the labels increase in every row)."""
+def _file_weights(arrays: dict, n_labels: int) -> SparseWeights:
+    """The weights of a model file's arrays (``columns`` rows): version 1's dense emission block, or version 2's
+    non-zero weights row by row (``emission_counts`` per row, their increasing ``emission_labels`` and
+    ``emission_values``: about a fifth of a perceptron tagger's block, exact), and the ``transition`` block;
+    ``ValueError`` unless the counts add up to the weights and the labels increase in every row."""
+    size = len(arrays["columns"]) * n_labels + len(arrays["transition"])
     if "emission" in arrays:
-        return arrays["emission"]
+        return SparseWeights.from_dense(np.concatenate([arrays["emission"].ravel(), arrays["transition"]],
+                                                       dtype=np.float64), size - len(arrays["transition"]))
     counts = arrays["emission_counts"].astype(np.int64)
     labels, values = arrays["emission_labels"].astype(np.int64), arrays["emission_values"]
     if counts.sum() != len(values):
@@ -334,9 +329,7 @@ def _emission_block(arrays: dict, n_labels: int) -> np.ndarray:
     rows = np.repeat(np.arange(len(counts)), counts)
     if (labels[1:] <= labels[:-1])[rows[1:] == rows[:-1]].any():
         raise ValueError("the emission labels do not increase within every row")
-    block = np.zeros((len(counts), n_labels))
-    block[rows, labels] = values
-    return block
+    return SparseWeights(rows * n_labels + labels, values, arrays["transition"], size)
 
 
 @functools.cache
@@ -674,15 +667,19 @@ class _Model:
     def _model_arrays(self) -> dict[str, np.ndarray]:
         """What the model predicts with besides the task's arrays (:meth:`_extra_arrays`), as a model file keeps it:
         the buckets of the weight rows, then a learner's own arrays if it scores inputs itself, else the non-zero
-        emission weights of the rows that have any (:func:`_nonzero_emission`) and the transition block.  A learner
+        emission weights of the rows that have any (:func:`_file_weights`) and the transition block.  A learner
         whose model a file cannot hold (a user kernel) raises ``ValueError``."""
         joint, buckets = self.joint, 1 << self.hasher.bits
         if self.learner.capabilities.scores_itself:
             return {"columns": _small(joint.columns, buckets), **self.learner.model_arrays()}
-        emission = joint.emission_weights(self.weights_)
-        kept = np.flatnonzero(np.any(emission != 0, axis=1))
-        return {"columns": _small(joint.columns[kept], buckets), **_nonzero_emission(emission[kept]),
-                "transition": self.weights_[joint.transition_offset :]}
+        w = self.weights_
+        sparse = w if isinstance(w, SparseWeights) else SparseWeights.from_dense(w, joint.transition_offset)
+        nonzero = sparse.values != 0
+        rows, labels = np.divmod(sparse.keys[nonzero], joint.n_labels)
+        kept, counts = np.unique(rows, return_counts=True)
+        return {"columns": _small(joint.columns[kept], buckets), "emission_counts": _small(counts, joint.n_labels + 1),
+                "emission_labels": _small(labels, joint.n_labels), "emission_values": sparse.values[nonzero],
+                "transition": sparse.tail}
 
     def _set_trained(self, labels: list, transitions: bool, arrays: dict) -> None:
         """Set the trained model from :meth:`_model_arrays`' arrays (of a model file of any version, or of a
@@ -693,8 +690,8 @@ class _Model:
             self.learner.restore(arrays, joint)
             self.weights_ = self.learner.weights_
         else:
-            emission = _emission_block(arrays, len(labels))
-            self.weights_ = np.concatenate([emission.ravel(), arrays["transition"]], dtype=np.float64)
+            weights = _file_weights(arrays, len(labels))
+            self.weights_ = weights if stores_pairs(self.learner.capabilities, len(labels)) else weights.dense()
         self._joint = joint
 
     def __getstate__(self) -> dict:

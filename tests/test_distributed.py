@@ -24,7 +24,9 @@ from structlin import Classifier, Tagger
 from structlin.distributed import DASK_NEEDED, ShardedRun, read_shard, shard_instances, write_shard
 from structlin.errors import OptionValueError
 from structlin.learners import AveragedPerceptron, MaxEnt, Perceptron, make_learner
+from structlin.joint import SparseWeights
 from structlin.learners.maxent import _shard_objective
+from structlin.learners.run_weights import PAIRS_ABOVE_LABELS
 from structlin.matrix import FeatureMatrix
 from structlin.readers import read_conllu
 from cli_run import run
@@ -169,10 +171,10 @@ def test_the_mixture_and_its_average_over_every_visit_of_every_shard(client):
             learner.margin_ = 0.5
             for i in shard:
                 learner._epoch(decoder, X.take([i]), y[X.positions([i])], _NoBar())
-                visited.append(learner._w.copy())
-            ends.append(learner._w)
+                visited.append(np.asarray(learner._state.current()))
+            ends.append(np.asarray(learner._state.current()))
         w = sum(len(shard) / X.n_instances * end for shard, end in zip(shards, ends))
-    np.testing.assert_allclose(model.learner._w, w, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(model.learner._state.current()), w, atol=1e-12)
     np.testing.assert_allclose(model.weights_, np.mean(visited, axis=0), atol=1e-9)
     model.partial_fit(documents, labels)  # goes on from the mixed state, here
     assert model.learner._visits == 4 * len(documents) and len(model.history_) == 4
@@ -316,3 +318,31 @@ def test_without_dask_the_cluster_options_say_how_to_install_it(files, capsys, m
     code, _, err = run(capsys, "train", "tagger", "--train", files / "train.txt", "--output", files / "x.model",
                        "--workers", "2")
     assert code == 2 and err.strip() == f"structlin: error: {DASK_NEEDED}"
+
+
+def test_mixing_the_touched_pairs_trains_the_full_vectors_model(client, monkeypatch):
+    """Parameter mixing of runs that keep only their touched pairs (as with many labels; forced here): the
+    shards' sparse weights are mixed on the union of their pairs, to the model of full vectors."""
+    from structlin.learners import run_weights
+
+    documents = ["a b", "c d e", "a c", "b d", "e a", "c c b", "d"] * 3
+    labels = ["x", "y", "x", "y", "z", "x", "z"] * 3
+    options = dict(epochs=3, margin=0.5, seed=3)
+    dense = Classifier("text-words", AveragedPerceptron(**options), progress=False, client=client)
+    dense.fit(documents, labels)
+    monkeypatch.setattr(run_weights, "PAIRS_ABOVE_LABELS", 0)
+    client.run(_keep_pairs_above, 0)  # on the workers too
+    try:
+        sparse = Classifier("text-words", AveragedPerceptron(**options), progress=False, client=client)
+        sparse.fit(documents, labels)
+    finally:
+        client.run(_keep_pairs_above, PAIRS_ABOVE_LABELS)
+    assert isinstance(sparse.weights_, SparseWeights)
+    np.testing.assert_allclose(np.asarray(sparse.weights_), dense.weights_, atol=1e-12)
+
+
+def _keep_pairs_above(labels: int) -> None:
+    """On a worker: keep only the touched pairs above ``labels`` labels."""
+    from structlin.learners import run_weights
+
+    run_weights.PAIRS_ABOVE_LABELS = labels

@@ -117,7 +117,7 @@ def test_cli_explains_why_man_gets_its_tag(ewt, capsys):
 def test_top_features_per_tag_named_from_the_known_words(ewt, capsys, tmp_path):
     tagger, path, _ = ewt
     top = tagger.top_features(5)
-    W = tagger.joint.emission_weights(tagger.weights_)
+    W = tagger.joint.emission_matrix(tagger.weights_)
     assert top.labels == tagger.classes_
     for y, rows in enumerate(top.rows):
         assert [abs(w) for _, w, _ in rows] == sorted(np.abs(W[:, y]), reverse=True)[:5]

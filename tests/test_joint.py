@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from structlin.joint import JointFeatureMap
+from structlin.joint import JointFeatureMap, SparseWeights
 from structlin.matrix import FeatureMatrix
 
 from brute import dense_rows, phi
@@ -203,3 +203,65 @@ def test_scores_against_dense(seed):
         if len(yb):
             chain += scores.transitions[yb[:-1], yb[1:]].sum() + scores.start[yb[0]] + scores.end[yb[-1]]
         assert w @ dense_phi(joint, matrix, b, y) == pytest.approx(chain, abs=1e-5)
+
+
+# --- sparse weights ---------------------------------------------------------------------------------------
+
+
+def sparse_of(rng, joint: JointFeatureMap, density: float) -> tuple[np.ndarray, SparseWeights]:
+    """A random flat vector with about ``density`` of its emission entries non-zero, and its sparse form."""
+    w = rng.normal(size=joint.size)
+    w[: joint.transition_offset][rng.random(joint.transition_offset) > density] = 0.0
+    return w, SparseWeights.from_dense(w, joint.transition_offset)
+
+
+@pytest.mark.parametrize("transitions", [True, False])
+@pytest.mark.parametrize("seed", range(20))
+def test_sparse_weights_score_as_the_dense_vector(seed, transitions):
+    """Every reading of the map gives the same for a dense vector and its SparseWeights: scores (emissions by
+    binary search of each row's keys), the tail, the emission block, take, dense."""
+    rng = np.random.default_rng(seed)
+    L = int(rng.integers(1, 5))
+    joint = JointFeatureMap([f"t{k}" for k in range(L)], np.arange(6) * 3, transitions=transitions)
+    w, sparse = sparse_of(rng, joint, density=float(rng.choice([0.0, 0.3, 1.0])))
+    matrix = random_instance(rng)
+    dense_scores, sparse_scores = joint.scores(w, matrix), joint.scores(sparse, matrix)
+    np.testing.assert_allclose(sparse_scores.emissions, dense_scores.emissions, atol=1e-12)
+    for name in ("transitions", "start", "end"):
+        np.testing.assert_array_equal(getattr(sparse_scores, name), getattr(dense_scores, name))
+    np.testing.assert_array_equal(joint.emission_matrix(sparse), joint.emission_weights(w))
+    np.testing.assert_array_equal(sparse.dense(), w)
+    indices = rng.integers(0, joint.size, size=10)
+    np.testing.assert_array_equal(sparse.take(indices), w[indices])
+    assert len(sparse.keys) == np.count_nonzero(w[: joint.transition_offset])
+
+
+def test_sparse_weights_by_hand():
+    """Two labels, rows 0 and 1: the stored entries (row 0, b) = 2 and (row 1, a) = −1; a position with row 0
+    (value 3) and row 1 (value 1) scores a: −1, b: 6."""
+    joint = JointFeatureMap(["a", "b"], [4, 8], transitions=False)
+    sparse = SparseWeights([1, 2], [2.0, -1.0], np.zeros(0), joint.size)
+    scores = joint.scores(sparse, FeatureMatrix([0, 2], [0, 1], [3.0, 1.0], [1]))
+    assert scores.emissions.tolist() == [[-1.0, 6.0]]
+    slot, found = sparse.slots(np.array([0, 1, 2, 3]))
+    assert found.tolist() == [False, True, True, False] and slot[found].tolist() == [0, 1]
+
+
+def test_sparse_weights_refuse_keys_out_of_order_or_range():
+    with pytest.raises(ValueError, match="increase strictly"):
+        SparseWeights([2, 1], [1.0, 1.0], np.zeros(0), 4)
+    with pytest.raises(ValueError, match="increase strictly"):
+        SparseWeights([4], [1.0], np.zeros(2), 6)  # key 4 is in the tail
+    with pytest.raises(ValueError, match="one length"):
+        SparseWeights([1], [1.0, 2.0], np.zeros(0), 4)
+
+
+def test_carry_moves_sparse_weights_with_their_buckets():
+    """The same carry as for a dense vector, in the sparse form."""
+    rng = np.random.default_rng(0)
+    old = JointFeatureMap(["a", "b"], [3, 7, 10])
+    w, sparse = sparse_of(rng, old, density=0.5)
+    new = old.extended(FeatureMatrix([0, 3], [12, 5, 1], np.ones(3), [1]))
+    carried = new.carry(sparse, old)
+    assert isinstance(carried, SparseWeights)
+    np.testing.assert_array_equal(carried.dense(), new.carry(w, old))

@@ -60,7 +60,7 @@ def test_linear_kernel_makes_the_primal_perceptrons_mistakes_and_weights_every_e
     rows, y, L = integer_problem()
     joint, X = dense_corpus(rows, L)
     primal_after, dual_after = [], []
-    primal = AveragedPerceptron(6, seed=3, margin=0, callback=lambda r, p: primal_after.append((r["train_mistakes"], p._w.copy(),
+    primal = AveragedPerceptron(6, seed=3, margin=0, callback=lambda r, p: primal_after.append((r["train_mistakes"], np.asarray(p._state.current()),
                                                                                      p._hypothesis())))
     primal.fit(joint, Multiclass(), X, y)
     dual = KernelPerceptron(6, kernel="linear", seed=3,
@@ -71,8 +71,8 @@ def test_linear_kernel_makes_the_primal_perceptrons_mistakes_and_weights_every_e
     assert len(primal_after) == len(dual_after) == 6
     for (m_p, w_p, avg_p), (m_d, w_d, avg_d) in zip(primal_after, dual_after):
         assert m_p == m_d
-        np.testing.assert_array_equal(w_d, joint.emission_weights(w_p))
-        np.testing.assert_allclose(avg_d, joint.emission_weights(avg_p), rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(w_d, joint.emission_matrix(w_p))
+        np.testing.assert_allclose(avg_d, joint.emission_matrix(avg_p), rtol=0, atol=1e-12)
     mistakes, _ = textbook_perceptron(rows, y, L, 6, seed=3)
     assert [tuple(m) for m in dual.mistakes_.tolist()] == [tuple(map(int, m)) for m in mistakes]
 

@@ -53,8 +53,8 @@ def test_a_file_keeps_the_non_zero_weights_exactly_and_deflated(ewt_tagger, tmp_
         assert {info.compress_type for info in archive.infolist()} == {zipfile.ZIP_DEFLATED}
         assert json.loads(archive.read("metadata.json"))["version"] == VERSION == 2
     loaded = Tagger.load(path)
-    emission, kept = tagger.joint.emission_weights(tagger.weights_), np.isin(tagger.joint.columns, loaded.joint.columns)
-    np.testing.assert_array_equal(loaded.joint.emission_weights(loaded.weights_), emission[kept])
+    emission, kept = tagger.joint.emission_matrix(tagger.weights_), np.isin(tagger.joint.columns, loaded.joint.columns)
+    np.testing.assert_array_equal(loaded.joint.emission_matrix(loaded.weights_), emission[kept])
     assert not emission[~kept].any()  # only rows of zeros are left out
     np.testing.assert_array_equal(loaded.joint.transition_weights(loaded.weights_)[0],
                                   tagger.joint.transition_weights(tagger.weights_)[0])

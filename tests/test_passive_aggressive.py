@@ -30,7 +30,7 @@ def test_two_updates_by_hand(variant, C, first_tau):
     joint, X, y = hand_problem()
     learner = PassiveAggressive(1, variant=variant, C=C, averaging=False, shuffle=False, batch_size=1)
     learner.fit(joint, Multiclass(), X.take([0]), y[:1])
-    W = joint.emission_weights(learner.weights_)
+    W = joint.emission_matrix(learner.weights_)
     np.testing.assert_allclose(W, [[2 * first_tau, -2 * first_tau, 0], [0, 0, 0]])
     # x1 then scores a: 2τ₁, b: −2τ₁, c: 0, so with costs the argmax is a: Δφ = +1 (f0,c) +3 (f1,c) −1 (f0,a)
     # −3 (f1,a), ‖Δφ‖² = 20, w·Δφ = −2τ₁, ℓ = 1 + 2τ₁.
@@ -38,7 +38,7 @@ def test_two_updates_by_hand(variant, C, first_tau):
     learner.fit(joint, Multiclass(), X, y)
     loss = 1 + 2 * first_tau
     tau = {"pa": loss / 20, "pa-i": min(C, loss / 20), "pa-ii": loss / (20 + 1 / (2 * C))}[variant]
-    W = joint.emission_weights(learner.weights_)
+    W = joint.emission_matrix(learner.weights_)
     np.testing.assert_allclose(W, [[2 * first_tau - tau, -2 * first_tau, tau], [-3 * tau, 0, 3 * tau]])
 
 
@@ -79,7 +79,7 @@ def test_mira_updates_against_the_prediction_with_the_cost_as_margin():
     # Δφ = +1 (f0,c) +3 (f1,c) −1 (f0,a) −3 (f1,a), ρ = 2, ℓ = 2, τ = min(C, 2/20).
     joint, X, y = hand_problem()
     learner = MIRA(1, C=1.0, cost=2.0, averaging=False, shuffle=False).fit(joint, Multiclass(), X, y)
-    np.testing.assert_allclose(joint.emission_weights(learner.weights_), [[-0.1, 0, 0.1], [-0.3, 0, 0.3]])
+    np.testing.assert_allclose(joint.emission_matrix(learner.weights_), [[-0.1, 0, 0.1], [-0.3, 0, 0.3]])
     assert learner.params() == {"epochs": 1, "C": 1.0, "cost": 2.0, "averaging": False, "seed": 0, "shuffle": False,
                                 "batch_size": 1, "patience": None, "eval_every": 1, "delta": None}
     assert make_learner("mira", **learner.params()).params() == learner.params()

@@ -42,7 +42,7 @@ def test_one_chain_update_by_hand():
     X = FeatureMatrix([0, 1, 2], [0, 1], [1.0, 1.0], [2])
     learner = Perceptron(epochs=1, shuffle=False, margin=0).fit(joint, Viterbi(), X, np.array([1, 1]))
     w = learner.weights_
-    E = joint.emission_weights(w)
+    E = joint.emission_matrix(w)
     T, S, F = joint.transition_weights(w)
     np.testing.assert_array_equal(E, [[-1, 1], [-1, 1]])
     np.testing.assert_array_equal(T, [[-1, 0], [0, 1]])  # b->b gained, a->a lost
@@ -326,7 +326,7 @@ def test_margin_updates_until_gold_wins_by_the_margin(margin, expected):
     joint = JointFeatureMap(["a", "b"], np.arange(1), transitions=False)
     learner = Perceptron(epochs=2, shuffle=False, margin=margin, progress=False)
     learner.fit(joint, Multiclass(), X, np.array([1]))
-    assert joint.emission_weights(learner.weights_)[0].tolist() == expected
+    assert joint.emission_matrix(learner.weights_)[0].tolist() == expected
 
 
 def test_negative_margin_is_rejected():
@@ -385,7 +385,7 @@ def test_partial_fit_on_a_growing_map_is_one_pass_over_the_stream(decoder, cls):
     full = JointFeatureMap.from_training(labels, X, transitions=transitions)
     once = cls(epochs=1, shuffle=False, margin=0).fit(full, decoder, full.index(X), np.concatenate([y1, y2]))
     np.testing.assert_array_equal(learner.weights_, once.weights_)
-    assert np.any(grown.emission_weights(learner.weights_)[1::2])  # the new buckets learnt weights
+    assert np.any(grown.emission_matrix(learner.weights_)[1::2])  # the new buckets learnt weights
 
 
 def test_a_run_started_from_weights_goes_on_from_them():

@@ -479,3 +479,27 @@ def test_features_extracted_by_parts_train_the_same_model(ewt):
     at_once.fit(train, dev)
     np.testing.assert_array_equal(by_parts.weights_, at_once.weights_)
     assert by_parts.predict(dev) == at_once.predict(dev)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("learner", ["averaged-perceptron", "passive-aggressive"])
+def test_a_run_that_keeps_only_touched_pairs_trains_the_dense_runs_model(ewt, learner, monkeypatch, tmp_path):
+    """With the touched pairs kept (as for many labels: here forced for EWT's 17), the same weights, dev history
+    and predictions as with full vectors; the model's weights stay SparseWeights through a file and partial_fit."""
+    from structlin.joint import SparseWeights
+    from structlin.learners import run_weights
+
+    train, dev = ewt[0][:300], ewt[1][:100]
+    dense = Tagger(learner=learner, epochs=2, progress=False).fit(train, dev)
+    monkeypatch.setattr(run_weights, "PAIRS_ABOVE_LABELS", 0)
+    sparse = Tagger(learner=learner, epochs=2, progress=False).fit(train, dev)
+    assert isinstance(sparse.weights_, SparseWeights) and not isinstance(dense.weights_, SparseWeights)
+    np.testing.assert_allclose(np.asarray(sparse.weights_), dense.weights_, rtol=1e-9, atol=1e-12)
+    assert [r["dev_accuracy"] for r in sparse.history_] == [r["dev_accuracy"] for r in dense.history_]
+    assert sparse.predict(dev) == dense.predict(dev)
+    assert len(sparse.weights_.keys) < sparse.joint.transition_offset / 4  # a share of rows × labels
+    sparse.save(tmp_path / "sparse.model")
+    loaded = Tagger.load(tmp_path / "sparse.model")
+    assert isinstance(loaded.weights_, SparseWeights) and loaded.predict(dev) == sparse.predict(dev)
+    loaded.partial_fit(dev)
+    assert isinstance(loaded.weights_, SparseWeights) and len(loaded.history_) == 3

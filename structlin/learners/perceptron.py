@@ -42,12 +42,13 @@ from tqdm import tqdm
 from ..decoders import Cost, Decoder, Multiclass
 from ..distributed import Shard, ShardedRun
 from ..errors import OptionValueError
-from ..joint import JointFeatureMap, Scores
+from ..joint import JointFeatureMap, Scores, SparseWeights
 from ..matrix import FeatureMatrix
 from ..modelfile import ArraySpec
 from .delta_trick import DeltaTrick
 from .epochs import minibatches
 from .protocol import CLIENT, COST, EPOCHS, RUN_OPTIONS, Capabilities, HistoryField, Learner, Option, with_defaults
+from .run_weights import DenseWeights, GrowingWeights, stores_pairs, weighted_sum
 from .training import TrainingRun, accuracy, dev_accuracy
 
 #: The defaults of relative_margin, chosen by scripts/choose_defaults.py (least mean regret on the panel's dev
@@ -90,7 +91,7 @@ class Perceptron(Learner):
 
     name = "perceptron"
     summary = "the structured perceptron (Collins 2002): w += φ(x,y) − φ(x,ŷ) on every mistake"
-    capabilities = Capabilities(online=True, distributed=True)
+    capabilities = Capabilities(online=True, distributed=True, sparse=True)
     options = with_defaults((*PERCEPTRON_OPTIONS, CLIENT), relative_margin=PLAIN_RELATIVE_MARGIN_DEFAULT)
     history_fields = (MISTAKES,)
     averaged = False
@@ -111,14 +112,17 @@ class Perceptron(Learner):
         """Whether a run is under way (by :meth:`fit`, :meth:`start` or :meth:`partial_fit`)."""
         return self._joint is not None
 
-    def start(self, joint: JointFeatureMap, weights: np.ndarray | None = None, history: list | None = None) -> None:
+    def start(self, joint: JointFeatureMap, weights: np.ndarray | SparseWeights | None = None,
+              history: list | None = None) -> None:
         """Begin a run on ``joint``'s layout: the generator at ``seed``, no visit yet, and the weights
         zero, or ``weights`` with their ``history`` to go on from a trained model (a loaded one, whose
-        file keeps only the weights to predict with: the averaging then starts afresh from them)."""
+        file keeps only the weights to predict with: the averaging then starts afresh from them).  The
+        weights are kept for the (feature, label) pairs the run touches (:class:`~.run_weights.GrowingWeights`)
+        when :func:`~.run_weights.stores_pairs` says so (many labels), in full otherwise (and with the Δ trick)."""
         self._joint = joint
         self._rng = np.random.default_rng(self.seed)
-        self._w = np.zeros(joint.size) if weights is None else np.array(weights, dtype=np.float64)
-        self._u = np.zeros(joint.size) if self.averaged else None
+        store = GrowingWeights if stores_pairs(self.capabilities, joint.n_labels) and not self.delta else DenseWeights
+        self._state = store(joint, self.averaged, weights)
         self._visits = 0
         self.margin_: float | None = None  # τ, set by the run's first epoch (see _margin)
         self.history_, self.best_epoch_ = list(history or []), None
@@ -197,8 +201,7 @@ class Perceptron(Learner):
         if not self.started:
             self.start(joint)
         elif joint is not self._joint:
-            self._w = joint.carry(self._w, self._joint)
-            self._u = None if self._u is None else joint.carry(self._u, self._joint)
+            self._state.carry(joint, self._joint)
             self._joint = joint
         self._trick = None
         if self.margin_ is None:  # the run's first epoch: τ from its first batch
@@ -212,18 +215,16 @@ class Perceptron(Learner):
     def _epoch(self, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, bar) -> dict:
         """One pass over ``X`` (shuffled unless ``shuffle`` is off) updating the run's state; the
         epoch's fields of its history record."""
-        joint, w, u = self._joint, self._w, self._u
+        joint, state = self._joint, self._state
         mistakes = token_errors = done = shown = 0
         for k, (batch, gold) in enumerate(minibatches(X, y, self.batch_size, self._rng if self.shuffle else None), 1):
-            scores = joint.scores(w, batch)
+            scores = state.scores(joint, batch)
             predicted = self._select(decoder, scores, gold)
             wrong = predicted != gold
             if wrong.any():
                 indices, values, owner = joint.feature_difference(batch, gold, predicted)
-                values = self._step(w, batch, gold, predicted, indices, values, owner)
-                np.add.at(w, indices, values)
-                if u is not None:
-                    np.add.at(u, indices, values * (self._visits + owner))
+                values = self._step(state, batch, gold, predicted, indices, values, owner)
+                state.add(indices, values, self._visits + owner)
                 token_errors += int(wrong.sum())
                 mistakes += int(np.count_nonzero(np.add.reduceat(wrong, batch.offsets[:-1][batch.lengths > 0])))
             self._visits += batch.n_instances
@@ -238,25 +239,24 @@ class Perceptron(Learner):
         argmax."""
         return decoder.loss_augmented_argmax(scores, gold, self.margin_) if self.margin_ else decoder.argmax(scores)
 
-    def _step(self, w: np.ndarray, batch: FeatureMatrix, gold: np.ndarray, predicted: np.ndarray, indices: np.ndarray,
+    def _step(self, w, batch: FeatureMatrix, gold: np.ndarray, predicted: np.ndarray, indices: np.ndarray,
               values: np.ndarray, owner: np.ndarray) -> np.ndarray:
         """The update's entries ``φ(x, y) − φ(x, ŷ)`` (``y`` = ``gold``, ``ŷ`` = ``predicted``, per position)
-        scaled by the instance's step size: 1 here."""
+        scaled by the instance's step size: 1 here.  ``w``: the run's weights (read as ``w[indices]``)."""
         return values
 
-    def _hypothesis(self) -> np.ndarray:
-        """The weights to predict with: ``w`` itself, or the average ``w − u/visits`` (one new array;
-        ``w`` before any visit)."""
-        if self._u is None or self._visits == 0:
-            return self._w.copy()
-        out = np.divide(self._u, self._visits)
-        np.subtract(self._w, out, out=out)
-        return out
+    def _hypothesis(self) -> np.ndarray | SparseWeights:
+        """The weights to predict with: ``w`` itself, or the average ``w − u/visits`` (a new vector; ``w``
+        before any visit)."""
+        if not self.averaged or self._visits == 0:
+            return self._state.current()
+        return self._state.average(self._visits)
 
 
 class _ParameterMixing:
     """The epochs of ``learner.fit`` on its Dask cluster: iterative parameter mixing of the shards' epochs,
-    which keeps the learner's state (``_w``, ``_u``, ``_visits``) as a serial run does (the module docstring).
+    which keeps the learner's state (its weights and sums, ``_visits``) as a serial run does (the module
+    docstring).
     Leaving the ``with`` block releases the shards."""
 
     def __init__(self, learner: Perceptron, decoder: Decoder, X: FeatureMatrix, y: np.ndarray):
@@ -271,27 +271,22 @@ class _ParameterMixing:
         self.shards.close()
 
     def __call__(self, bar) -> dict:
-        """One epoch: every shard's from the mixed weights, then their mixture (and the average's sums)."""
-        learner = self.learner
-        results = self.shards.map(_shard_epoch, learner._w, self.epoch, type(learner), learner.params(),
+        """One epoch: every shard's from the mixed weights, then their mixture ``w' = Σ_s μ_s w_s`` and, when
+        averaging, the sums of the weights over every visit so far, ``Σ_t w_t = T·w − u``, plus the shards'."""
+        learner, state = self.learner, self.learner._state
+        results = self.shards.map(_shard_epoch, state.current(), self.epoch, type(learner), learner.params(),
                                   learner.margin_)
         self.epoch += 1
-        w = np.zeros_like(learner._w)
-        for share, (w_s, _, _, _) in zip(self.shares, results):
-            w += share * w_s
-        visits = learner._visits + sum(T_s for _, _, T_s, _ in results)
-        if learner._u is not None:  # u' = T'·w' − (Σ_t w_t so far + the shards' sums), Σ_t w_t so far = T·w − u
-            u = learner._u
-            u += visits * w
-            u -= learner._visits * learner._w
-            for _, sums, _, _ in results:
-                u -= sums
-        learner._w, learner._visits = w, visits
+        w = weighted_sum([(share, w_s) for share, (w_s, _, _, _) in zip(self.shares, results)])
+        sums = weighted_sum([(1.0, state.visit_sums(learner._visits))] + [(1.0, s) for _, s, _, _ in results]) \
+            if learner.averaged else None
+        learner._visits += sum(T_s for _, _, T_s, _ in results)
+        state.assign(w, sums, learner._visits)
         bar.update(sum(self.shards.sizes))
         return {key: sum(fields[key] for _, _, _, fields in results) for key in results[0][3]}
 
 
-def _shard_epoch(shard: Shard, w: np.ndarray, epoch: int, cls: type[Perceptron], params: dict, margin: float):
+def _shard_epoch(shard: Shard, w, epoch: int, cls: type[Perceptron], params: dict, margin: float):
     """On a worker: one epoch of a new ``cls(**params)`` learner over ``shard`` from the weights ``w`` with the
     margin τ = ``margin``; ``(w_T, Σ_t w_t, T, fields)`` after its ``T`` visits, with ``Σ_t w_t = T·w_T − u``
     (None when the learner does not average) and the epoch's history fields."""
@@ -299,8 +294,8 @@ def _shard_epoch(shard: Shard, w: np.ndarray, epoch: int, cls: type[Perceptron],
     learner.start(shard.joint, weights=w)
     learner.margin_, learner._rng = margin, np.random.default_rng([learner.seed, epoch, shard.index])
     fields = learner._epoch(shard.decoder, shard.X, shard.y, tqdm(disable=True))
-    T = learner._visits
-    return learner._w, None if learner._u is None else T * learner._w - learner._u, T, fields
+    state, T = learner._state, learner._visits
+    return state.current(), state.visit_sums(T) if learner.averaged else None, T, fields
 
 
 class AveragedPerceptron(Perceptron):
@@ -434,7 +429,7 @@ class VotedPerceptron(Perceptron):
     def _snapshot(self) -> _Votes:
         indices, values, visits = zip(*self._updates) if self._updates else ((), (), ())
         survival = np.diff(np.concatenate([[1], visits, [self._visits + 1]]))
-        return _Votes(self._real_weights(self._w.copy()), super()._snapshot(),
+        return _Votes(self._real_weights(self._state.current()), super()._snapshot(),
                       np.array([len(i) for i in indices], dtype=np.int64),
                       np.concatenate(indices or [np.zeros(0, np.int64)]), np.concatenate(values or [np.zeros(0)]),
                       survival, self.n_labels_)

@@ -39,14 +39,15 @@ class Capabilities:
     ``online``: :meth:`partial_fit` continues a run one epoch at a time.  ``probabilistic``: its scores
     are ``log p(y|x)`` up to a constant per instance, so the decoder's marginals are probabilities.
     ``needs_bias``: ``fit`` needs ``bias_row``, the weight row of a feature every instance has with the
-    same value (a model supplies one when its feature set does not).  ``counts``: it models how often each feature
-    occurs (multinomial naive Bayes), so a document model gives it the feature set's counts, not weighted
-    or normalised.  ``presence``: it models which
-    features an instance has, so a model gives it every feature value as ±1 (the sign of the value).
-    ``scores_itself``: it predicts from arrays of its own (``scores(joint, X)``, ``model_arrays``, their
-    ``array_specs`` and ``restore``) rather than from a weight vector.  ``hypotheses``: the hypotheses
-    one trained model can predict with, chosen by its ``hypothesis`` option.  ``sequences``: it trains
-    on label chains, not only on one label per instance.
+    same value (a model supplies one when its feature set does not).  ``counts``: it models how often
+    each feature occurs (multinomial naive Bayes), so a document model gives it the feature set's counts,
+    neither weighted nor normalised.  ``presence``: it models which features an instance has, so a model
+    gives it every feature value as ±1 (the sign of the value).  ``scores_itself``: it predicts from
+    arrays of its own (``scores(joint, X)``, ``model_arrays``, their ``array_specs`` and ``restore``)
+    rather than from a weight vector.  ``hypotheses``: the hypotheses one trained model can predict with,
+    chosen by its ``hypothesis`` option.  ``sequences``: it trains on label chains, not only on one label
+    per instance.  ``sparse``: it can keep only the (feature, label) pairs it touched, and does with many
+    labels (:func:`~.run_weights.stores_pairs`).
     ``distributed``: given a Dask ``client`` (its option :data:`CLIENT`), ``fit`` trains data-parallel on
     that cluster (:mod:`structlin.distributed`).
     """
@@ -59,6 +60,7 @@ class Capabilities:
     scores_itself: bool = False
     hypotheses: tuple[str, ...] = ()
     sequences: bool = True
+    sparse: bool = False
     distributed: bool = False
 
 

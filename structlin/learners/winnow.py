@@ -33,6 +33,7 @@ import numpy as np
 from ..joint import JointFeatureMap
 from ..matrix import FeatureMatrix
 from .perceptron import DELTA_TRICK, Perceptron
+from .run_weights import DenseWeights
 from .protocol import EPOCHS, RUN_OPTIONS, Capabilities, Option
 
 _SHIFT_ABOVE = 500.0  # the shift c moves up to the largest exponent when θ − c exceeds this (e^500 ≈ 1e217)
@@ -60,7 +61,7 @@ class Winnow(Perceptron):
         super().start(joint, weights, history)
         self._log_plus, self._log_minus, self._shift = np.zeros(joint.size), np.zeros(joint.size), 0.0
 
-    def _step(self, w: np.ndarray, batch: FeatureMatrix, gold: np.ndarray, predicted: np.ndarray, indices: np.ndarray,
+    def _step(self, w: DenseWeights, batch: FeatureMatrix, gold: np.ndarray, predicted: np.ndarray, indices: np.ndarray,
               values: np.ndarray, owner: np.ndarray) -> np.ndarray:
         """Add ``±ηΔ`` to ``θ±`` on the entries of ``Δ`` (repeated indices summed) and return what the
         perceptron's ``w += ...`` must add to make ``w = e^{θ⁺ − c} − e^{θ⁻ − c}`` there."""
@@ -71,7 +72,7 @@ class Winnow(Perceptron):
         largest = max(self._log_plus[keys].max(), self._log_minus[keys].max())
         if largest - self._shift > _SHIFT_ABOVE:
             self._shift = largest
-            w[:] = self._scoring_weights(slice(None))
+            w.w[:] = self._scoring_weights(slice(None))
         change = np.zeros(len(indices))
         change[first] = self._scoring_weights(keys) - w[keys]
         return change

@@ -1,0 +1,240 @@
+"""The weights of a perceptron-family run, with the sums that average them: dense, or only the (feature, label)
+pairs the run has touched.
+
+A run reads its weights at flat indices of the joint map's layout (``w[indices]``), scores batches with them and
+adds updates; with averaging it also keeps ``u``, the updates weighted by the visit they were made at, so that
+the average over ``T`` visits is ``w − u/T`` (:mod:`.perceptron`).  :class:`DenseWeights` keeps both as full
+vectors.  :class:`GrowingWeights` keeps an emission weight only once an update has touched it: a perceptron
+changes the pairs of a position's features with its gold and its predicted labels, a few of the ``L`` labels
+of each row, so memory grows with what is learned (EWT UPOS: 0.8 M of 5.7 M pairs) and not with
+``rows × labels``.  Both give the same model: a weight never touched is 0 in either.  Which one a learner
+keeps: :func:`stores_pairs`.
+
+New pairs first go to a small *pending* store beside the main one (both sorted by key), and are merged into
+the main store when the pending one has grown to a sixteenth of it, so that a batch that meets new pairs costs
+O(pending), not O(pairs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..joint import JointFeatureMap, Scores, SparseWeights, find_keys
+
+#: The pending store is merged into the main one when it holds more pairs than this, or than a sixteenth of it.
+_PENDING = 4096
+
+#: A learner that can (``capabilities.sparse``) keeps only the pairs it touched when the labels are more than this.
+#: Scoring a feature costs ``L`` multiply-adds densely and about ten times as much per stored pair sparsely, so
+#: with few labels the full vectors are faster (EWT UPOS, 17 labels: 12 s against 28 s; 20 Newsgroups, 20
+#: labels: 9 s against 46 s) and not much larger; with hundreds, the touched pairs are a small share of
+#: ``rows × labels`` and the time is the same (Brown, 8,000 sentences, 251 labels: 0.8 M of 83 M pairs, 108 s
+#: either way, 2.0 GB → 0.13 GB; docs/benchmarks.md).  The model is the same either way.
+PAIRS_ABOVE_LABELS = 100
+
+
+def stores_pairs(capabilities, n_labels: int) -> bool:
+    """Whether a learner of ``capabilities`` keeps only the (feature, label) pairs it touched, for ``n_labels``
+    labels: its weights are then :class:`~structlin.joint.SparseWeights` (a loaded model's too)."""
+    return capabilities.sparse and n_labels > PAIRS_ABOVE_LABELS
+
+
+class DenseWeights:
+    """Every weight of the joint map's layout, and the averaging sums ``u`` when ``averaged``."""
+
+    def __init__(self, joint: JointFeatureMap, averaged: bool, initial: np.ndarray | SparseWeights | None = None):
+        self.w = np.zeros(joint.size) if initial is None else _dense(initial)
+        self.u = np.zeros(joint.size) if averaged else None
+
+    def __len__(self) -> int:
+        return len(self.w)
+
+    def __getitem__(self, indices: np.ndarray) -> np.ndarray:
+        return self.w[indices]
+
+    def scores(self, joint: JointFeatureMap, batch) -> Scores:
+        return joint.scores(self.w, batch)
+
+    def add(self, indices: np.ndarray, values: np.ndarray, visits: np.ndarray) -> None:
+        """``w[indices] += values`` and ``u[indices] += values · visits`` (repeated indices summed)."""
+        np.add.at(self.w, indices, values)
+        if self.u is not None:
+            np.add.at(self.u, indices, values * visits)
+
+    def current(self) -> np.ndarray:
+        return self.w.copy()
+
+    def average(self, visits: int) -> np.ndarray:
+        """``w − u/visits`` (one new array)."""
+        out = np.divide(self.u, visits)
+        np.subtract(self.w, out, out=out)
+        return out
+
+    def visit_sums(self, visits: int) -> np.ndarray:
+        """``Σ_t w_t`` over the ``visits`` so far: ``visits · w − u``."""
+        return visits * self.w - self.u
+
+    def assign(self, w: np.ndarray, sums: np.ndarray | None, visits: int) -> None:
+        """Make ``w`` the weights and, when averaging, ``sums`` the :meth:`visit_sums` of ``visits`` visits."""
+        self.w = _dense(w)
+        if self.u is not None:
+            self.u = visits * self.w - _dense(sums)
+
+    def carry(self, joint: JointFeatureMap, source: JointFeatureMap) -> None:
+        """Lay the weights and sums out for ``joint``, a map that extends ``source``."""
+        self.w = joint.carry(self.w, source)
+        self.u = None if self.u is None else joint.carry(self.u, source)
+
+
+class GrowingWeights:
+    """The emission weights (and sums) of the pairs touched so far, by flat key; the tail block in full.
+
+    ``initial`` weights (a trained model to go on from) are stored from the start, as their non-zero pairs.
+    """
+
+    def __init__(self, joint: JointFeatureMap, averaged: bool, initial: np.ndarray | SparseWeights | None = None):
+        self.size, self.emission_size = joint.size, joint.transition_offset
+        self.averaged = averaged
+        initial = np.zeros(joint.size) if initial is None else initial
+        initial = _sparse(initial, joint.transition_offset)
+        self.keys, self.w, self.tail = initial.keys.copy(), initial.values.copy(), initial.tail.copy()
+        self.u = np.zeros(len(self.keys)) if averaged else None
+        self.tail_u = np.zeros(len(self.tail)) if averaged else None
+        self._starts: np.ndarray | None = None  # the main store's row_starts, found again when its keys change
+        self._clear_pending()
+
+    def _clear_pending(self) -> None:
+        self.pending_keys, self.pending_w = np.zeros(0, np.int64), np.zeros(0)
+        self.pending_u = np.zeros(0) if self.averaged else None
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def n_pairs(self) -> int:
+        """The emission pairs stored."""
+        return len(self.keys) + len(self.pending_keys)
+
+    def __getitem__(self, indices: np.ndarray) -> np.ndarray:
+        """The current weights at flat ``indices`` (0 for a pair not stored)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        out = np.zeros(len(indices))
+        tail = indices >= self.emission_size
+        out[tail] = self.tail[indices[tail] - self.emission_size]
+        emission = np.flatnonzero(~tail)
+        for keys, w in ((self.keys, self.w), (self.pending_keys, self.pending_w)):
+            slot, found = find_keys(keys, indices[emission])
+            out[emission[found]] = w[slot[found]]
+        return out
+
+    def scores(self, joint: JointFeatureMap, batch) -> Scores:
+        if self._starts is None:
+            self._starts = joint.row_starts(self.keys)
+        emissions = joint.sparse_emissions(self.keys, self.w, batch, self._starts)
+        if len(self.pending_keys):
+            emissions += joint.sparse_emissions(self.pending_keys, self.pending_w, batch)
+        return Scores(emissions, batch.lengths, *joint.tail_weights(self.tail), joint.allowed(batch))
+
+    def add(self, indices: np.ndarray, values: np.ndarray, visits: np.ndarray) -> None:
+        """``w[indices] += values`` and ``u[indices] += values · visits`` (repeated indices summed), storing the
+        pairs met for the first time."""
+        indices = np.asarray(indices, dtype=np.int64)
+        weighted = values * visits if self.averaged else None
+        tail = indices >= self.emission_size
+        if tail.any():
+            at = indices[tail] - self.emission_size
+            np.add.at(self.tail, at, values[tail])
+            if self.averaged:
+                np.add.at(self.tail_u, at, weighted[tail])
+        emission = np.flatnonzero(~tail)
+        keys = indices[emission]
+        slot, found = find_keys(self.keys, keys)
+        _add(self.w, self.u, slot[found], values[emission[found]], None if weighted is None else weighted[emission[found]])
+        rest = emission[~found]
+        if not len(rest):
+            return
+        slot, found = find_keys(self.pending_keys, indices[rest])
+        if not found.all():
+            self._insert_pending(np.unique(indices[rest][~found]))
+            slot = np.searchsorted(self.pending_keys, indices[rest])
+        _add(self.pending_w, self.pending_u, slot, values[rest], None if weighted is None else weighted[rest])
+        if len(self.pending_keys) > max(_PENDING, len(self.keys) // 16):
+            self._merge()
+
+    def _insert_pending(self, new: np.ndarray) -> None:
+        """Store the pairs ``new`` (not stored yet, increasing) in the pending store, at weight 0 (a sorted
+        insertion: one pass over the pending store)."""
+        at = np.searchsorted(self.pending_keys, new)
+        self.pending_keys = np.insert(self.pending_keys, at, new)
+        self.pending_w = np.insert(self.pending_w, at, 0.0)
+        self.pending_u = None if self.pending_u is None else np.insert(self.pending_u, at, 0.0)
+
+    def _merge(self) -> None:
+        """Move the pending pairs into the main store (one O(pairs) pass)."""
+        if not len(self.pending_keys):
+            return
+        at = np.searchsorted(self.keys, self.pending_keys)  # a sorted insertion: one pass over the pairs
+        self.keys, self._starts = np.insert(self.keys, at, self.pending_keys), None
+        self.w = np.insert(self.w, at, self.pending_w)
+        if self.averaged:
+            self.u = np.insert(self.u, at, self.pending_u)
+        self._clear_pending()
+
+    def current(self) -> SparseWeights:
+        """The weights as of now."""
+        self._merge()
+        return SparseWeights(self.keys.copy(), self.w.copy(), self.tail.copy(), self.size)
+
+    def average(self, visits: int) -> SparseWeights:
+        """``w − u/visits``."""
+        self._merge()
+        return SparseWeights(self.keys.copy(), self.w - self.u / visits, self.tail - self.tail_u / visits, self.size)
+
+    def visit_sums(self, visits: int) -> SparseWeights:
+        """``Σ_t w_t`` over the ``visits`` so far: ``visits · w − u``."""
+        self._merge()
+        return SparseWeights(self.keys.copy(), visits * self.w - self.u, visits * self.tail - self.tail_u, self.size)
+
+    def assign(self, w: SparseWeights, sums: SparseWeights | None, visits: int) -> None:
+        """Make ``w`` the weights and, when averaging, ``sums`` the :meth:`visit_sums` of ``visits`` visits (the
+        pairs of both stored)."""
+        self._clear_pending()
+        self._starts = None
+        w, sums = _sparse(w, self.emission_size), None if sums is None else _sparse(sums, self.emission_size)
+        if not self.averaged:
+            self.keys, self.w, self.tail = w.keys.copy(), w.values.copy(), w.tail.copy()
+            return
+        w = weighted_sum([(1.0, w), (0.0, sums)])  # on the pairs of both
+        u = weighted_sum([(visits, w), (-1.0, sums)])
+        self.keys, self.w, self.tail, self.u, self.tail_u = w.keys, w.values, w.tail, u.values, u.tail
+
+    def carry(self, joint: JointFeatureMap, source: JointFeatureMap) -> None:
+        """Renumber the stored pairs for ``joint``, a map that extends ``source`` (rows keep their order)."""
+        self._merge()
+        moved = joint.carry(SparseWeights(self.keys, self.w, self.tail, self.size), source)
+        self.keys, self.size, self.emission_size = moved.keys, joint.size, joint.transition_offset
+        self._starts = None
+
+
+def weighted_sum(terms: list[tuple[float, np.ndarray | SparseWeights]]) -> np.ndarray | SparseWeights:
+    """``Σ c · v`` over the ``(c, v)`` of ``terms``, flat vectors all dense or all :class:`SparseWeights` (the sum
+    then stores the pairs any of them stores)."""
+    if not isinstance(terms[0][1], SparseWeights):
+        return sum(c * v for c, v in terms)
+    keys, slot = np.unique(np.concatenate([v.keys for _, v in terms]), return_inverse=True)
+    values = np.bincount(slot, np.concatenate([c * v.values for c, v in terms]), minlength=len(keys))
+    return SparseWeights(keys, values, sum(c * v.tail for c, v in terms), terms[0][1].size)
+
+
+def _add(w: np.ndarray, u: np.ndarray | None, slots: np.ndarray, values: np.ndarray, weighted) -> None:
+    np.add.at(w, slots, values)
+    if u is not None:
+        np.add.at(u, slots, weighted)
+
+
+def _sparse(w: np.ndarray | SparseWeights, emission_size: int) -> SparseWeights:
+    return w if isinstance(w, SparseWeights) else SparseWeights.from_dense(np.asarray(w, dtype=np.float64), emission_size)
+
+
+def _dense(w: np.ndarray | SparseWeights) -> np.ndarray:
+    return w.dense() if isinstance(w, SparseWeights) else np.array(w, dtype=np.float64)
