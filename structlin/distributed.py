@@ -16,7 +16,9 @@ sums their gradients):
   run survives a lost worker (data scattered from the client would be lost with it).  The workers must therefore
   see the client's file system: a local cluster does, and so do workers on the client's machine; workers on
   other machines need ``STRUCTLIN_CACHE`` on a folder they all share, under the same path.
-* **Rounds.** :meth:`ShardedRun.map` sends the current weights to every worker once, runs one task per shard
+* **Rounds.** :meth:`ShardedRun.map` sends the current weights once, as the input of a task that the workers
+  fetch them from (the scheduler keeps that input, so a worker lost with them is no loss, where a broadcast to
+  every worker waited for ever on a lost one that its nanny was restarting), runs one task per shard
   (retried :data:`RETRIES` times when it raises; a lost worker's tasks Dask reschedules by itself) and gathers
   the results in shard order, so that the same seed on the same number of workers gives the same model,
   whichever worker ran which shard.
@@ -30,7 +32,7 @@ import asyncio
 import os
 import shutil
 import tempfile
-import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -168,6 +170,11 @@ class Shard:
     y: np.ndarray
 
 
+def _same(value):
+    """The task that holds a round's weights (:meth:`ShardedRun._held`)."""
+    return value
+
+
 def _load(path: str, index: int, joint: JointFeatureMap, decoder: Decoder, prepare: Callable | None):
     """On a worker: the shard written to ``path``, or what ``prepare`` makes of it."""
     shard = Shard(index, joint, decoder, *read_shard(path))
@@ -215,31 +222,27 @@ class ShardedRun:
 
     def map(self, function: Callable, *args) -> list:
         """``[function(shard, *args) for every shard]`` run on the workers (``shard``: what each keeps), in shard
-        order; an array or :class:`~structlin.joint.SparseWeights` among ``args`` (the weights) is sent to every
-        worker once."""
+        order; an array or :class:`~structlin.joint.SparseWeights` among ``args`` (the weights) is sent once, as
+        the input of a task of the round (:meth:`_held`), and the workers fetch it from there."""
         client = self.client
         self.rounds += 1
-        arrays = {k: self._broadcast(a) for k, a in enumerate(args) if isinstance(a, (np.ndarray, SparseWeights))}
-        sent = [arrays.get(k, a) for k, a in enumerate(args)]
+        held = {k: self._held(a, k) for k, a in enumerate(args) if isinstance(a, (np.ndarray, SparseWeights))}
+        sent = [held.get(k, a) for k, a in enumerate(args)]
         futures = [client.submit(function, shard, *sent, key=f"{self.name}-{function.__name__}-{self.rounds}-{k}",
                                  retries=RETRIES) for k, shard in enumerate(self.shards)]
         try:
             return client.gather(futures)
         finally:
-            for future in [*futures, *arrays.values()]:
+            for future in [*futures, *held.values()]:
                 future.release()
 
-    def _broadcast(self, array):
-        """A future of ``array`` held by every worker (so that a lost worker loses no copy a task needs); sent
-        again, up to :data:`RETRIES` times a second apart, when a worker is lost while it is sent (the scheduler
-        then drops that worker)."""
-        for attempt in range(RETRIES + 1):
-            try:
-                return self.client.scatter(array, broadcast=True, hash=False)
-            except OSError:  # the connection to a lost worker closed
-                if attempt == RETRIES:
-                    raise
-                time.sleep(1)
+    def _held(self, value, k: int):
+        """A future of ``value``: a task that returns it, whose input the scheduler keeps, so that a worker lost
+        with its result is no loss (the task runs again elsewhere), where a broadcast to every worker could wait
+        for ever on a lost one.  (Dask warns of the large task; that is the point of it here.)"""
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*[Ll]arge graph")
+            return self.client.submit(_same, value, key=f"{self.name}-value-{self.rounds}-{k}", retries=RETRIES)
 
     def close(self) -> None:
         """Release the shards on the workers and remove their files."""
