@@ -29,6 +29,7 @@ objective of its shard, and the optimiser runs here on the sum, the same objecti
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from contextlib import nullcontext
 
@@ -53,7 +54,7 @@ RELATIVE_L2S = (0.1, 0.01, 0.001)
 RELATIVE_L2_DEFAULT = 0.001
 
 
-class Objective:
+class Objective(ABC):
     """What the optimiser calls: ``(f, gradient)`` at ``w`` (of :meth:`_evaluate`, which a subclass defines),
     with ``l2`` the L2 prior's weight in it; a non-finite value raises :class:`StructlinError`.
 
@@ -65,8 +66,9 @@ class Objective:
         self.l2, self.evaluations = l2, 0
         self._last: tuple[np.ndarray, float, np.ndarray] | None = None
 
+    @abstractmethod
     def _evaluate(self, w: np.ndarray) -> tuple[float, np.ndarray]:
-        raise NotImplementedError
+        """``(f, gradient)`` at ``w``, without the checks of :meth:`__call__`."""
 
     def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         # Overflow shows as a non-finite value, reported as one error rather than numpy warnings.
