@@ -302,15 +302,21 @@ class JointFeatureMap:
 
     # --- inputs ---------------------------------------------------------------------------------
 
-    def index(self, matrix: FeatureMatrix) -> FeatureMatrix:
-        """Renumber hashed buckets to weight rows; buckets without a row are dropped."""
+    def index(self, matrix: FeatureMatrix, *, overwrite: bool = False) -> FeatureMatrix:
+        """Renumber hashed buckets to weight rows; buckets without a row are dropped.  ``overwrite``: the
+        matrix is the caller's to spend, and when no bucket is dropped (the training matrix the map was made
+        from) its bucket array is renumbered in place, so that the corpus is not held twice."""
         if self._lookup is None:
             # One slot past the largest column stays −1, so clipping maps every larger bucket there.
             size = int(self.columns[-1]) + 2 if len(self.columns) else 1
             self._lookup = np.full(size, -1, dtype=np.int32)
             self._lookup[self.columns] = np.arange(len(self.columns), dtype=np.int32)
         clipped = np.minimum(matrix.indices, len(self._lookup) - 1)
-        return replace(matrix, indices=clipped).map_columns(self._lookup)
+        indexed = replace(matrix, indices=clipped).map_columns(self._lookup)
+        if overwrite and len(indexed.indices) == len(matrix.indices) and matrix.indices.dtype == indexed.indices.dtype:
+            matrix.indices[:] = indexed.indices
+            return replace(indexed, indices=matrix.indices)
+        return indexed
 
     def encode_labels(self, labels, *, unknown: int | None = None) -> np.ndarray:
         """Label ids of a flat sequence of labels; an unseen label raises, or maps to ``unknown``."""

@@ -540,9 +540,10 @@ class _Model:
 
     def _indexed(self, X: FeatureMatrix, labels: list, classes: list) -> tuple[FeatureMatrix, np.ndarray]:
         """Set :attr:`joint`, the map of ``classes`` (the label order) and of the buckets of ``X`` (the training
-        instances' hashed features); return ``X`` indexed by it and the ids of ``labels`` (one per position)."""
+        instances' hashed features); return ``X`` indexed by it (its bucket array renumbered in place: ``X`` is
+        spent) and the ids of ``labels`` (one per position)."""
         self._joint = JointFeatureMap.from_training(classes, X, transitions=self.decoder.uses_transitions)
-        return self._joint.index(X), self._joint.encode_labels(labels)
+        return self._joint.index(X, overwrite=True), self._joint.encode_labels(labels)
 
     def _train(self, X: FeatureMatrix, labels: list, classes: list, dev=None) -> None:
         """Fit the learner on the training instances (see :meth:`_indexed`); ``dev = (X_dev, labels)``."""
@@ -565,6 +566,7 @@ class _Model:
         seed = learner.get_params().get("seed") or 0
         rest, rest_y, held = hold_out_instances(X, y, self.held_out, seed)
         learner.fit(self.joint, self.decoder, rest, rest_y, held, bias_row=self._bias_row())
+        del rest, rest_y, held  # the final fit holds the corpus once
         best = max(learner.best_epoch_ or 1, 1)  # an iterative learner keeps at least one epoch
         candidates = [*learner.candidates_, *({"epochs": r["step"], "dev_accuracy": r["dev_accuracy"]}
                                               for r in learner.history_ if r["dev_accuracy"] is not None)]
@@ -574,6 +576,7 @@ class _Model:
                   and getattr(learner, option.name) is None}
         try:
             learner.set_params(epochs=best, **chosen)
+            learner.weights_ = None  # nor the held-out run's model
             learner.fit(self.joint, self.decoder, X, y, None, bias_row=self._bias_row())
         finally:
             learner.set_params(epochs=epochs, **{name: None for name in chosen})

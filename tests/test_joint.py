@@ -64,6 +64,18 @@ def test_index_maps_buckets_and_drops_unseen():
     assert again.indices.tolist() == [1, 0, 2]
 
 
+def test_index_can_renumber_the_training_matrix_in_place():
+    """With overwrite, the matrix the map was made from (no bucket dropped) is renumbered in its own array;
+    a matrix that loses buckets is never touched."""
+    m = FeatureMatrix([0, 2, 3, 5], [40, 7, 7, 1000, 3], np.ones(5), [2, 1])
+    joint = JointFeatureMap.from_training(["A"], m)
+    buckets = m.indices
+    indexed = joint.index(m, overwrite=True)
+    assert indexed.indices is buckets and buckets.tolist() == [2, 1, 1, 3, 0]
+    other = FeatureMatrix([0, 2], [40, 5], np.ones(2), [1])
+    assert joint.index(other, overwrite=True).indices.tolist() == [2] and other.indices.tolist() == [40, 5]
+
+
 def test_index_with_no_columns_drops_all():
     joint = JointFeatureMap(["A"], [])
     indexed = joint.index(FeatureMatrix([0, 2], [0, 9], [1.0, 1.0], [1]))

@@ -49,6 +49,25 @@ def test_growing_weights_follow_the_full_vectors(seed, averaged, monkeypatch):
     assert len(growing) == len(dense) == joint.size
 
 
+def test_the_final_average_takes_the_sums_memory_and_a_run_can_go_on():
+    """final_average gives average's values in the sums' own array; a later update first makes the sums
+    again (to rounding), so the run's next average is the one of a run never interrupted."""
+    joint = JointFeatureMap(["a", "b"], [0, 5, 9])
+    rng = np.random.default_rng(3)
+    kept, interrupted = DenseWeights(joint, averaged=True), DenseWeights(joint, averaged=True)
+    for state in (kept, interrupted):
+        state.add(np.array([1, 4, 1, 7]), np.array([1.0, -2.0, 0.5, 3.0]), np.array([0, 0, 1, 1]))
+    sums = interrupted.u
+    final, expected = interrupted.final_average(2), kept.average(2)
+    assert final is sums
+    np.testing.assert_array_equal(final, expected)
+    indices, values = rng.integers(0, joint.size, 5), rng.normal(size=5)
+    for state in (kept, interrupted):
+        state.add(indices, values, np.full(5, 2))
+    np.testing.assert_allclose(interrupted.average(3), kept.average(3), rtol=1e-12)
+    np.testing.assert_array_equal(final, expected)  # the kept model is not changed by the run going on
+
+
 def test_only_touched_pairs_are_stored():
     """Three updates touching pairs 1, 4 and 1 again (and a tail entry) store two pairs."""
     joint = JointFeatureMap(["a", "b"], [0, 5, 9])

@@ -143,8 +143,9 @@ class Perceptron(Learner):
         score = partial(self._dev_score, decoder, joint, dev=dev)
         with TrainingRun(self, joint, decoder, dev, score=score) as run, self._epochs(decoder, X, y) as epoch:
             bar = run.bar(self.epochs * X.n_instances, "inst")
-            for _ in range(self.epochs):
-                run.record(self._snapshot, **epoch(bar))
+            for number in range(1, self.epochs + 1):
+                last = number == self.epochs and dev is None  # its snapshot, taken once, is the model
+                run.record(self._final_snapshot if last else self._snapshot, **epoch(bar))
         self._keep(run.finish())
         self.history_, self.best_epoch_, self.stopped_ = run.history, run.best_step, run.stopped
         return self
@@ -171,6 +172,12 @@ class Perceptron(Learner):
         """The model as of now, as :meth:`_keep` takes it: the hypothesis' weights (without the Δ
         trick's id features)."""
         return self._real_weights(self._hypothesis())
+
+    def _final_snapshot(self):
+        """:meth:`_snapshot` as the run's last: the average written over the averaging sums' memory."""
+        if not self.averaged or self._visits == 0:
+            return self._snapshot()
+        return self._real_weights(self._state.final_average(self._visits))
 
     def _real_weights(self, w: np.ndarray) -> np.ndarray:
         """``w`` in the layout of the real features: the Δ trick's id rows dropped."""
@@ -433,6 +440,9 @@ class VotedPerceptron(Perceptron):
                       np.array([len(i) for i in indices], dtype=np.int64),
                       np.concatenate(indices or [np.zeros(0, np.int64)]), np.concatenate(values or [np.zeros(0)]),
                       survival, self.n_labels_)
+
+    #: The votes' snapshot keeps the weights as of now beside the average: no vector to save.
+    _final_snapshot = _snapshot
 
     def _dev_score(self, decoder, joint, snapshot: _Votes, dev) -> float:
         hypothesis = self._active(joint.transitions)

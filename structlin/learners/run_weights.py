@@ -44,7 +44,21 @@ class DenseWeights:
 
     def __init__(self, joint: JointFeatureMap, averaged: bool, initial: np.ndarray | SparseWeights | None = None):
         self.w = np.zeros(joint.size) if initial is None else _dense(initial)
-        self.u = np.zeros(joint.size) if averaged else None
+        self._u = np.zeros(joint.size) if averaged else None
+        self._given: tuple[np.ndarray, int] | None = None  # (the average that took u's memory, its visits)
+
+    @property
+    def u(self) -> np.ndarray | None:
+        """The averaging sums; after :meth:`final_average` gave their memory away, ``visits · (w − average)``
+        again (equal to them up to rounding), for a run that goes on.  Read before ``w`` changes."""
+        if self._given is not None:
+            average, visits = self._given
+            self._u, self._given = visits * (self.w - average), None
+        return self._u
+
+    @u.setter
+    def u(self, sums: np.ndarray | None) -> None:
+        self._u, self._given = sums, None
 
     def __len__(self) -> int:
         return len(self.w)
@@ -57,9 +71,10 @@ class DenseWeights:
 
     def add(self, indices: np.ndarray, values: np.ndarray, visits: np.ndarray) -> None:
         """``w[indices] += values`` and ``u[indices] += values · visits`` (repeated indices summed)."""
+        u = self.u
         np.add.at(self.w, indices, values)
-        if self.u is not None:
-            np.add.at(self.u, indices, values * visits)
+        if u is not None:
+            np.add.at(u, indices, values * visits)
 
     def current(self) -> np.ndarray:
         return self.w.copy()
@@ -70,20 +85,31 @@ class DenseWeights:
         np.subtract(self.w, out, out=out)
         return out
 
+    def final_average(self, visits: int) -> np.ndarray:
+        """:meth:`average` written over the sums' memory, for a run's last snapshot: the run then holds two full
+        vectors, not three (the sums are made again if it goes on)."""
+        out = self.u
+        np.divide(out, visits, out=out)
+        np.subtract(self.w, out, out=out)
+        self._u, self._given = None, (out, visits)
+        return out
+
     def visit_sums(self, visits: int) -> np.ndarray:
         """``Σ_t w_t`` over the ``visits`` so far: ``visits · w − u``."""
         return visits * self.w - self.u
 
     def assign(self, w: np.ndarray, sums: np.ndarray | None, visits: int) -> None:
         """Make ``w`` the weights and, when averaging, ``sums`` the :meth:`visit_sums` of ``visits`` visits."""
+        averaged = self._u is not None or self._given is not None
         self.w = _dense(w)
-        if self.u is not None:
+        if averaged:
             self.u = visits * self.w - _dense(sums)
 
     def carry(self, joint: JointFeatureMap, source: JointFeatureMap) -> None:
         """Lay the weights and sums out for ``joint``, a map that extends ``source``."""
+        u = self.u
         self.w = joint.carry(self.w, source)
-        self.u = None if self.u is None else joint.carry(self.u, source)
+        self.u = None if u is None else joint.carry(u, source)
 
 
 class GrowingWeights:
@@ -189,6 +215,9 @@ class GrowingWeights:
         """``w − u/visits``."""
         self._merge()
         return SparseWeights(self.keys.copy(), self.w - self.u / visits, self.tail - self.tail_u / visits, self.size)
+
+    #: The stored pairs' average is new arrays of the stored pairs only: nothing to save by reusing the sums.
+    final_average = average
 
     def visit_sums(self, visits: int) -> SparseWeights:
         """``Σ_t w_t`` over the ``visits`` so far: ``visits · w − u``."""
