@@ -139,9 +139,9 @@ class FeatureStrings:
     """
 
     def __init__(self, feature_set: FeatureSet):
-        self.token = [(spec.key, spec.offsets, template(spec.name).function, dict(spec.params))
+        self.token = [(spec.key, spec.offsets, template(spec.name).function, feature_set.arguments(spec))
                       for spec in feature_set.templates if not template(spec.name).context]
-        self.context = [(spec.key, template(spec.name).function, dict(spec.params))
+        self.context = [(spec.key, template(spec.name).function, feature_set.arguments(spec))
                         for spec in feature_set.templates if template(spec.name).context]
 
     def __call__(self, words: list[str]) -> list[dict[str, float]]:

@@ -267,7 +267,7 @@ class DocumentFeatureExtractor:
         self.idf = np.zeros(0, dtype=np.float64)
         self.idf_unseen = 1.0  # idf of a bucket no training document has: log(1 + n) + 1
         self._idf_table: np.ndarray | None = None
-        self._specs = [(s, template(s.name), dict(s.params)) for s in feature_set.templates]
+        self._specs = [(s, template(s.name), feature_set.arguments(s)) for s in feature_set.templates]
         own_bias = (counts or feature_set.normalize == "none") and feature_set.random_fourier is None and any(
             s.name == "bias" for s, _, _ in self._specs)
         self._constant_bucket = self.hasher(_CONSTANT, "")[0] if constant and not own_bias else None

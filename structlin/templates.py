@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .clusters import BUNDLED_CLUSTERS, WordClusters, bundled_clusters
 from .errors import OptionValueError, StructlinError, UnknownNameError
 from .fourier import RandomFourierFeatures
 from .hashing import FeatureHasher
@@ -63,6 +64,9 @@ VALUE_KINDS = ("binary", "count", "log", "tfidf", "log-tfidf")
 MAX_LENGTH = 100
 #: The farthest offset a token template reads, either side (see :meth:`FeatureSet.with_input_columns`).
 _WINDOW = 2
+#: What a feature set may hold beside its templates, for the templates that need it (``Template.needs``):
+#: ``clusters``, word clusters built from unlabeled text (``clusters = "FILE"``, :mod:`structlin.clusters`).
+RESOURCES = ("clusters",)
 
 
 @dataclass(frozen=True)
@@ -141,13 +145,15 @@ def _derived(default) -> Param:
 class Template:
     """A registered template function of a ``kind``: ``token`` ones take ``(word, **params)``,
     ``context`` ones ``(words, **params)``, ``document`` ones ``(document, **params)``.  ``params``
-    declares what each parameter takes; ``required`` names those without a default."""
+    declares what each parameter takes; ``required`` names those without a default; ``needs`` names the
+    feature set's resources (``clusters``) the function takes as keyword arguments besides its parameters."""
 
     name: str
     function: Callable
     kind: str = "token"
     params: Mapping[str, Param] = field(default_factory=dict)
     required: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
 
     @property
     def context(self) -> bool:
@@ -158,7 +164,7 @@ _REGISTRY: dict[str, Template] = {}
 
 
 def register_template(name: str, function: Callable | None = None, *, context: bool = False, document: bool = False,
-                      params: Mapping[str, Param] | None = None):
+                      params: Mapping[str, Param] | None = None, needs: Sequence[str] = ()):
     """Register ``function`` under ``name`` (usable as a decorator).
 
     A token template takes ``(word, **params)`` and returns a string, an iterable of strings, a
@@ -168,19 +174,25 @@ def register_template(name: str, function: Callable | None = None, *, context: b
     ``{index: value}`` mapping) and returns its feature values.
 
     ``params`` declares what a parameter takes (a :class:`Param`); any other parameter takes values of
-    the kind of its default value (``lengths=(1, 2)``: a non-empty list of distinct integers).
+    the kind of its default value (``lengths=(1, 2)``: a non-empty list of distinct integers).  ``needs`` names
+    the feature set's resources the function also takes (``clusters``: its :class:`~structlin.clusters.WordClusters`);
+    a feature set using the template must have them.
     """
+    unknown = set(needs) - set(RESOURCES)
+    if unknown:
+        raise ValueError(f"template {name!r}: no feature-set resource {', '.join(sorted(unknown))}; "
+                         f"resources: {', '.join(RESOURCES)}")
 
     def add(fn: Callable) -> Callable:
         defaults = {p.name: p.default for p in list(inspect.signature(fn).parameters.values())[1:]
-                    if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+                    if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in needs}
         declared = params or {}
         if set(declared) - set(defaults):
             raise ValueError(f"template {name!r}: {', '.join(sorted(set(declared) - set(defaults)))} are not "
                              "parameters of its function")
         kind = "document" if document else "context" if context else "token"
         _REGISTRY[name] = Template(name, fn, kind, {p: declared.get(p) or _derived(d) for p, d in defaults.items()},
-                                   tuple(p for p, d in defaults.items() if d is inspect.Parameter.empty))
+                                   tuple(p for p, d in defaults.items() if d is inspect.Parameter.empty), tuple(needs))
         return fn
 
     return add if function is None else add(function)
@@ -274,6 +286,15 @@ def _has_hyphen(word):
     return "1" if "-" in word else None
 
 
+@register_template("cluster", params={"prefixes": LENGTHS}, needs=("clusters",))
+def _cluster(word, clusters, prefixes=(4, 6, 10, 20)):
+    """The word's cluster at each granularity: the first n bits of its path in the feature set's word clusters
+    for each n in ``prefixes`` (a shorter path once, whole), none for a word the clusters do not hold (Koo et al.
+    2008; Owoputi et al. 2013 use 4, 6, ..., 16 bits and the whole path)."""
+    path = clusters.path(word)
+    return None if path is None else list(dict.fromkeys(path[:n] for n in prefixes))
+
+
 def _ngram(words, of="lower", span=(-1, 0)):
     """The values of the single-valued token template ``of`` at the offsets ``span`` (e.g. the word
     bigram ``lower[-1]|lower[0]``), one per position.
@@ -289,11 +310,12 @@ def _ngram(words, of="lower", span=(-1, 0)):
 
 
 def _token_template(name: str) -> str | None:
-    """Why ``name`` names no token template (the ``of`` of an n-gram), or None."""
+    """Why ``name`` names no token template of the word alone (the ``of`` of an n-gram), or None."""
     if name not in _REGISTRY:
         return f"token templates: {', '.join(n for n in template_names() if _REGISTRY[n].kind == 'token')}"
-    kind = _REGISTRY[name].kind
-    return None if kind == "token" else f"{name!r} is a {kind} template"
+    kind, needs = _REGISTRY[name].kind, _REGISTRY[name].needs
+    return (f"{name!r} is a {kind} template" if kind != "token"
+            else f"{name!r} reads the feature set's {', '.join(needs)}" if needs else None)
 
 
 register_template("ngram", _ngram, context=True,
@@ -341,7 +363,8 @@ _COLUMN_SPANS = ([-2, -1], [-1, 0], [0, 1], [1, 2], [-2, -1, 0], [-1, 0, 1], [0,
 class FeatureSet:
     """A named list of template entries, loaded from TOML and stored in model files.  Documents'
     feature vectors are weighted by ``values``, scaled by ``normalize`` and then mapped by
-    ``random_fourier``, if given."""
+    ``random_fourier``, if given.  ``clusters`` are the word clusters the ``cluster`` template reads, held
+    whole, so that a model file keeps them."""
 
     name: str
     templates: tuple[TemplateSpec, ...]
@@ -350,6 +373,7 @@ class FeatureSet:
     values: str = "count"
     normalize: str = "none"
     random_fourier: RandomFourierFeatures | None = None
+    clusters: WordClusters | None = field(default=None, hash=False)  # compared, not hashed (a large mapping)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -358,9 +382,11 @@ class FeatureSet:
         return tuple(dict.fromkeys(["word", *(s.column for s in self.templates)]))
 
     @classmethod
-    def from_dict(cls, data: Mapping, source: str | None = None) -> FeatureSet:
+    def from_dict(cls, data: Mapping, source: str | None = None, *, folder: Path | None = None) -> FeatureSet:
         """Build from parsed TOML, checked: every template name must be registered, and every parameter and
-        offset take a value its template accepts.  Errors begin with ``source`` (default: the set's name)."""
+        offset take a value its template accepts.  Errors begin with ``source`` (default: the set's name).
+        ``clusters`` is a file (a path relative to ``folder``, the TOML file's) or, in a model file, the
+        clusters themselves (:meth:`WordClusters.to_dict`)."""
         source = source or (f"feature set {data['name']!r}" if "name" in data else "feature set")
         entries = data.get("template")
         if not isinstance(entries, list) or not entries:
@@ -393,8 +419,14 @@ class FeatureSet:
             raise OptionValueError(f"{source}: values = {values!r}; accepted: {', '.join(VALUE_KINDS)}")
         if normalize not in ("none", "l2"):
             raise OptionValueError(f"{source}: normalize = {normalize!r}; accepted: none, l2")
+        clusters = _clusters(data, source, folder)
+        for spec in specs:
+            missing = [r for r in template(spec.name).needs if {"clusters": clusters}[r] is None]
+            if missing:
+                raise OptionValueError(f"{source}: template {spec.name!r} reads the feature set's {missing[0]}; "
+                                       f"give them as {missing[0]} = \"FILE\" (see `structlin clusters --help`)")
         return cls(str(data.get("name", source)), tuple(specs), str(data.get("description", "")),
-                   _imports(data, source), values, normalize, _random_fourier(data, source))
+                   _imports(data, source), values, normalize, _random_fourier(data, source), clusters)
 
     @classmethod
     def load(cls, name_or_path: str | Path) -> FeatureSet:
@@ -420,7 +452,7 @@ class FeatureSet:
             raise StructlinError(f"{source}: invalid TOML: {err}") from None
         for module in _imports(data, source):
             importlib.import_module(module)
-        return cls.from_dict(data, source)
+        return cls.from_dict(data, source, folder=path.parent if path.suffix == ".toml" else None)
 
     def with_input_columns(self, columns: Sequence[str]) -> FeatureSet:
         """This set plus, for every input column beside the word (a chunker's POS column), the column's
@@ -445,7 +477,17 @@ class FeatureSet:
             out["imports"] = list(self.imports)
         if self.random_fourier is not None:
             out["random_fourier"] = self.random_fourier.to_dict()
+        if self.clusters is not None:  # bundled ones by name and digest, others whole
+            clusters = self.clusters
+            out["clusters"] = ({"bundled": clusters.bundled, "sha256": clusters.sha256} if clusters.bundled
+                               else clusters.to_dict())
         return out
+
+    def arguments(self, spec: TemplateSpec) -> dict:
+        """What the template of ``spec`` is called with besides its input: its parameters and the resources of
+        this set it needs."""
+        resources = {"clusters": self.clusters}
+        return {**dict(spec.params), **{name: resources[name] for name in template(spec.name).needs}}
 
 
 _MODULES = Param(str, many=True, empty=True, what="a list of distinct module names")
@@ -456,6 +498,26 @@ def _imports(data: Mapping, source: str) -> tuple[str, ...]:
     imports = data.get("imports", [])
     _MODULES.check("imports", imports, source)
     return tuple(imports)
+
+
+def _clusters(data: Mapping, source: str, folder: Path | None) -> WordClusters | None:
+    """The word clusters of a feature set, ``None`` when it has none.  ``clusters`` is a bundled set's name
+    (``en``: ``features/en.clusters.gz``, see :func:`~structlin.clusters.bundled_clusters`), a file (a path
+    relative to ``folder``), or what :meth:`FeatureSet.to_dict` wrote into a model file: the clusters themselves,
+    or a bundled set's name with the SHA-256 of its file, checked."""
+    value = data.get("clusters")
+    if value is None:
+        return None
+    if isinstance(value, Mapping) and set(value) == {"bundled", "sha256"}:
+        return bundled_clusters(str(value["bundled"]), f"{source}: clusters", sha256=str(value["sha256"]))
+    if isinstance(value, Mapping):
+        return WordClusters.from_dict(value, f"{source}: clusters")
+    if not (isinstance(value, str) and value):
+        raise OptionValueError(f"{source}: clusters must name a word-cluster file, got {reprlib.repr(value)}")
+    if value in BUNDLED_CLUSTERS:
+        return bundled_clusters(value, f"{source}: clusters")
+    path = Path(value).expanduser()
+    return WordClusters.read(path if path.is_absolute() or folder is None else folder / path)
 
 
 def _random_fourier(data: Mapping, source: str) -> RandomFourierFeatures | None:
@@ -573,7 +635,7 @@ class TokenFeatureExtractor:
             raise StructlinError(f"feature set {feature_set.name!r} has random_fourier features; they are for "
                                  "classifiers, not taggers")
         self.fields = feature_set.fields
-        self._columns = [(j, _ColumnFeatures([s for s in feature_set.templates if s.column == field], hasher))
+        self._columns = [(j, _ColumnFeatures(feature_set, field, hasher))
                          for j, field in enumerate(self.fields)
                          if any(s.column == field for s in feature_set.templates)]
 
@@ -619,11 +681,12 @@ class _ColumnFeatures:
     ``<S>``/``</S>``).
     """
 
-    def __init__(self, specs: list[TemplateSpec], hasher: FeatureHasher):
+    def __init__(self, feature_set: FeatureSet, column: str, hasher: FeatureHasher):
         self.hasher = hasher
+        specs = [s for s in feature_set.templates if s.column == column]
         token_specs = [s for s in specs if not template(s.name).context]
-        self._token = [(s, template(s.name).function, dict(s.params)) for s in token_specs]
-        self._context = [(s.key, template(s.name).function, dict(s.params)) for s in specs
+        self._token = [(s, template(s.name).function, feature_set.arguments(s)) for s in token_specs]
+        self._context = [(s.key, template(s.name).function, feature_set.arguments(s)) for s in specs
                          if template(s.name).context and s.name != "ngram"]
         self._ngrams = [(hasher.string(s.key), dict(s.params)) for s in specs if s.name == "ngram"]
         self._ngrams = [(code, params.get("of", "lower"), tuple(params.get("span", (-1, 0)))) for code, params in self._ngrams]
@@ -775,7 +838,7 @@ def position_features(feature_set: FeatureSet, hasher: FeatureHasher, tokens: Se
     columns = {field: [t if len(fields) == 1 else t[j] for t in tokens] for j, field in enumerate(fields)}
     named, ngrams = [], []  # named: (template key, name, value string, real value)
     for spec in feature_set.templates:
-        words, tpl, params = columns[spec.column], template(spec.name), dict(spec.params)
+        words, tpl, params = columns[spec.column], template(spec.name), feature_set.arguments(spec)
         if spec.name == "ngram":
             of, span = template(params.get("of", "lower")).function, params.get("span", (-1, 0))
             values = [feature_values(of(words[index + o]))[0][0] if 0 <= index + o < len(words)

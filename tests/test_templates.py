@@ -329,7 +329,7 @@ def reference_row(fs: FeatureSet, hasher: FeatureHasher, words: list[str], i: in
     out = Counter()
     for spec in fs.templates:
         tpl = template(spec.name)
-        params = dict(spec.params)
+        params = fs.arguments(spec)  # the parameters, and the set's clusters for the cluster template
         if spec.name == "ngram":
             of, span = template(params.get("of", "lower")).function, params.get("span", (-1, 0))
             values = [of(words[i + o]) if 0 <= i + o < len(words) else (BEFORE if i + o < 0 else AFTER) for o in span]

@@ -37,6 +37,7 @@ from .commands import (
     _classify,
     _compare,
     _cross_validate,
+    _clusters,
     _evaluate,
     _experiment,
     _explain,
@@ -50,7 +51,7 @@ from .parser import build_parser
 
 COMMANDS = {"train": _train, "tune": _tune, "evaluate": _evaluate, "compare": _compare, "tag": _tag,
             "classify": _classify, "cross-validate": _cross_validate, "corpus": _stats, "experiment": _experiment,
-            "analyze": _analyze, "explain": _explain}
+            "analyze": _analyze, "explain": _explain, "clusters": _clusters}
 INTERNAL_ERROR = 70  # EX_SOFTWARE of sysexits.h
 
 

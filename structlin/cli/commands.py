@@ -9,6 +9,7 @@ refused before any work (:func:`check_arguments`).
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import time
@@ -23,6 +24,7 @@ from tqdm import tqdm
 
 from ..analysis import analyze
 from ..catalog import Catalog, is_corpus_name
+from ..clusters import build_clusters
 from ..distributed import dask_client
 from ..errors import StructlinError, UnknownNameError, UsageError
 from ..experiments import cross_validate, load_config, run_experiment, write_report
@@ -38,6 +40,7 @@ from ..readers import (
     decode,
     guess_format,
     line_batches,
+    open_text,
     read_file,
     source_name,
     write_conllu,
@@ -728,6 +731,48 @@ def _stats(args) -> None:
     data = _units(task, args.corpus, split, args)
     stats = (document_stats if documents else corpus_stats)(data, reference)
     print(json.dumps(stats) if args.json else format_stats(args.corpus, stats))
+
+
+def _clusters(args) -> None:
+    """Build word clusters from the unlabeled text of ``args.sources`` and write them as a ``paths`` file."""
+    started, streams = time.perf_counter(), []
+    overwritten = next((source for source in args.sources if same_file(source, args.output)), None)
+    if overwritten:
+        raise UsageError(f"--output {args.output} is also the source {overwritten}: choose another --output")
+    for source in args.sources:
+        tokens = _unlabeled_sentences(source, args)
+        print(f"{source}: {len(tokens):,} sentences, {sum(map(len, tokens)):,} tokens")
+        streams.append(tokens)
+    clusters = build_clusters(chain.from_iterable(streams), min_count=args.min_count, contexts=args.contexts,
+                              dimensions=args.dimensions, depth=args.depth, lowercase=not args.keep_case,
+                              seed=args.seed, progress=sys.stderr.isatty())
+    clusters.write(args.output)
+    print(f"{len(clusters):,} words seen at least {args.min_count} times, in clusters of up to {args.depth} bits "
+          f"({time.perf_counter() - started:.1f} s): {args.output}")
+
+
+def _unlabeled_sentences(source: str, args) -> list[list[str]]:
+    """The token lists of one source of unlabeled text: the words of a catalog corpus's splits (``NAME:SPLITS``,
+    else ``--split``; ``+`` joins several; a document corpus's texts a line at a time, split by the Penn
+    Treebank's rules), or a text file's lines (at whitespace, or by those rules with ``--tokenize``)."""
+    catalog = Catalog.load()
+    name, _, splits = source.partition(":")
+    if os.path.exists(source) or not is_corpus_name(catalog, name):
+        words = tokenize if args.tokenize else str.split
+        with open_text(source) as lines:
+            return [words(text) for _, text in lines if text.strip()]
+    entry = catalog[name]
+    splits = splits or (args.split if args.split in entry.splits or len(entry.splits) != 1 else next(iter(entry.splits)))
+    sentences = []
+    for split in splits.split("+"):
+        if entry.kind != "documents":
+            sentences += [s.words for s in _units(TAGGING, name, split, args)]
+            continue
+        documents = _units(CLASSIFICATION, name, split, args)
+        if not all(isinstance(d.text, str) for d in documents):
+            raise StructlinError(f"{name}: its documents are fields or feature values, not text")
+        sentences += [tokenize(line) for d in documents for line in d.text.splitlines() if line.strip()]
+    return sentences
 
 
 def _analyze(args) -> None:

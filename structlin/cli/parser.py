@@ -420,6 +420,33 @@ def build_parser() -> argparse.ArgumentParser:
     experiment.add_argument("--output", "-o", help="report folder (default: experiments/<name>/)")
     experiment.add_argument("--quiet", "-q", action="store_true", help="no line per system")
 
+    clusters = commands.add_parser("clusters", help="word clusters from unlabeled text, for the cluster template",
+                                   description="Build a binary hierarchy of word clusters from unlabeled text and "
+                                   "write each word's bit-string path (the paths file of Liang's brown-cluster, which "
+                                   "a feature set reads with clusters = \"FILE\" and the cluster template). Words are "
+                                   "placed by their left and right neighbours (positive PMI, a truncated SVD, then "
+                                   "seeded bisecting 2-means). Example: structlin clusters brown 20news-bydate "
+                                   "--output en.clusters")
+    clusters.add_argument("sources", nargs="+", metavar="SOURCE", help="a catalog corpus, NAME or NAME:SPLITS (the "
+                          "words of those splits, joined by +, else of --split; a document corpus's texts, split by "
+                          "the Penn Treebank's rules), or a text file (one sentence or paragraph per line, tokens "
+                          "between spaces)")
+    clusters.add_argument("--output", "-o", required=True, help="the clusters file to write")
+    clusters.add_argument("--split", default="train", help="split(s) of a catalog corpus given without :SPLITS, joined "
+                          "by + (default: train, or its only split); never the split you will test on")
+    clusters.add_argument("--tokenize", action="store_true", help="split text files' lines by the Penn Treebank's "
+                          "rules rather than at whitespace")
+    clusters.add_argument("--min-count", type=_at_least(1), default=2, help="cluster the words seen at least this "
+                          "often (default: 2)")
+    clusters.add_argument("--contexts", type=_at_least(1), default=1000, help="the most frequent words that serve as "
+                          "left and right contexts (default: 1000)")
+    clusters.add_argument("--dimensions", type=_at_least(1), default=50, help="dimensions of the SVD (default: 50)")
+    clusters.add_argument("--depth", type=_at_least(1), default=16, help="bits of the longest path (default: 16)")
+    clusters.add_argument("--keep-case", action="store_true", help="cluster words as written (default: lowercased, "
+                          "and looked up lowercased)")
+    clusters.add_argument("--seed", type=_at_least(0), default=0, help="seed of the SVD and the 2-means (default: 0)")
+    clusters.set_defaults(format=None, inputs=())
+
     analysis = commands.add_parser("analyze", help="the perceptron's mistake bound and the online-to-batch bound "
                                    "on a corpus", description="Theory instruments on a training corpus (see "
                                    "structlin.analysis): the radius R = max ‖φ(x,y) − φ(x,y')‖, the margin γ̂ certified "
