@@ -14,6 +14,8 @@ document templates, and may also list token templates, which then see the whole 
   of an e-mail or Usenet post (``Subject: ...`` in the block before the first blank line; folded
   continuation lines included), apart from the body's words: a subject's words say more than the
   same words anywhere in the text;
+* ``word_clusters(prefixes, lowercase, pattern)`` — the words' clusters in the feature set's word clusters
+  (``clusters = ...``, :mod:`structlin.clusters`), each as the prefixes of its path: a bag of clusters;
 * ``chars(n, lowercase, within_words)`` — character n-grams, inside each word padded with spaces
   (``within_words = true``) or across the whole text;
 * ``fields`` — one feature per field of a tuple; ``field_pairs`` / ``field_triples`` — conjunctions;
@@ -91,6 +93,20 @@ def _words(document, n=(1,), lowercase=True, pattern=WORD_PATTERN, stopwords=(),
     if suffix is not None:
         tokens = [t[-suffix:] for t in tokens]
     return [" ".join(tokens[i : i + k]) for k in n for i in range(len(tokens) - k + 1)]
+
+
+@register_template("word_clusters", document=True, needs=("clusters",),
+                   params={"prefixes": LENGTHS, "pattern": _WORD_PARAMS["pattern"]})
+def _word_clusters(document, clusters, prefixes=(4, 6, 10), lowercase=True, pattern=WORD_PATTERN):
+    """The clusters of the text's words in the feature set's word clusters, each at every granularity (the first
+    n bits of its path for n in ``prefixes``, as the token template ``cluster`` gives them): a bag of clusters,
+    which ties a word rare in the labelled documents to the frequent words it resembles."""
+    values = []
+    for token in _tokens(_text(document), lowercase, pattern, frozenset()):
+        path = clusters.path(token)
+        if path is not None:
+            values.extend(dict.fromkeys(path[:k] for k in prefixes))
+    return values
 
 
 @register_template("header_words", document=True, params=_WORD_PARAMS)

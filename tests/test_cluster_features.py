@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from cli_run import run
-from structlin import FeatureSet, Tagger
+from structlin import Classifier, FeatureSet, Tagger
 from structlin.clusters import WordClusters
 from structlin.errors import ModelFormatError, OptionValueError
 from structlin.hashing import FeatureHasher
@@ -102,6 +102,23 @@ def test_bundled_clusters_are_named_in_model_files_and_pickles_with_their_digest
         FeatureSet.from_dict({**fs.to_dict(), "clusters": {"bundled": "en", "sha256": "0" * 64}})
     with pytest.raises(OptionValueError, match="no bundled clusters 'fr'"):
         FeatureSet.from_dict({**fs.to_dict(), "clusters": {"bundled": "fr", "sha256": "0" * 64}})
+
+
+def test_documents_get_a_bag_of_their_words_clusters(tmp_path):
+    """word_clusters gives every known word's prefixes (the same words as the words template finds); a
+    classifier keeps the clusters in its file and classifies alike after loading."""
+    bag = template("word_clusters").function
+    assert bag("The dog, the CAT and a zebra", CLUSTERS, prefixes=(1, 3)) == ["0", "00", "1", "101", "0", "00",
+                                                                              "1", "100"]
+    fs = {"name": "d", "values": "log-tfidf", "normalize": "l2", "clusters": CLUSTERS.to_dict(),
+          "template": [{"name": "words"}, {"name": "word_clusters", "prefixes": [1, 2]}]}
+    classifier = Classifier(FeatureSet.from_dict(fs), epochs=3, seed=0, progress=False)
+    classifier.fit(["the cat sleeps", "a dog sleeps", "the the sleeps", "a a sleeps"], ["cat", "dog", "cat", "dog"])
+    classifier.save(tmp_path / "c.model")
+    loaded = Classifier.load(tmp_path / "c.model")
+    assert loaded.feature_set.clusters == CLUSTERS
+    texts = ["the dog", "a cat", "cat"]
+    np.testing.assert_array_equal(loaded.decision_function(texts), classifier.decision_function(texts))
 
 
 def test_clusters_command_builds_a_paths_file(tmp_path, capsys):
