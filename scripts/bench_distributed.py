@@ -66,6 +66,9 @@ def train_and_score(name: str, workers: int, args, train, test) -> dict:
         model.fit(train)
         row["train_seconds"] = time.perf_counter() - began
         row["workers_peak_mib"] = sum(client.run(worker_peak_rss_mib).values()) if client else 0.0
+    steps = [record["seconds"] for record in model.history_]
+    row["epoch_seconds"] = sum(steps[1:]) / (len(steps) - 1) if len(steps) > 1 else steps[0]  # after the set-up
+    row["weight_bytes"] = 8 * model.joint.size  # one float64 vector of the run's layout
     row["client_peak_mib"] = peak_rss_mib()
     row["peak_mib"] = row["client_peak_mib"] + row["workers_peak_mib"]
     row["test_accuracy"] = model.accuracy(test)

@@ -175,7 +175,8 @@ def fit_structlin(data: Data, learner, **params) -> tuple[Tagger, dict]:
     row = {}
     with stopwatch(row, "train_s"):
         tagger.fit(data.train)
-    row["train_only_s"] = sum(record["seconds"] for record in tagger.history_)
+    row["step_seconds"] = [record["seconds"] for record in tagger.history_]  # each epoch or iteration
+    row["train_only_s"] = sum(row["step_seconds"])
     return tagger, row
 
 
@@ -267,7 +268,8 @@ def train_crfsuite(data: Data, args, name: str) -> tuple[CrfsuiteModel, dict]:
     log = trainer.logparser
     note = "CRFsuite features (attribute-label pairs seen in training, plus label transitions)"
     return CrfsuiteModel(tagger, attributes, directory), {
-        **row, "iterations": len(log.iterations), "model_size": log.featgen_num_features, "model_size_note": note}
+        **row, "iterations": len(log.iterations), "step_seconds": [step["time"] for step in log.iterations],
+        "model_size": log.featgen_num_features, "model_size_note": note}
 
 
 def tag_crfsuite(model: CrfsuiteModel, sentences: list[list[str]]) -> list[list[str]]:
@@ -399,6 +401,8 @@ def parse_args(argv=None):
                         help="CRFsuite's L2 coefficient c2; structlin-crf gets l2 = 2·c2 (default: 1)")
     parser.add_argument("--limit", type=int, help="train on the first N training sentences only")
     parser.add_argument("--json", metavar="PATH", help="also write every row (and the settings) as JSON")
+    parser.add_argument("--plot", metavar="PATH", help="draw every system's learning time against its epochs or "
+                        "iterations into this image file (needs matplotlib)")
     parser.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     args = parser.parse_args(argv)
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
@@ -435,6 +439,30 @@ def main(argv=None) -> None:
     report(args, meta, rows)
     if args.json:
         write_json(args.json, {"settings": meta, "rows": rows})
+    if args.plot:
+        plot_steps(rows, args.plot, meta)
+
+
+def plot_steps(rows: list[dict], path: str, meta: dict) -> None:
+    """Cumulative learning seconds (after feature extraction) against epochs or iterations, one line per system."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6.5, 4.5))
+    for row in rows:
+        if row.get("step_seconds"):
+            steps = np.arange(1, len(row["step_seconds"]) + 1)
+            axis.plot(steps, np.cumsum(row["step_seconds"]), marker=".", label=f"{row['system']} "
+                      f"({100 * row['accuracy']:.2f}%)")
+    axis.set_xlabel("epochs (perceptrons) or iterations (L-BFGS)")
+    axis.set_ylabel("cumulative learning seconds")
+    axis.set_title(f"{meta['corpus']} {meta['column'] or ''}: learning time, {meta['n_train_tokens']:,} tokens")
+    axis.grid(alpha=0.3)
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
 
 
 def report(args, meta: dict, rows: list[dict]) -> None:
