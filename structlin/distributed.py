@@ -10,7 +10,9 @@ sums their gradients):
   the shards hold about as many positions (the work of a round).
 * **Files, not pickles.** Each shard is written as ``.npz`` arrays (:func:`write_shard`: the feature matrix's
   arrays and the gold label ids, read back with ``allow_pickle=False``) to a folder of the run under
-  ``STRUCTLIN_CACHE`` (else the system's temporary folder), removed when the run ends.
+  ``STRUCTLIN_CACHE`` (else the system's temporary folder), removed when the run ends, beside the joint map's
+  columns (``columns.npy``: one per feature row, megabytes for a large corpus, which would otherwise travel
+  through the scheduler in every shard's task).
 * **Loaded by the workers.** A worker reads its shard in a task with a key of the run's own that the client
   holds on to.  If the worker is lost, Dask runs that task again on another worker, from the file: that is how a
   run survives a lost worker (data scattered from the client would be lost with it).  The workers must therefore
@@ -176,7 +178,10 @@ def _same(value):
 
 
 def _load(path: str, index: int, joint: JointFeatureMap, decoder: Decoder, prepare: Callable | None):
-    """On a worker: the shard written to ``path``, or what ``prepare`` makes of it."""
+    """On a worker: the shard written to ``path``, or what ``prepare`` makes of it; ``joint`` comes without its
+    columns, which are read from the file beside the shard (``columns.npy``)."""
+    columns = np.load(Path(path).with_name("columns.npy"), allow_pickle=False)
+    joint = JointFeatureMap(joint.labels, columns, transitions=joint.transitions, candidates=joint.candidates)
     shard = Shard(index, joint, decoder, *read_shard(path))
     return shard if prepare is None else prepare(shard)
 
@@ -196,13 +201,17 @@ class ShardedRun:
             raise StructlinError(f"the Dask cluster of {client.scheduler.address} has no worker to train on")
         parts = shard_instances(X, min(len(workers), X.n_instances), seed)
         self.client, self.rounds, self.shards, self.sizes = client, 0, [], [len(part) for part in parts]
-        # the map without the cache of its bucket lookup, which can be large and which the workers never use
-        joint = JointFeatureMap(joint.labels, joint.columns, transitions=joint.transitions, candidates=joint.candidates)
         base = Path(os.environ.get("STRUCTLIN_CACHE") or tempfile.gettempdir())
         base.mkdir(parents=True, exist_ok=True)
         self.directory = Path(tempfile.mkdtemp(prefix="structlin-shards-", dir=base))
         self.name = self.directory.name  # the prefix of the run's task keys
         try:
+            # the map's columns (one per feature row: megabytes for a large corpus) go in a file beside the shards,
+            # not through the scheduler in every load task; the map goes without them and its lookup cache
+            with atomic_output(self.directory / "columns.npy", "wb") as file:
+                np.save(file, joint.columns)
+            joint = JointFeatureMap(joint.labels, joint.columns[:0], transitions=joint.transitions,
+                                    candidates=joint.candidates)
             for index, (part, worker) in enumerate(zip(parts, workers)):
                 path = self.directory / f"shard-{index}.npz"
                 write_shard(path, X.take(part), y[X.positions(part)])
