@@ -89,7 +89,7 @@ def margins(joint: JointFeatureMap, w: np.ndarray, X: FeatureMatrix, y: np.ndarr
     an instance without positions).  Every ``z ≠ y_t`` differs from ``y_t`` at some position ``p``, so the
     max is ``max_{p, k ≠ y_p} μ[p, k]`` over the exact max-marginals of the map's structure
     (:meth:`~structlin.decoders.Decoder.max_marginals`; for a document, the second-best label's score)."""
-    inference = Viterbi() if joint.transitions else Multiclass()
+    inference = Viterbi(top=None) if joint.transitions else Multiclass()
     out = np.full(X.n_instances, np.inf)
     for chosen in length_batches(X.lengths):
         batch, gold = X.take(chosen), y[X.positions(chosen)]
@@ -325,7 +325,7 @@ def planted_separable(n: int, dim: int, n_labels: int, margin: float, *, length:
     """
     rng = np.random.default_rng(seed)
     joint = JointFeatureMap([str(k) for k in range(n_labels)], np.arange(dim), transitions=length > 1)
-    decoder = Viterbi() if length > 1 else Multiclass()
+    decoder = Viterbi(top=None) if length > 1 else Multiclass()
     w = rng.standard_normal(joint.size)
     w /= np.linalg.norm(w)
     rows, labels, kept, drawn = [], [], 0, 0

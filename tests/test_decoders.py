@@ -68,6 +68,37 @@ def test_viterbi_argmax_brute_force(seed):
     np.testing.assert_array_equal(Viterbi().argmax(scores), brute_argmax(scores))
 
 
+@pytest.mark.parametrize("top", [1, 2, 3])
+@pytest.mark.parametrize("seed", range(30))
+def test_viterbi_top_is_the_best_sequence_over_each_positions_best_labels(seed, top):
+    """With ``top`` labels a position, the argmax is the best sequence whose every label is among its position's
+    ``top`` highest emissions (brute force over those sequences); with no more labels than ``top``, exact."""
+    rng = np.random.default_rng(seed)
+    scores = random_scores(rng, max_labels=5)
+    L = scores.n_labels
+    keep = np.argsort(-scores.emissions, axis=1, kind="stable")[:, :top]  # random normals: no ties
+    beyond = np.full(scores.emissions.shape, -1e9)
+    np.put_along_axis(beyond, keep, 0.0, axis=1)
+    expected = brute_argmax(scores, extra=lambda first, y: sum(beyond[first + i, y[i]] for i in range(len(y))))
+    np.testing.assert_array_equal(Viterbi(top=top).argmax(scores), expected)
+    if L <= top:
+        np.testing.assert_array_equal(Viterbi(top=top).argmax(scores), brute_argmax(scores))
+    np.testing.assert_array_equal(Viterbi(top=None).argmax(scores), brute_argmax(scores))
+
+
+def test_viterbi_top_keeps_within_the_allowed_labels_and_refuses_bad_values():
+    """Among allowed labels (a tag dictionary's), the best ``top`` of those; a position with fewer keeps them all."""
+    E = np.array([[5.0, 4.0, 3.0, 0.0], [0.0, 1.0, 2.0, 3.0]])
+    allowed = np.array([[False, True, True, True], [True, True, False, False]])
+    scores = Scores(E, np.array([1, 1]), np.zeros((4, 4)), np.zeros(4), np.zeros(4), allowed)
+    assert Viterbi(top=1)._best_labels(scores).tolist() == [[False, True, False, False], [False, True, False, False]]
+    assert Viterbi(top=3)._best_labels(scores).tolist() == allowed.tolist()
+    assert Viterbi(top=1).argmax(scores).tolist() == [1, 1]
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match="top must be"):
+            Viterbi(top=bad)
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_viterbi_marginals_brute_force(seed):
     scores = random_scores(np.random.default_rng(seed))
