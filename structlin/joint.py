@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse
 
 from .matrix import FeatureMatrix, ranges
 
@@ -330,9 +331,17 @@ class JointFeatureMap:
     def scores(self, w: np.ndarray | SparseWeights, matrix: FeatureMatrix) -> Scores:
         """Emission scores of every label at every position (``X @ W``) and the transition views."""
         trans, start, end = self.transition_weights(w)
-        emissions = self.sparse_emissions(w.keys, w.values, matrix) if isinstance(w, SparseWeights) else \
-            matrix.dot(self.emission_weights(w))
+        if isinstance(w, SparseWeights):  # a sparse product, in scipy's C++: the stored pairs of each entry's row
+            emissions = (matrix.csr(self.n_rows) @ self.emission_rows(w)).toarray()
+        else:
+            emissions = matrix.dot(self.emission_weights(w))
         return Scores(emissions, matrix.lengths, trans, start, end, self.allowed(matrix))
+
+    def emission_rows(self, w: SparseWeights) -> scipy.sparse.csr_matrix:
+        """The ``(n_rows, L)`` emission block of ``w`` as a scipy CSR matrix of its stored pairs (``key = row·L +
+        label``)."""
+        return scipy.sparse.csr_matrix((w.values, w.keys % self.n_labels, self.row_starts(w.keys)),
+                                       shape=(self.n_rows, self.n_labels))
 
     def row_starts(self, keys: np.ndarray) -> np.ndarray:
         """Where each row's emission keys begin in the increasing ``keys``, and their end (``n_rows + 1``

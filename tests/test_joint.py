@@ -230,8 +230,9 @@ def sparse_of(rng, joint: JointFeatureMap, density: float) -> tuple[np.ndarray, 
 @pytest.mark.parametrize("transitions", [True, False])
 @pytest.mark.parametrize("seed", range(20))
 def test_sparse_weights_score_as_the_dense_vector(seed, transitions):
-    """Every reading of the map gives the same for a dense vector and its SparseWeights: scores (emissions by
-    binary search of each row's keys), the tail, the emission block, take, dense."""
+    """Every reading of the map gives the same for a dense vector and its SparseWeights: scores (emissions by a
+    sparse product, and to the bit by the training stores' gather of each row's keys), the tail, the emission
+    block, take, dense."""
     rng = np.random.default_rng(seed)
     L = int(rng.integers(1, 5))
     joint = JointFeatureMap([f"t{k}" for k in range(L)], np.arange(6) * 3, transitions=transitions)
@@ -239,6 +240,8 @@ def test_sparse_weights_score_as_the_dense_vector(seed, transitions):
     matrix = random_instance(rng)
     dense_scores, sparse_scores = joint.scores(w, matrix), joint.scores(sparse, matrix)
     np.testing.assert_allclose(sparse_scores.emissions, dense_scores.emissions, atol=1e-12)
+    np.testing.assert_array_equal(joint.sparse_emissions(sparse.keys, sparse.values, matrix), sparse_scores.emissions)
+    np.testing.assert_array_equal(joint.emission_rows(sparse).toarray(), joint.emission_weights(w))
     for name in ("transitions", "start", "end"):
         np.testing.assert_array_equal(getattr(sparse_scores, name), getattr(dense_scores, name))
     np.testing.assert_array_equal(joint.emission_matrix(sparse), joint.emission_weights(w))
