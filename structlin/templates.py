@@ -517,7 +517,11 @@ def _clusters(data: Mapping, source: str, folder: Path | None) -> WordClusters |
     if value in BUNDLED_CLUSTERS:
         return bundled_clusters(value, f"{source}: clusters")
     path = Path(value).expanduser()
-    return WordClusters.read(path if path.is_absolute() or folder is None else folder / path)
+    path = path if path.is_absolute() or folder is None else folder / path
+    if not path.is_file():
+        raise StructlinError(f"{source}: clusters file {path} not found (a path relative to the feature set's file, "
+                             f"or {', '.join(map(repr, BUNDLED_CLUSTERS))} for the bundled ones)")
+    return WordClusters.read(path)
 
 
 def _random_fourier(data: Mapping, source: str) -> RandomFourierFeatures | None:

@@ -11,7 +11,7 @@ import pytest
 from cli_run import run
 from structlin import Classifier, FeatureSet, Tagger
 from structlin.clusters import WordClusters
-from structlin.errors import ModelFormatError, OptionValueError
+from structlin.errors import ModelFormatError, OptionValueError, StructlinError
 from structlin.hashing import FeatureHasher
 from structlin.readers import Sentence
 from structlin.templates import TokenFeatureExtractor, position_features, template
@@ -68,7 +68,7 @@ def test_bad_cluster_settings_are_refused(data, message):
 
 def test_a_missing_clusters_file_names_the_feature_set(tmp_path):
     (tmp_path / "set.toml").write_text('name = "s"\nclusters = "gone.clusters"\n[[template]]\nname = "cluster"\n')
-    with pytest.raises(Exception, match="gone.clusters"):
+    with pytest.raises(StructlinError, match=r"set.toml: clusters file .*gone.clusters not found"):
         FeatureSet.load(tmp_path / "set.toml")
 
 
