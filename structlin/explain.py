@@ -27,12 +27,13 @@ as a linear model.  Random Fourier features are refused too: each of them mixes 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, islice
 
 import numpy as np
 
 from .doctemplates import document_features
 from .errors import CapabilityError, StructlinError
+from .joint import SparseWeights
 from .learners import LEARNERS
 from .templates import NamedFeature, position_features, template
 
@@ -160,8 +161,45 @@ def _total(features: list[Contribution], terms: list[Term], n_labels: int) -> np
     return np.sum([f.value * f.weights for f in features] + [t.scores for t in terms] + [np.zeros(n_labels)], axis=0)
 
 
-def _weights(model) -> np.ndarray:
-    """The emission weights ``W`` (a row per bucket of the joint map, a column per label) of a trained model, or
+class _EmissionRows:
+    """A trained model's emission weights ``W`` (a row per bucket of the joint map, a column per label), read a
+    row at a time: the dense block, or a many-label model's stored pairs as a CSR matrix, never made dense (its
+    rows × labels can be gigabytes)."""
+
+    def __init__(self, joint, w):
+        self.n_labels, self.sparse = joint.n_labels, isinstance(w, SparseWeights)
+        self.W = joint.emission_rows(w) if self.sparse else joint.emission_weights(w)
+
+    def __getitem__(self, row: int) -> np.ndarray:
+        """The weights of ``row`` for every label."""
+        if not self.sparse:
+            return self.W[row]
+        out, (a, b) = np.zeros(self.n_labels), self.W.indptr[row : row + 2]
+        out[self.W.indices[a:b]] = self.W.data[a:b]
+        return out
+
+    def heaviest(self, k: int) -> np.ndarray:
+        """The ``k`` rows of largest ``|W[r, y]|`` of every label ``y`` (an array of labels × k), heaviest first, the
+        lower row first on a tie (rows of weight 0 too, when a label has fewer others)."""
+        if not self.sparse:
+            return np.argsort(-np.abs(self.W), axis=0, kind="stable")[:k].T
+        n_rows = self.W.shape[0]
+        by_label = self.W.tocsc()
+        out = np.empty((self.n_labels, min(k, n_rows)), dtype=np.int64)
+        for y in range(self.n_labels):
+            a, b = by_label.indptr[y : y + 2]
+            rows, values = by_label.indices[a:b], by_label.data[a:b]
+            rows, values = rows[values != 0], values[values != 0]
+            chosen = rows[np.lexsort((rows, -np.abs(values)))][: out.shape[1]].tolist()
+            if len(chosen) < out.shape[1]:  # then the rows of weight 0, lowest first
+                taken = set(rows.tolist())
+                chosen += islice((r for r in range(n_rows) if r not in taken), out.shape[1] - len(chosen))
+            out[y] = chosen
+        return out
+
+
+def _weights(model) -> _EmissionRows:
+    """The emission weights of a trained model, read by row (:class:`_EmissionRows`), or
     :class:`CapabilityError` when its scores are no product of the features with weights."""
     learner = model.learner
     if learner.capabilities.scores_itself:
@@ -171,7 +209,7 @@ def _weights(model) -> np.ndarray:
     if model.feature_set.random_fourier is not None:
         raise CapabilityError(f"feature set {model.feature_set.name!r} maps the features to random Fourier features, "
                               "each of which mixes all of them: there is no weight per feature to explain")
-    return model.joint.emission_matrix(model.weights_)
+    return _EmissionRows(model.joint, model.weights_)
 
 
 def _contributions(named: list[NamedFeature], model, W: np.ndarray, indices, values) -> list[Contribution]:
@@ -193,7 +231,7 @@ def _contributions(named: list[NamedFeature], model, W: np.ndarray, indices, val
     columns, held = model.joint.columns, np.array(list(row), dtype=np.int64)
     at = np.minimum(np.searchsorted(columns, held), len(columns) - 1)
     trained = columns[at] == held
-    return [Contribution(b, tuple(parts[b].values()), v, W[r] if seen else np.zeros(W.shape[1]), bool(seen))
+    return [Contribution(b, tuple(parts[b].values()), v, W[r] if seen else np.zeros(W.n_labels), bool(seen))
             for (b, v), r, seen in zip(row.items(), at, trained)]
 
 
@@ -314,15 +352,15 @@ def _top(model, k: int, named_instances, source: str) -> TopFeatures:
     """The ``k`` heaviest weight rows of every label (by magnitude), with the names among ``named_instances`` (lists
     of :class:`~structlin.templates.NamedFeature`) that hash to their buckets, and their signs."""
     W, columns = _weights(model), model.joint.columns
-    heaviest = np.argsort(-np.abs(W), axis=0, kind="stable")[:k].T  # the rows of every label, heaviest first
+    heaviest = W.heaviest(k)  # the rows of every label, heaviest first
     names: dict[int, dict[str, float]] = {b: {} for b in columns[heaviest].ravel().tolist()}
     for named in named_instances:
         buckets, signs = model.hasher.buckets(np.array([f.code for f in named], dtype=np.uint64))
         for f, bucket, sign in zip(named, buckets.tolist(), signs.tolist()):
             if bucket in names:
                 names[bucket][f.name] = sign
-    rows = [[(int(columns[r]), float(W[r, y]), names[int(columns[r])]) for r in heaviest[y]]
-            for y in range(W.shape[1])]
+    rows = [[(int(columns[r]), float(W[r][y]), names[int(columns[r])]) for r in heaviest[y]]
+            for y in range(W.n_labels)]
     return TopFeatures(list(model.joint.labels), rows, source)
 
 

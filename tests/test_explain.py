@@ -16,7 +16,10 @@ from structlin.catalog import load_documents, load_split
 from structlin.cli import main
 from structlin.doctemplates import _code_points, document_features
 from structlin.errors import CapabilityError, NotFittedError
-from structlin.readers import read_conllu
+from structlin.explain import _EmissionRows
+from structlin.joint import JointFeatureMap, SparseWeights
+from structlin.learners import run_weights
+from structlin.readers import Sentence, read_conllu
 
 SENTENCE = "The old man the boats .".split()
 TAGGED = [[("the", "DET"), ("dog", "NOUN"), ("barks", "VERB")], [("a", "DET"), ("cat", "NOUN"), ("sleeps", "VERB")],
@@ -280,3 +283,32 @@ def test_classifier_cli_explains_a_document_and_lists_the_heaviest(tmp_path, cap
     assert effects and all((effect > 0) == (name[-4:] in ("good", "reat", "=fun")) for name, effect in effects.items())
     assert main(["explain", str(path), "--text", "good", "--token", "good"]) == 2
     assert "is a classifier" in capsys.readouterr()[1]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_stored_pairs_are_read_by_row_as_the_dense_block(seed):
+    """A many-label model's stored pairs (SparseWeights) are never made dense: each row, and every label's
+    heaviest rows (ties and rows of weight 0 in row order), read as from the dense block."""
+    rng = np.random.default_rng(seed)
+    joint = JointFeatureMap([f"t{k}" for k in range(5)], np.arange(9) * 2, transitions=True)
+    w = np.round(rng.normal(size=joint.size), 1)
+    w[: joint.transition_offset][rng.random(joint.transition_offset) < 0.6] = 0.0
+    dense, sparse = _EmissionRows(joint, w), _EmissionRows(joint, SparseWeights.from_dense(w, joint.transition_offset))
+    assert sparse.sparse and not dense.sparse
+    for row in range(joint.n_rows):
+        np.testing.assert_array_equal(sparse[row], dense[row])
+    for k in (1, 3, 9, 20):
+        np.testing.assert_array_equal(sparse.heaviest(k), dense.heaviest(k))
+
+
+def test_a_model_of_stored_pairs_explains_as_the_full_one(monkeypatch):
+    """The same training with the touched pairs stored (as with many labels) explains every token alike and lists
+    the same heaviest features."""
+    train = [Sentence(["the", "cat", "sat"], ["D", "N", "V"]), Sentence(["a", "dog", "ran", "home"], ["D", "N", "V", "N"])]
+    full = Tagger("pos-basic", epochs=3, bits=12, progress=False).fit(train)
+    monkeypatch.setattr(run_weights, "PAIRS_ABOVE_LABELS", 0)
+    stored = Tagger("pos-basic", epochs=3, bits=12, progress=False).fit(train)
+    assert isinstance(stored.weights_, SparseWeights) and not isinstance(full.weights_, SparseWeights)
+    tokens = ["the", "dog", "sat"]
+    assert [e.format() for e in stored.explain(tokens)] == [e.format() for e in full.explain(tokens)]
+    assert stored.top_features(4).format() == full.top_features(4).format()
