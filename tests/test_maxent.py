@@ -265,14 +265,19 @@ def test_command_line_trains_maxent(tmp_path, capsys):
 
 
 def test_relative_l2_is_chosen_on_dev_among_the_candidates():
-    """relative_l2=None with dev: one run per candidate, each keeping its best dev iteration; the best run
-    (the stronger prior on a tie) is the model, the same as training with that prior. Without dev: the
-    untuned value."""
+    """relative_l2=None with dev: one run per candidate, strongest prior first, each from the last iterate of the
+    one before (a regularisation path; the first from 0, as training with that prior) and keeping its best dev
+    iteration; the best run (the stronger prior on a tie) is the model. Without dev: the untuned value."""
     joint, X, y = random_problem(21, [1] * 60, 3, 10, transitions=False)
     joint_dev, X_dev, y_dev = random_problem(22, [1] * 30, 3, 10, transitions=False)
     dev = (X_dev, y_dev)
     auto = MaxEnt(epochs=15, progress=False).fit(joint, Multiclass(), X, y, dev)
-    fixed = {r: MaxEnt(epochs=15, relative_l2=r, progress=False).fit(joint, Multiclass(), X, y, dev) for r in RELATIVE_L2S}
+    fixed, start = {}, None
+    for r in RELATIVE_L2S:
+        fixed[r] = MaxEnt(epochs=15, progress=False)
+        start = fixed[r]._fit_once(joint, Multiclass(), X, y, dev, r, None, start)
+    first = MaxEnt(epochs=15, relative_l2=RELATIVE_L2S[0], progress=False).fit(joint, Multiclass(), X, y, dev)
+    np.testing.assert_array_equal(fixed[RELATIVE_L2S[0]].weights_, first.weights_)
     best = {r: max(h["dev_accuracy"] for h in learner.history_ if h["dev_accuracy"] is not None)
             for r, learner in fixed.items()}
     assert auto.candidates_ == [{"relative_l2": r, "dev_accuracy": best[r]} for r in RELATIVE_L2S]

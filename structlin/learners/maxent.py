@@ -245,7 +245,8 @@ class MaxEnt(Learner):
                       "the mean ‖x‖² of a training position)", minimum=0, nullable=True),
                Option("relative_l2", float, None, "l2 as a multiple of the mean squared norm ‖x‖² of a training "
                       "position's features, when l2 is not given: the same prior for any scale of the features "
-                      f"(default: chosen on dev among {', '.join(map(str, RELATIVE_L2S))}; without dev, "
+                      f"(default: chosen on dev among {', '.join(map(str, RELATIVE_L2S))}, with L-BFGS each run "
+                      "starting where the one before ended; without dev, "
                       f"{RELATIVE_L2_DEFAULT})", minimum=0, nullable=True, untuned=RELATIVE_L2_DEFAULT),
                Option("l1", float, 0.0, "the L1 penalty, exact zeros by OWL-QN (lbfgs only)", minimum=0),
                Option("tol", float, 1e-6, "L-BFGS: stop at this relative decrease of the objective", minimum=0),
@@ -305,10 +306,11 @@ class MaxEnt(Learner):
             if self.l2 is not None or self.relative_l2 is not None or dev is None:
                 self._fit_once(joint, decoder, X, y, dev, None, shards)
                 return self
-            # relative_l2 chosen on dev: one run per candidate (each keeping its best dev iteration), the best kept
-            runs = []
+            # relative_l2 chosen on dev: one run per candidate (each keeping its best dev iteration), the best kept;
+            # with L-BFGS each run starts where the one of the stronger prior ended (a regularisation path)
+            runs, start = [], None
             for relative in RELATIVE_L2S:
-                self._fit_once(joint, decoder, X, y, dev, relative, shards)
+                start = self._fit_once(joint, decoder, X, y, dev, relative, shards, start)
                 score = max((r["dev_accuracy"] for r in self.history_ if r["dev_accuracy"] is not None), default=0.0)
                 runs.append((score, relative, self.weights_, self.history_, self.best_epoch_, self.stopped_,
                              self.chosen_))
@@ -326,20 +328,26 @@ class MaxEnt(Learner):
         return ShardedRun(self.client, joint, decoder, X, y, seed=self.seed, prepare=_shard_objective)
 
     def _fit_once(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, dev,
-                  relative_l2: float | None, shards: ShardedRun | None) -> None:
-        """One run from ``w = 0`` with the prior of :meth:`objective` (on ``shards``, when given)."""
+                  relative_l2: float | None, shards: ShardedRun | None,
+                  start: np.ndarray | None = None) -> np.ndarray | None:
+        """One run from ``w = start`` (default 0; L-BFGS only) with the prior of :meth:`objective` (on ``shards``,
+        when given); returns L-BFGS's last iterate (None for SGD)."""
         objective = self.objective(joint, decoder, X, y, relative_l2, shards)
         unit = "iteration" if self.solver == "lbfgs" else "epoch"
+        start = np.zeros(joint.size) if start is None else start
+        last = None
         with TrainingRun(self, joint, decoder, dev, unit=unit) as run:
             if self.solver == "lbfgs":
-                self._lbfgs(objective, joint, run)
+                last = self._lbfgs(objective, start, run)
             else:
                 self._sgd(objective, X, y, run)
-        self.weights_ = run.finish(initial=lambda: np.zeros(joint.size))
+        self.weights_ = run.finish(initial=lambda: start)
         self.stopped_ = run.stopped or self.stopped_
         self.history_, self.best_epoch_ = run.history, run.best_step
+        return last
 
-    def _lbfgs(self, objective: Objective, joint: JointFeatureMap, run: TrainingRun) -> None:
+    def _lbfgs(self, objective: Objective, start: np.ndarray, run: TrainingRun) -> np.ndarray:
+        """L-BFGS (OWL-QN with ``l1``) from ``start``, each iteration recorded; returns the last iterate."""
         evaluations = 0
 
         def after_iteration(w: np.ndarray) -> None:
@@ -352,9 +360,10 @@ class MaxEnt(Learner):
             evaluations = objective.evaluations
 
         run.bar(self.max_epochs, "it")
-        result = minimize_owlqn(objective, np.zeros(joint.size), l1=self.l1, maxiter=self.max_epochs, ftol=self.tol,
+        result = minimize_owlqn(objective, start, l1=self.l1, maxiter=self.max_epochs, ftol=self.tol,
                                 gtol=self.gtol, memory=self.memory, callback=after_iteration)
         self.stopped_ = result.message
+        return result.x
 
     def _sgd(self, objective: MaxEntObjective, X: FeatureMatrix, y: np.ndarray, run: TrainingRun) -> None:
         weights = SGDWeights(objective.joint.size, objective.joint.n_labels, momentum=self.momentum,
