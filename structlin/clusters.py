@@ -34,6 +34,7 @@ lowercase``, which is not part of wcluster's format (wcluster files never start 
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import importlib.resources
 import re
@@ -164,13 +165,15 @@ class WordClusters:
         return cls(paths, lowercase=lowercase, counts=counts)
 
     def write(self, path: Source) -> None:
-        """Write a wcluster ``paths`` file, lines sorted by path then word, atomically (see :meth:`read`)."""
-        with atomic_output(path) as out:
-            if self.lowercase:
-                out.write(LOWERCASE_HEADER + "\n")
-            for word in self._sorted_words():
-                count = self.counts.get(word)
-                out.write(f"{self.paths[word]}\t{word}" + ("\n" if count is None else f"\t{count}\n"))
+        """Write a wcluster ``paths`` file, lines sorted by path then word, atomically (see :meth:`read`); a name
+        ending in ``.gz`` is gzipped (without a time stamp: the same clusters, the same bytes)."""
+        lines = [LOWERCASE_HEADER + "\n"] if self.lowercase else []
+        for word in self._sorted_words():
+            count = self.counts.get(word)
+            lines.append(f"{self.paths[word]}\t{word}" + ("\n" if count is None else f"\t{count}\n"))
+        data = "".join(lines).encode("utf-8")
+        with atomic_output(path, "wb") as out:
+            out.write(gzip.compress(data, mtime=0) if str(path).endswith(".gz") else data)
 
     def to_dict(self) -> dict:
         """The clusters as JSON-able data (without counts), for a model file's metadata: :meth:`from_dict`."""

@@ -197,6 +197,17 @@ def test_built_clusters_round_trip(tmp_path):
     assert WordClusters.from_dict(json.loads(json.dumps(clusters.to_dict())), "model.zip") == clusters
 
 
+def test_a_gz_name_is_written_gzipped_and_read_back(tmp_path):
+    """``--output x.gz`` gives a gzip file (the same bytes for the same clusters) that reads back equal."""
+    clusters = build_clusters(two_topics())
+    clusters.write(tmp_path / "paths.gz")
+    data = (tmp_path / "paths.gz").read_bytes()
+    assert data[:2] == b"\x1f\x8b"
+    assert WordClusters.read(tmp_path / "paths.gz") == clusters
+    clusters.write(tmp_path / "again.gz")
+    assert (tmp_path / "again.gz").read_bytes() == data
+
+
 def test_read_wcluster_files(tmp_path):
     # as wcluster writes them: BITS<TAB>WORD<TAB>COUNT, sorted by path; words may start with '#'
     path = write(tmp_path, "0010\tthe\t6000\n0011\t#hashtag\t12\n01\tMonday\t40\n01\tTuesday\t35\n")
