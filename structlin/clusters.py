@@ -71,7 +71,7 @@ class WordClusters:
     written to a paths file but do not take part in equality.
     """
 
-    #: For the clusters structlin ships (:func:`structlin.templates.bundled_clusters`): their name and the
+    #: For the clusters structlin ships (:func:`bundled_clusters`): their name and the
     #: SHA-256 of their file, which a model file records in their place.
     bundled: str | None = None
     sha256: str | None = None

@@ -419,14 +419,15 @@ class FeatureSet:
             raise OptionValueError(f"{source}: values = {values!r}; accepted: {', '.join(VALUE_KINDS)}")
         if normalize not in ("none", "l2"):
             raise OptionValueError(f"{source}: normalize = {normalize!r}; accepted: none, l2")
-        clusters = _clusters(data, source, folder)
+        feature_set = cls(str(data.get("name", source)), tuple(specs), str(data.get("description", "")),
+                          _imports(data, source), values, normalize, _random_fourier(data, source),
+                          _clusters(data, source, folder))
         for spec in specs:
-            missing = [r for r in template(spec.name).needs if {"clusters": clusters}[r] is None]
+            missing = [r for r in template(spec.name).needs if feature_set.resources[r] is None]
             if missing:
                 raise OptionValueError(f"{source}: template {spec.name!r} reads the feature set's {missing[0]}; "
                                        f"give them as {missing[0]} = \"FILE\" (see `structlin clusters --help`)")
-        return cls(str(data.get("name", source)), tuple(specs), str(data.get("description", "")),
-                   _imports(data, source), values, normalize, _random_fourier(data, source), clusters)
+        return feature_set
 
     @classmethod
     def load(cls, name_or_path: str | Path) -> FeatureSet:
@@ -483,10 +484,15 @@ class FeatureSet:
                                else clusters.to_dict())
         return out
 
+    @property
+    def resources(self) -> dict:
+        """What the set holds for the templates that need it, by name (:data:`RESOURCES`; None: not given)."""
+        return {"clusters": self.clusters}
+
     def arguments(self, spec: TemplateSpec) -> dict:
         """What the template of ``spec`` is called with besides its input: its parameters and the resources of
         this set it needs."""
-        resources = {"clusters": self.clusters}
+        resources = self.resources
         return {**dict(spec.params), **{name: resources[name] for name in template(spec.name).needs}}
 
 

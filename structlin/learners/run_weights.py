@@ -44,6 +44,7 @@ class DenseWeights:
 
     def __init__(self, joint: JointFeatureMap, averaged: bool, initial: np.ndarray | SparseWeights | None = None):
         self.w = np.zeros(joint.size) if initial is None else _dense(initial)
+        self.averaged = averaged
         self._u = np.zeros(joint.size) if averaged else None
         self._given: tuple[np.ndarray, int] | None = None  # (the average that took u's memory, its visits)
 
@@ -100,9 +101,8 @@ class DenseWeights:
 
     def assign(self, w: np.ndarray, sums: np.ndarray | None, visits: int) -> None:
         """Make ``w`` the weights and, when averaging, ``sums`` the :meth:`visit_sums` of ``visits`` visits."""
-        averaged = self._u is not None or self._given is not None
         self.w = _dense(w)
-        if averaged:
+        if self.averaged:
             self.u = visits * self.w - _dense(sums)
 
     def carry(self, joint: JointFeatureMap, source: JointFeatureMap) -> None:
