@@ -216,7 +216,7 @@ def resolve(
     chosen = entry.split(split)
     relative = Path(chosen.path)
     what = f"corpus {entry.name!r}" + (f" split {split!r}" if split else "")
-    cache = _cache_dir(cache_dir)
+    cache = user_cache_dir(cache_dir)
     data = _data_dir(data_dir)
     bases = [*([data] if data else []), *_nltk_dirs(), cache]
     for base in bases:
@@ -307,6 +307,19 @@ def load_split(
         sentences = _read_nltk(entry, chosen, path, column or entry.column)
     start, stop = (round(f * len(sentences)) for f in chosen.fraction)
     return sentences[start:stop]
+
+
+def stream_split(name_or_entry: str | CorpusEntry, split: str | None, *, column: str | None = None,
+                 catalog: Catalog | None = None, **resolve_kwargs) -> Iterator[Sentence]:
+    """The sentences of :func:`load_split`, yielded as they are read: a CoNLL-U split that is a whole file is
+    never held in memory (a corpus NLTK's readers read, or a fraction of a file, is read whole first)."""
+    entry = _entry_of_kind(name_or_entry, catalog, "tagged")
+    if entry.format == "conllu" and tuple(entry.split(split).fraction) == (0.0, 1.0):
+        from structlin.readers import read_conllu
+
+        yield from read_conllu(resolve(entry, split, **resolve_kwargs), column=column or entry.column)
+    else:
+        yield from load_split(entry, split, column=column, catalog=catalog, **resolve_kwargs)
 
 
 def _read_nltk(entry: CorpusEntry, chosen: Split, path: Path, column: str | None) -> list[Sentence]:
@@ -441,8 +454,9 @@ def _nltk_dirs() -> list[Path]:
     return [Path(p) for p in nltk.data.path if isinstance(p, str)]
 
 
-def _cache_dir(cache_dir: str | os.PathLike | None) -> Path:
-    """The per-user download cache."""
+def user_cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
+    """structlin's per-user cache (downloads, feature caches): ``cache_dir`` when given, else ``STRUCTLIN_CACHE``,
+    ``$XDG_CACHE_HOME/structlin`` or ``~/.cache/structlin``."""
     if cache_dir is not None:
         return Path(cache_dir)
     if os.environ.get("STRUCTLIN_CACHE"):

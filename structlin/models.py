@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import functools
 import gc
+import hashlib
 import inspect
+import itertools
+import json
 import math
 import numbers
 import reprlib
 import types
 import warnings
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -37,6 +40,7 @@ from .doctemplates import DocumentFeatureExtractor
 from .errors import (CapabilityError, CorpusFormatError, ModelFormatError, NotFittedError, OptionValueError,
                      StructlinError, UnknownNameError, UnseenLabelWarning)
 from .evaluation import ClassificationReport, TaggingReport, evaluate_classification, evaluate_tagging
+from .featurecache import CacheWriter, FeatureCache, ShardedCorpus, settings_digest
 from .explain import (Explanation, InformativeFeature, TopFeatures, explain_document, explain_tokens,
                       informative_features, top_document_features, top_token_features)
 from .hashing import FeatureHasher
@@ -61,8 +65,9 @@ def _not_text(value, expected: str):
     return value
 
 
-def _tagged(sentences, what: str, fields: tuple[str, ...] = ("word",)) -> tuple[list[list], list[list[str]]]:
-    """Tokens and tags of tagged sentences given as :class:`Sentence` objects or ``[(word, tag), ...]``.
+def _tagged(sentences, what: str, fields: tuple[str, ...] = ("word",), first: int = 0) -> tuple[list[list], list[list[str]]]:
+    """Tokens and tags of tagged sentences given as :class:`Sentence` objects or ``[(word, tag), ...]`` (errors
+    number them from ``first``, the number of sentences of ``what`` before them).
 
     A feature set reading more input columns than the word (``fields``, e.g. ``("word", "pos")`` for
     chunking) takes every token as the tuple of those columns: from a :class:`Sentence`'s named
@@ -71,7 +76,7 @@ def _tagged(sentences, what: str, fields: tuple[str, ...] = ("word",)) -> tuple[
     width, tokens, tags = len(fields), [], []
     expected = "a word string" if width == 1 else f"{', '.join(fields)} strings"
     pairs = f"({', '.join(fields)}, tag) {'pairs' if width == 1 else 'tuples'}"
-    for k, sentence in enumerate(_listed(sentences, what)):
+    for k, sentence in enumerate(_listed(sentences, what), first):
         if isinstance(sentence, Sentence):
             if sentence.tags is None:
                 raise CorpusFormatError(sentence.path or what, sentence.line, f"sentence {k + 1} has no tags")
@@ -92,6 +97,21 @@ def _tagged(sentences, what: str, fields: tuple[str, ...] = ("word",)) -> tuple[
         tokens.append(w)
         tags.append(t)
     return tokens, tags
+
+
+def _chunks(items: Iterable, size: int) -> Iterator[list]:
+    """The items of ``items`` in lists of ``size`` (the last one shorter), read as they are needed."""
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def _numbered(chunks: Iterable[list]) -> Iterator[tuple[int, list]]:
+    """``(start, chunk)``: every chunk with the number of items before it."""
+    start = 0
+    for chunk in chunks:
+        yield start, chunk
+        start += len(chunk)
 
 
 def _listed(sentences, what: str) -> list:
@@ -548,16 +568,22 @@ class _Model:
     def _train(self, X: FeatureMatrix, labels: list, classes: list, dev=None) -> None:
         """Fit the learner on the training instances (see :meth:`_indexed`); ``dev = (X_dev, labels)``."""
         X, y = self._indexed(X, labels, classes)
+        self._fit_indexed(X, y, dev)
+
+    def _fit_indexed(self, X, y: np.ndarray | None, dev) -> None:
+        """Fit the learner on the indexed instances ``X`` with gold ids ``y`` (a
+        :class:`~structlin.featurecache.ShardedCorpus` and None when streaming); ``dev = (X_dev, labels)`` is
+        indexed here, and without it the epochs are chosen on a held-out share (:meth:`_fit_held_out_epochs`)."""
         dev_data = None
         if dev is not None:
-            dev_data = (self.joint.index(dev[0]), _dev_label_ids(self.joint, dev[1], f"{self._item}s", 3))
+            dev_data = (self.joint.index(dev[0]), _dev_label_ids(self.joint, dev[1], f"{self._item}s", 4))
         elif self.held_out and "epochs" in self.learner.get_params():
             self._fit_held_out_epochs(X, y)
             return
         self.learner.fit(self.joint, self.decoder, X, y, dev_data, bias_row=self._bias_row())
         self.weights_, self.history_ = self.learner.weights_, self.learner.history_
 
-    def _fit_held_out_epochs(self, X: FeatureMatrix, y: np.ndarray) -> None:
+    def _fit_held_out_epochs(self, X, y: np.ndarray | None) -> None:
         """Without dev: choose the number of epochs (iterations) on a seeded ``held_out`` share of the training
         instances, training on the rest, then train on all of them for that many (scikit-learn's refit).
         Settings the learner chose on the held-out part (declared with an ``untuned`` value) are kept for the
@@ -849,10 +875,12 @@ class Tagger(_Model, TaggerI):
 
     @_takes_learner_options
     def __init__(self, features=None, learner="averaged-perceptron", decoder="viterbi", *, bits: int = 22,
-                 hash_seed: int = 0, held_out: float | None = None, tag_dictionary: int | None = None, **options):
+                 hash_seed: int = 0, held_out: float | None = None, tag_dictionary: int | None = None,
+                 stream: bool = False, **options):
         super().__init__(features, learner, bits=bits, hash_seed=hash_seed, held_out=held_out, **options)
         self.decoder = decoder
         self.tag_dictionary = tag_dictionary
+        self.stream = stream
 
     def __sklearn_tags__(self):
         """scikit-learn's tags (read by scikit-learn only, so imported from it here): no classifier in its sense
@@ -883,6 +911,8 @@ class Tagger(_Model, TaggerI):
         count = self.tag_dictionary
         if count is not None and (type(count) is not int or count < 1):
             raise OptionValueError(f"tag_dictionary must be a positive number of occurrences or None, got {count!r}")
+        if not isinstance(self.stream, bool):
+            raise OptionValueError(f"stream must be True or False, got {self.stream!r}")
         self._decoder = self._make_decoder()
         super()._begin(training)
         self.known_words_: set[str] = set()
@@ -931,7 +961,13 @@ class Tagger(_Model, TaggerI):
     # --- training -------------------------------------------------------------------------------
 
     def fit(self, train, dev=None) -> Tagger:
-        """Train on tagged sentences; with ``dev``, keep the epoch with the best dev accuracy."""
+        """Train on tagged sentences; with ``dev``, keep the epoch with the best dev accuracy.  With ``stream``,
+        ``train`` is read once, a part at a time, into a feature cache on disk that training reads back
+        (:meth:`_fit_streamed`): any iterable of sentences, never held in memory."""
+        if self.stream:
+            with _collector_paused():
+                self._fit_streamed(train, dev)
+            return self
         with _collector_paused():
             train = _listed(train, "training data")
             self._begin(train)
@@ -943,6 +979,62 @@ class Tagger(_Model, TaggerI):
             self._train(X, flat_tags, sorted(set(flat_tags)), dev_data)
             self.known_words_ = {w for sentence in _words(words) for w in sentence}
         return self
+
+    def _fit_streamed(self, train, dev) -> None:
+        """``stream=True``: the training sentences' features are written to a
+        :class:`~structlin.featurecache.FeatureCache` (found again when the same sentences were cached with the same
+        feature set and hash, by this run or an earlier one), and the learner trains on it a few shards at a time
+        (a :class:`~structlin.featurecache.ShardedCorpus`), so that memory holds neither the sentences nor their
+        feature matrix.  The first :attr:`extraction_batch` sentences choose a default feature set."""
+        chunks = _chunks(_not_text(train, "training data as a sequence of tagged sentences"), self.extraction_batch)
+        first = next(chunks, [])
+        self._begin(first)
+        if not self.learner.capabilities.streams:
+            takers = [name for name, cls in LEARNERS.items() if cls.capabilities.streams and cls.capabilities.sequences]
+            raise CapabilityError(f"learner {self.learner.name!r} does not train from a corpus on disk (stream); "
+                                  f"those that do: {', '.join(takers)}")
+        if self.learner.get_params().get("client") is not None:
+            raise OptionValueError("stream trains on this machine: give it no Dask client")
+        dev_data = None
+        if dev is not None:
+            dev_words, dev_tags = _tagged(dev, "dev data", self.feature_set.fields)
+            dev_data = (self._features(dev_words, "dev data"), [t for s in dev_tags for t in s])
+        cache = self._feature_cache(train, itertools.chain([first], chunks))
+        self._joint = JointFeatureMap(sorted(cache.labels), cache.columns, transitions=self.decoder.uses_transitions)
+        corpus = ShardedCorpus(cache, self._joint)
+        if self.tag_dictionary is not None:
+            self.tagdict_ = TagDictionary.from_parts(((X.words, y) for X, y in corpus.parts()), len(cache.labels),
+                                                     min_count=self.tag_dictionary)
+            self._joint.candidates = self.tagdict_
+        self._fit_indexed(corpus, None, dev_data)
+        self.known_words_ = set(cache.vocabulary)
+
+    def _feature_cache(self, train, chunks) -> FeatureCache:
+        """The feature cache of the training sentences ``chunks`` (lists of :attr:`extraction_batch` sentences of
+        ``train``): named by a digest of the settings and the sentences, found without extracting when ``train``
+        can be read again (a list, a reader: a first pass computes the digest), else built."""
+        settings = settings_digest(kind=self.kind, features=self.feature_set.to_dict(), hash=self.hasher.config())
+        if iter(train) is not train:
+            digest = hashlib.sha256(settings.encode())
+            for start, chunk in _numbered(_chunks(train, self.extraction_batch)):
+                digest.update(self._streamed_part(chunk, start)[2])
+            found = FeatureCache.find(digest.hexdigest()[:32])
+            if found is not None:
+                return found
+        digest = hashlib.sha256(settings.encode())
+        with CacheWriter() as writer:
+            for start, chunk in _numbered(chunks):
+                tokens, tags, content = self._streamed_part(chunk, start)
+                digest.update(content)
+                writer.add(self._features(tokens, "training data", start), tags,
+                           (w for sentence in _words(tokens) for w in sentence))
+            return writer.finish(digest.hexdigest()[:32])
+
+    def _streamed_part(self, sentences: list, start: int) -> tuple[list[list], list[str], bytes]:
+        """The tokens of tagged ``sentences`` (the first is number ``start`` of the training data), their tags
+        (flat), and the bytes the cache's digest reads of them."""
+        tokens, tags = _tagged(sentences, "training data", self.feature_set.fields, first=start)
+        return tokens, [t for sentence in tags for t in sentence], json.dumps([tokens, tags]).encode()
 
     @_if_learner("online")
     def partial_fit(self, sentences, classes=None) -> Tagger:

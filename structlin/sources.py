@@ -7,13 +7,13 @@ same everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .catalog import Catalog, is_corpus_name, load_documents, load_split
+from .catalog import Catalog, is_corpus_name, load_documents, load_split, stream_split
 from .documents import ARCHIVE_SUFFIXES, Document, read_csv, read_fasttext, read_folders, read_svmlight, read_tsv
 from .errors import CorpusFormatError, OptionValueError
 from .readers import Sentence, read_file
@@ -68,6 +68,48 @@ def read_sentences(source: str, split: str | None, options: ReadOptions = ReadOp
     return _not_empty(list(sentences), source, "sentences")
 
 
+class SentenceStream:
+    """Tagged sentences read again from their sources at every iteration and never held (the training data of
+    ``structlin train tagger --stream``): files, or splits of catalog corpora (:func:`~structlin.catalog.stream_split`),
+    one after the other.  A source that gives no sentence is an error naming it.  ``sentences`` and ``tokens``
+    count what the last complete iteration read."""
+
+    def __init__(self, sources: list[tuple[str, Callable[[], Iterable[Sentence]]]]):
+        self.sources = sources  # (name, a function that reads it again)
+        self.sentences = self.tokens = 0
+
+    def __iter__(self) -> Iterator[Sentence]:
+        sentences = tokens = 0
+        for name, read in self.sources:
+            before = sentences
+            for sentence in read():
+                sentences += 1
+                tokens += len(sentence.words)
+                yield sentence
+            if sentences == before:
+                raise _empty(name, "sentences")
+        self.sentences, self.tokens = sentences, tokens
+
+    def __add__(self, other: SentenceStream) -> SentenceStream:
+        return SentenceStream([*self.sources, *other.sources])
+
+
+def stream_sentences(source: str, split: str | None, options: ReadOptions = ReadOptions()) -> SentenceStream:
+    """:func:`read_sentences` as a :class:`SentenceStream`: the same sources and options, read as they are
+    needed, as often as they are iterated."""
+    _refuse(options, _DOCUMENT_OPTIONS, f"{source} is read as tagged sentences")
+    if is_corpus_name(Catalog.load(), source) and not options.format:
+        _refuse(options, ("columns",), f"{source} is a catalog corpus, whose columns the catalog names")
+        return SentenceStream([(source, lambda: stream_split(source, split, column=options.column))])
+
+    def read() -> Iterator[Sentence]:
+        return read_file(source, format=options.format or ("columns" if options.columns else None),
+                         column=options.column, columns=options.columns)
+
+    read()  # an option the format does not take is refused now, before anything is read
+    return SentenceStream([(source, read)])
+
+
 def read_documents(source: str, split: str | None, options: ReadOptions = ReadOptions()) -> list[Document]:
     """Labelled documents: ``split`` of the catalog corpus ``source``, or a file / folder / archive.
 
@@ -106,12 +148,16 @@ def _refuse(options: ReadOptions, names: tuple[str, ...], why: str) -> None:
 
 
 def _not_empty(items: list, source: str, what: str) -> list:
-    """``items``, unless there are none: then an error naming ``source`` (an empty file, folder or archive)."""
+    """``items``, unless there are none: then :func:`_empty`."""
     if not items:
-        kind = ("folder" if Path(source).is_dir() else "archive" if source.lower().endswith(ARCHIVE_SUFFIXES)
-                else "file")
-        raise CorpusFormatError(source, None, f"no {what} (empty {kind}; expected at least one)")
+        raise _empty(source, what)
     return items
+
+
+def _empty(source: str, what: str) -> CorpusFormatError:
+    """The error of a ``source`` without ``what`` (sentences, documents): an empty file, folder or archive."""
+    kind = "folder" if Path(source).is_dir() else "archive" if source.lower().endswith(ARCHIVE_SUFFIXES) else "file"
+    return CorpusFormatError(source, None, f"no {what} (empty {kind}; expected at least one)")
 
 
 def _read_table(source: str, fmt: str, encoding: str, options: ReadOptions) -> list[Document]:

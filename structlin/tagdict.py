@@ -14,25 +14,9 @@ the sorted 64-bit codes of its words and, as compressed sparse rows, their label
 so the dictionary keeps no strings; two words whose codes collide (odds about ``n²/2⁶⁵`` for ``n``
 words) share the union of their labels, which only widens a search.
 
-Not yet wired into the models.  A tagger would:
-
-* fit: ``TagDictionary.build(word of every training token, joint.encode_labels(flat tags),
-  joint.n_labels, min_count=...)`` after the joint map is made (the word column of a token, as
-  ``known_words_`` collects it), and keep it as ``tagdict_``;
-* predict: look the tokens up once, ``rows = tagdict_.rows(flat words)``, and decode batch by batch as
-  ``predict_marginals`` does (``decode_batches`` hands its ``scores`` only the batch matrix, not its
-  positions): ``replace(scores, allowed=tagdict_.mask(rows[X.positions(chosen)]))`` before
-  ``decoder.argmax``;
-* train (optional; prediction is where the time goes): learners decode scores they make from batch
-  matrices, so the rows would have to travel with the indexed ``FeatureMatrix`` (``take`` keeping them)
-  for ``JointFeatureMap.scores`` to set ``allowed``.  A gold label outside its word's candidates (a
-  dictionary from other data, ``partial_fit``) cannot be predicted, but an update still happens;
-* save / load: ``**tagdict_.to_arrays()`` among ``_extra_arrays``; :attr:`TagDictionary.array_specs`
-  among the specs ``_array_specs`` gives when the metadata says the model has a dictionary
-  (``check_arrays`` wants exactly the arrays named, and knows the size ``labels``); and
-  ``TagDictionary.from_arrays(arrays, len(labels))`` in ``_restore``, its ``ValueError`` re-raised as a
-  ``ModelFormatError`` (``from_arrays`` also checks what ``ArraySpec`` cannot: rows non-empty, ids
-  increasing within rows).
+A tagger with ``tag_dictionary = k`` builds one from its training words (:meth:`from_codes`, or
+:meth:`from_parts` shard by shard for a corpus on disk), restricts every decoding with it, in training and
+prediction, and keeps it in its model file (:meth:`to_arrays`, :attr:`array_specs`, :meth:`from_arrays`).
 """
 
 from __future__ import annotations
@@ -86,16 +70,30 @@ class TagDictionary:
             raise ValueError(f"label ids must be in [0, {n_labels})")
         if type(min_count) is not int or min_count < 1:
             raise ValueError(f"min_count must be a positive integer, got {min_count!r}")
-        codes, word, counts = np.unique(word_codes, return_inverse=True, return_counts=True)
-        pairs = np.unique(word * n_labels + labels.astype(np.int64))  # (word, label), word-major
-        pair_word, pair_label = np.divmod(pairs, n_labels)
-        kept = counts[pair_word] >= min_count
-        frequent = counts >= min_count
+        return cls.from_parts([(word_codes, labels)], n_labels, min_count=min_count)
+
+    @classmethod
+    def from_parts(cls, parts, n_labels: int, *, min_count: int = 1) -> TagDictionary:
+        """:meth:`from_codes` of the concatenation of ``parts`` (``(word codes, label ids)`` pairs of arrays, e.g.
+        the shards of a corpus on disk), counted part by part: memory grows with the distinct (word, label)
+        pairs, not with the tokens."""
+        pairs, counts = [np.zeros((0, 2), dtype=np.uint64)], [np.zeros(0, dtype=np.int64)]
+        for word_codes, labels in parts:
+            stacked = np.stack([np.asarray(word_codes, dtype=np.uint64), np.asarray(labels).astype(np.uint64)], axis=1)
+            distinct, n = np.unique(stacked, axis=0, return_counts=True)
+            pairs.append(distinct)
+            counts.append(n)
+        pairs, inverse = np.unique(np.concatenate(pairs), axis=0, return_inverse=True)  # by (word, label)
+        pair_counts = np.bincount(inverse.ravel(), weights=np.concatenate(counts), minlength=len(pairs))
+        codes, pair_word = np.unique(pairs[:, 0], return_inverse=True)
+        word_counts = np.bincount(pair_word, weights=pair_counts, minlength=len(codes))
+        kept = word_counts[pair_word] >= min_count
+        frequent = word_counts >= min_count
         # Rows of the kept words, renumbered 0 … in code order.
         row = np.cumsum(frequent) - 1
         sizes = np.bincount(row[pair_word[kept]], minlength=int(frequent.sum()))
         indptr = np.concatenate([[0], np.cumsum(sizes)])
-        return cls(codes[frequent], indptr, pair_label[kept], n_labels)
+        return cls(codes[frequent], indptr, pairs[kept, 1].astype(np.int64), n_labels)
 
     @property
     def n_words(self) -> int:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .models import Classifier, Tagger
-from .sources import read_documents, read_sentences
+from .sources import read_documents, read_sentences, stream_sentences
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,8 @@ class Task:
     configuration before real training).
     ``learner_defaults`` are the model's own defaults for learner settings (a tagger's batch size);
     ``decoders`` says whether the task takes a decoder (and a tag dictionary: it labels sequences); ``column``
-    whether a model records the tag column it was trained on."""
+    whether a model records the tag column it was trained on; ``streams`` whether its model trains from a corpus
+    on disk (``stream=True``), reading the units with ``stream`` (re-iterable, never held) instead of ``read``."""
 
     kind: str
     unit: str
@@ -42,6 +43,11 @@ class Task:
     learner_defaults: dict = field(default_factory=dict)
     decoders: bool = False
     column: bool = False
+    stream: Callable | None = None
+
+    @property
+    def streams(self) -> bool:
+        return self.stream is not None
 
     def items(self, units: list) -> int:
         """How many items (tokens, documents) ``units`` hold."""
@@ -52,13 +58,15 @@ class Task:
         return inspect.signature(self.model).parameters[parameter].default
 
     def new_model(self, features, learner, *, decoder: str | None = None, bits: int, held_out: float | None = None,
-                  tag_dictionary: int | None = None):
+                  tag_dictionary: int | None = None, stream: bool = False):
         """An untrained model of this task (``features`` None: chosen from the training data by the model;
-        ``decoder`` and ``tag_dictionary`` only for a task that takes them, None: the model's default;
+        ``decoder``, ``tag_dictionary`` and ``stream`` only for a task that takes them, None: the model's default;
         ``held_out``: the model's)."""
+        if stream and not self.streams:
+            raise ValueError(f"a {self.kind} trains from its {self.unit}s in memory; it does not stream")
         if self.decoders:
             return self.model(features, learner, decoder or self.default("decoder"), bits=bits, held_out=held_out,
-                              tag_dictionary=tag_dictionary)
+                              tag_dictionary=tag_dictionary, **({"stream": True} if stream else {}))
         if decoder not in (None, "multiclass") or tag_dictionary is not None:
             raise ValueError(f"a {self.kind} labels each {self.unit} on its own; it takes no decoder ({decoder!r}) "
                              "and no tag dictionary")
@@ -85,7 +93,7 @@ TAGGING = Task(
     predict=lambda model, sentences: model.predict(sentences),
     report=lambda model, sentences, progress=None: model.report(sentences, progress=progress),
     sample=lambda sentences: sentences[:4],
-    learner_defaults=Tagger.learner_defaults, decoders=True, column=True)
+    learner_defaults=Tagger.learner_defaults, decoders=True, column=True, stream=stream_sentences)
 
 CLASSIFICATION = Task(
     kind="classifier", unit="document", item="document", model=Classifier, read=read_documents,

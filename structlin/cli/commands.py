@@ -8,7 +8,9 @@ refused before any work (:func:`check_arguments`).
 
 from __future__ import annotations
 
+import functools
 import json
+import operator
 import os
 import shlex
 import sys
@@ -64,6 +66,12 @@ def check_arguments(args) -> None:
     """Refuse, before any work, options that contradict each other: ``--split`` with ``--train``, a ``--dev``
     file that is the ``--train`` file, and an ``--output`` that is one of the files the command reads
     (``args.inputs``, set by the parser) or that cannot be written."""
+    if getattr(args, "stream", False):
+        clashing = [flag for flag in ("--workers", "--scheduler", "--dev-fraction")
+                    if getattr(args, flag[2:].replace("-", "_")) is not None]
+        if clashing:
+            raise UsageError(f"--stream trains on this machine from the whole training data; it does not combine "
+                             f"with {clashing[0]}")
     if args.command in ("train", "tune") and args.train:
         if args.split:
             raise StructlinError("--split chooses splits of --corpus; with --train give the file itself")
@@ -81,11 +89,11 @@ def check_arguments(args) -> None:
     check_output(output)
 
 
-def _units(task: Task, source: str, split: str | None, args, column: str | None = None) -> list:
+def _units(task: Task, source: str, split: str | None, args, column: str | None = None, *, stream: bool = False):
     """The sentences or documents (``task``) of a named corpus split or of a file, folder or archive, read with
     the command's data options (the library refuses those that do not apply to the data); ``column``: the tag
     column of a CoNLL-U file or NLTK corpus when ``--column`` is not given (a model's).  What a TSV or CSV
-    file gave is said on stderr unless ``--quiet``."""
+    file gave is said on stderr unless ``--quiet``.  ``stream``: the task's stream of them, read when iterated."""
     if column and _format(source, args) not in ("conllu", "nltk"):
         column = None
     report = None if getattr(args, "quiet", False) else (lambda line: print(line, file=sys.stderr))
@@ -94,7 +102,7 @@ def _units(task: Task, source: str, split: str | None, args, column: str | None 
                           getattr(args, "encoding", None), header=getattr(args, "header", None),
                           label_column=getattr(args, "label_column", None),
                           text_column=getattr(args, "text_column", None), report=report)
-    return task.read(source, split, options)
+    return (task.stream if stream else task.read)(source, split, options)
 
 
 def _format(source: str, args) -> str:
@@ -134,7 +142,8 @@ def _learner(args, task: Task, progress: bool | None):
 def _new_model(args, task: Task, learner, held_out: float | None = None):
     """The untrained model the command line describes, learning with ``learner``."""
     return task.new_model(args.features, learner, decoder=getattr(args, "decoder", None), bits=args.bits,
-                          held_out=held_out, tag_dictionary=getattr(args, "tag_dictionary", None))
+                          held_out=held_out, tag_dictionary=getattr(args, "tag_dictionary", None),
+                          stream=getattr(args, "stream", False))
 
 
 def _cross_validate(args) -> None:
@@ -170,9 +179,13 @@ def _training_data(args, task: Task, *, default_dev: bool = True) -> tuple[list,
     def read(source: str, split: str | None) -> list:
         return _units(task, source, split, args)
 
+    def read_training(source: str, split: str | None):
+        """The training units: a list, or with ``--stream`` a stream read as training needs it."""
+        return _units(task, source, split, args, stream=True) if getattr(args, "stream", False) else read(source, split)
+
     dev_name = None if args.dev in (None, "none") else args.dev
     if not args.corpus:
-        return read(args.train, None), (read(dev_name, None) if dev_name else None)
+        return read_training(args.train, None), (read(dev_name, None) if dev_name else None)
     entry = Catalog.load()[args.corpus]
     names = args.split.split("+") if args.split else ["train" if "train" in entry.splits else None]
     for name in names:
@@ -182,7 +195,7 @@ def _training_data(args, task: Task, *, default_dev: bool = True) -> tuple[list,
         dev_name = "dev"
     if dev_name is not None and dev_name in names:
         raise _dev_in_training(dev_name, f"a training split (--split {args.split})")
-    train = [item for name in names for item in read(args.corpus, name)]
+    train = functools.reduce(operator.add, [read_training(args.corpus, name) for name in names])
     if dev_name is None:
         return train, None
     return train, read(args.corpus, dev_name) if dev_name in entry.splits else read(dev_name, None)
@@ -229,8 +242,9 @@ def _train(args) -> None:
         _print_history(model)
         if _choices(model):
             print(_choices(model))
-        items = f" ({task.items(train):,} {task.item}s)" if task.item != task.unit else ""
-        print(f"trained on {len(train):,} {task.unit}s{items} in {seconds:.1f}s; kept epoch "
+        units, items = (train.sentences, train.tokens) if getattr(args, "stream", False) else (len(train), task.items(train))
+        items = f" ({items:,} {task.item}s)" if task.item != task.unit else ""
+        print(f"trained on {units:,} {task.unit}s{items} in {seconds:.1f}s; kept epoch "
               f"{model.learner.best_epoch_}; model written to {args.output}")
 
 

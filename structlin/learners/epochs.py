@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ..featurecache import SEGMENT_POSITIONS, ShardedCorpus
 from ..matrix import FeatureMatrix
 
 
@@ -30,11 +31,25 @@ def epoch_order(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) 
     return np.concatenate([batches[k] for k in rng.permutation(len(batches))])
 
 
-def minibatches(X: FeatureMatrix, y: np.ndarray, batch_size: int,
+def minibatches(X: FeatureMatrix | ShardedCorpus, y: np.ndarray | None, batch_size: int,
                 rng: np.random.Generator | None) -> Iterator[tuple[FeatureMatrix, np.ndarray]]:
     """One epoch's mini-batches of ``X`` with their gold label ids, in :func:`epoch_order` (seeded by
     ``rng``), or in corpus order when ``rng`` is None (no shuffling).  Each batch is taken out of ``X`` on its
-    own, never a permuted copy of the whole corpus, so that an epoch needs no more memory than a batch."""
+    own, never a permuted copy of the whole corpus, so that an epoch needs no more memory than a batch.
+
+    A :class:`~structlin.featurecache.ShardedCorpus` (which holds its gold ids: ``y`` is None) gives the same
+    batches in the same order, read from its shards a segment of whole batches at a time (about
+    :data:`~structlin.featurecache.SEGMENT_POSITIONS` positions): memory holds a segment, never the corpus."""
+    if isinstance(X, ShardedCorpus):
+        if X.n_instances == 0:
+            return
+        order = np.arange(X.n_instances) if rng is None else epoch_order(X.lengths, batch_size, rng)
+        ends = np.arange(batch_size, len(order) + batch_size, batch_size).clip(max=len(order))  # batch ends
+        positions = np.cumsum(X.lengths[order])[ends - 1]
+        cuts = ends[np.flatnonzero(np.diff(positions // SEGMENT_POSITIONS))]  # a batch end where a segment fills
+        for segment in np.split(order, cuts):
+            yield from minibatches(*X.take(segment), batch_size, None)
+        return
     if rng is None:
         for start in range(0, X.n_instances, batch_size):
             stop = min(start + batch_size, X.n_instances)

@@ -39,6 +39,7 @@ import scipy.sparse
 from ..decoders import Decoder, length_batches
 from ..distributed import Shard, ShardedRun
 from ..errors import OptionValueError, StructlinError
+from ..featurecache import ShardedCorpus
 from ..joint import Chains, JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
 from .epochs import minibatches
@@ -89,31 +90,16 @@ class Objective(ABC):
         return self(w)
 
 
-class MaxEntObjective(Objective):
-    """``f(w)`` and ``∇f(w)`` of the module docstring for one indexed corpus ``X`` with gold label ids
-    ``y`` (an :class:`Objective`); everything that does not depend on ``w`` is prepared once."""
+class ChainLikelihood:
+    """``−Σ log p(y|x)`` over a batch of instances and its gradient, on ``joint``'s layout with the inference of
+    ``decoder``: what the corpus objective sums and what an SGD step takes."""
 
-    def __init__(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, *, l2: float):
-        super().__init__(l2)
+    def __init__(self, joint: JointFeatureMap, decoder: Decoder):
         self.joint = joint
         # Greedy defines no distribution; it decodes the chain whose distribution Viterbi's marginals give.
         self.inference = decoder.exact
-        self.X = scipy.sparse.csr_matrix((X.values.astype(np.float64), X.indices, X.indptr),
-                                         shape=(X.n_positions, joint.n_rows))
-        self.y, self.matrix = np.asarray(y, dtype=np.int64), X
-        self.batches = [(X.positions(chosen), X.lengths[chosen]) for chosen in length_batches(X.lengths, 16384)]
 
-    def _evaluate(self, w: np.ndarray) -> tuple[float, np.ndarray]:
-        joint = self.joint
-        E = self.X @ joint.emission_weights(w)
-        loss, residual, tail = self._data_term(E, self.y, self.matrix, self.batches, w[joint.transition_offset :])
-        gradient = np.multiply(w, self.l2)
-        joint.emission_weights(gradient)[:] += self.X.T @ residual
-        if tail is not None:
-            gradient[joint.transition_offset :] += tail
-        return loss + 0.5 * self.l2 * (w @ w), gradient
-
-    def _data_term(self, E: np.ndarray, y: np.ndarray, matrix: FeatureMatrix, batches, tail_weights: np.ndarray):
+    def data_term(self, E: np.ndarray, y: np.ndarray, matrix: FeatureMatrix, batches, tail_weights: np.ndarray):
         """``−Σ log p(y|x)`` over the instances of ``matrix`` with emission scores ``E`` (positions × labels),
         marginals computed per batch of ``batches = [(positions, lengths), ...]`` (over the outputs the joint
         map allows: :meth:`~structlin.joint.JointFeatureMap.allowed`), and its gradient:
@@ -156,17 +142,42 @@ class MaxEntObjective(Objective):
         everything = [(np.arange(batch.n_positions), batch.lengths)]
         tail_weights = current[len(rows) :].ravel()
         scores = joint.row_scores(batch, local, current[: len(rows)], tail_weights)
-        loss, residual, tail = self._data_term(scores.emissions, y, batch, everything, tail_weights)
+        loss, residual, tail = self.data_term(scores.emissions, y, batch, everything, tail_weights)
         gradient = batch.transpose_dot_rows(local, len(rows), residual)
         if tail is None:
             return loss, rows, gradient
         return loss, touched, np.vstack([gradient, tail.reshape(-1, L)])
 
 
+class MaxEntObjective(Objective):
+    """``f(w)`` and ``∇f(w)`` of the module docstring for one indexed corpus ``X`` with gold label ids
+    ``y`` (an :class:`Objective`); everything that does not depend on ``w`` is prepared once."""
+
+    def __init__(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, *, l2: float):
+        super().__init__(l2)
+        self.joint, self.likelihood = joint, ChainLikelihood(joint, decoder)
+        self.X = scipy.sparse.csr_matrix((X.values.astype(np.float64), X.indices, X.indptr),
+                                         shape=(X.n_positions, joint.n_rows))
+        self.y, self.matrix = np.asarray(y, dtype=np.int64), X
+        self.batches = [(X.positions(chosen), X.lengths[chosen]) for chosen in length_batches(X.lengths, 16384)]
+
+    def _evaluate(self, w: np.ndarray) -> tuple[float, np.ndarray]:
+        joint = self.joint
+        E = self.X @ joint.emission_weights(w)
+        loss, residual, tail = self.likelihood.data_term(E, self.y, self.matrix, self.batches,
+                                                         w[joint.transition_offset :])
+        gradient = np.multiply(w, self.l2)
+        joint.emission_weights(gradient)[:] += self.X.T @ residual
+        if tail is not None:
+            gradient[joint.transition_offset :] += tail
+        return loss + 0.5 * self.l2 * (w @ w), gradient
+
+
 class ShardedObjective(Objective):
     """The objective of :class:`MaxEntObjective` over a corpus cut into the shards of ``shards`` (a
     :class:`~structlin.distributed.ShardedRun` whose workers keep the ``MaxEntObjective`` of their shard
-    without the prior, ``l2 = 0``), summed here with the prior added once:
+    without the prior, ``l2 = 0``; or the :class:`StreamedShards` of a corpus on disk, read one shard at a time),
+    summed here with the prior added once:
 
         f(w) = Σ_s f_s(w) + (l2/2)‖w‖²,     ∇f(w) = Σ_s ∇f_s(w) + l2·w
 
@@ -183,6 +194,20 @@ class ShardedObjective(Objective):
             value += value_s
             gradient += gradient_s
         return value + 0.5 * self.l2 * (w @ w), gradient
+
+
+class StreamedShards:
+    """The shards of a :class:`~structlin.featurecache.ShardedCorpus` in the form of
+    :meth:`~structlin.distributed.ShardedRun.map`, read from disk one at a time: at every round each shard's
+    objective is made again (memory holds one shard, never the corpus)."""
+
+    def __init__(self, corpus: ShardedCorpus, decoder: Decoder):
+        self.corpus, self.decoder = corpus, decoder
+
+    def map(self, function: Callable, *args) -> list:
+        joint = self.corpus.joint
+        return [function(_shard_objective(Shard(k, joint, self.decoder, X, y)), *args)
+                for k, (X, y) in enumerate(self.corpus.parts())]
 
 
 def _shard_objective(shard: Shard) -> MaxEntObjective:
@@ -236,7 +261,7 @@ class MaxEnt(Learner):
 
     name = "maxent"
     summary = "max-ent: logistic regression / linear-chain CRF by L-BFGS, OWL-QN (L1) or SGD"
-    capabilities = Capabilities(probabilistic=True, distributed=True)  # p(y|x) from the decoder's marginals
+    capabilities = Capabilities(probabilistic=True, distributed=True, streams=True)  # p(y|x): the marginals
     solvers = ("lbfgs", "sgd")
     options = (Option("epochs", int, None, "the most L-BFGS iterations (default 100), or SGD epochs (default 10)",
                       minimum=1, nullable=True),
@@ -290,6 +315,8 @@ class MaxEnt(Learner):
             relative = relative if relative is not None else self.option("relative_l2").untuned
             l2 = relative * X.mean_squared_norm()
             self.chosen_ = {"l2": l2}
+        if isinstance(X, ShardedCorpus):
+            shards = StreamedShards(X, decoder)
         return MaxEntObjective(joint, decoder, X, y, l2=l2) if shards is None else ShardedObjective(shards, l2)
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
@@ -340,7 +367,7 @@ class MaxEnt(Learner):
             if self.solver == "lbfgs":
                 last = self._lbfgs(objective, start, run)
             else:
-                self._sgd(objective, X, y, run)
+                self._sgd(objective, ChainLikelihood(joint, decoder), X, y, run)
         self.weights_ = run.finish(initial=lambda: start)
         self.stopped_ = run.stopped or self.stopped_
         self.history_, self.best_epoch_ = run.history, run.best_step
@@ -365,9 +392,10 @@ class MaxEnt(Learner):
         self.stopped_ = result.message
         return result.x
 
-    def _sgd(self, objective: MaxEntObjective, X: FeatureMatrix, y: np.ndarray, run: TrainingRun) -> None:
-        weights = SGDWeights(objective.joint.size, objective.joint.n_labels, momentum=self.momentum,
-                             averaged=self.averaging)
+    def _sgd(self, objective: Objective, likelihood: ChainLikelihood, X: FeatureMatrix, y: np.ndarray,
+             run: TrainingRun) -> None:
+        joint = likelihood.joint
+        weights = SGDWeights(joint.size, joint.n_labels, momentum=self.momentum, averaged=self.averaging)
         rng = np.random.default_rng(self.seed)
         decay = objective.l2 / max(X.n_instances, 1)  # λ per instance
         self.stopped_ = f"{self.max_epochs} epochs"
@@ -375,7 +403,7 @@ class MaxEnt(Learner):
         for _ in range(self.max_epochs):
             weights.start_epoch()
             for batch, gold in minibatches(X, y, self.batch_size, rng):
-                _, rows, gradient = objective.minibatch(batch, gold, weights.at)
+                _, rows, gradient = likelihood.minibatch(batch, gold, weights.at)
                 rate = self.learning_rate / (1.0 + self.learning_rate * decay * weights.steps)
                 weights.step(1.0 - rate * decay, rows, gradient * (-rate / batch.n_instances))
                 bar.update(batch.n_instances)

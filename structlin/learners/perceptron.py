@@ -91,7 +91,7 @@ class Perceptron(Learner):
 
     name = "perceptron"
     summary = "the structured perceptron (Collins 2002): w += φ(x,y) − φ(x,ŷ) on every mistake"
-    capabilities = Capabilities(online=True, distributed=True, sparse=True)
+    capabilities = Capabilities(online=True, distributed=True, sparse=True, streams=True)
     options = with_defaults((*PERCEPTRON_OPTIONS, CLIENT), relative_margin=PLAIN_RELATIVE_MARGIN_DEFAULT)
     history_fields = (MISTAKES,)
     averaged = False

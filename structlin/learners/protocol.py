@@ -49,7 +49,9 @@ class Capabilities:
     per instance.  ``sparse``: it can keep only the (feature, label) pairs it touched, and does with many
     labels (:func:`~.run_weights.stores_pairs`).
     ``distributed``: given a Dask ``client`` (its option :data:`CLIENT`), ``fit`` trains data-parallel on
-    that cluster (:mod:`structlin.distributed`).
+    that cluster (:mod:`structlin.distributed`).  ``streams``: ``fit`` takes a
+    :class:`~structlin.featurecache.ShardedCorpus` (a corpus on disk, its gold ids inside, ``y`` None) for ``X``
+    and, as dev, ``(ShardedCorpus, None)``, reading it a few shards at a time.
     """
 
     online: bool = False
@@ -62,6 +64,7 @@ class Capabilities:
     sequences: bool = True
     sparse: bool = False
     distributed: bool = False
+    streams: bool = False
 
 
 @dataclass(frozen=True)

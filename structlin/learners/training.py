@@ -29,6 +29,7 @@ from tqdm import tqdm
 
 from ..decoders import Decoder, decode_corpus
 from ..errors import StructlinError
+from ..featurecache import ShardedCorpus
 from ..joint import JointFeatureMap
 from ..matrix import FeatureMatrix
 
@@ -46,14 +47,22 @@ def accuracy(predicted: np.ndarray, gold: np.ndarray) -> float:
 
 
 def dev_accuracy(decoder: Decoder, joint: JointFeatureMap, w: np.ndarray, dev: tuple[FeatureMatrix, np.ndarray]) -> float:
-    """Position accuracy of the weights ``w`` on ``dev = (X_dev, y_dev)`` (see :func:`accuracy`)."""
+    """Position accuracy of the weights ``w`` on ``dev = (X_dev, y_dev)`` (see :func:`accuracy`); a
+    :class:`~structlin.featurecache.ShardedCorpus` (``y_dev`` None) is decoded shard by shard."""
     X, gold = dev
+    if isinstance(X, ShardedCorpus):
+        correct = sum(int((decode_corpus(decoder, joint, w, part) == part_gold).sum()) for part, part_gold in X.parts())
+        return correct / X.n_positions if X.n_positions else 0.0
     return accuracy(decode_corpus(decoder, joint, w, X), gold)
 
 
 def hold_out_instances(X: FeatureMatrix, y: np.ndarray, fraction: float, seed: int):
     """``(X_rest, y_rest, (X_held, y_held))``: a seeded ``fraction`` of the instances (at least one) held out,
-    the rest in corpus order, for a learner that chooses a setting on held-out data when it has no dev."""
+    the rest in corpus order, for a learner that chooses a setting on held-out data when it has no dev.
+    A :class:`~structlin.featurecache.ShardedCorpus` gives two corpora over its cache, and None for their ids."""
+    if isinstance(X, ShardedCorpus):
+        rest, held = X.hold_out(fraction, seed)
+        return rest, None, (held, None)
     order = np.random.default_rng(seed).permutation(X.n_instances)
     cut = X.n_instances - max(1, round(fraction * X.n_instances))
     rest, held = np.sort(order[:cut]), np.sort(order[cut:])
@@ -62,7 +71,10 @@ def hold_out_instances(X: FeatureMatrix, y: np.ndarray, fraction: float, seed: i
 
 def require_finite(X: FeatureMatrix, what: str) -> None:
     """Raise :class:`StructlinError` naming the first instance of ``X`` with a NaN or infinite
-    feature value: such a value would turn every weight it touches into NaN."""
+    feature value: such a value would turn every weight it touches into NaN.  (A
+    :class:`~structlin.featurecache.ShardedCorpus` was checked as its cache was written.)"""
+    if isinstance(X, ShardedCorpus):
+        return
     bad = np.flatnonzero(~np.isfinite(X.values))
     if len(bad):
         row = int(np.searchsorted(X.indptr, bad[0], side="right")) - 1

@@ -1,0 +1,112 @@
+"""``structlin train tagger --stream`` against corpus size (issue 19): peak memory and time on UD English EWT's
+training split alone and on EWT + Brown + the NLTK treebank sample (≈ 1.5 M tokens), and the in-memory run on
+the latter, each scored on EWT test.
+
+Every corpus is written as a ``word<TAB>tag`` file in NLTK's 12 universal tags (EWT's UPOS mapped to them, as
+``bench_scaling.py`` does), into ``--workdir``.  Each command is run as a user runs it, in its own process
+(``python -m structlin``), with its own feature cache (``STRUCTLIN_CACHE`` under ``--workdir``): first with an
+empty cache (the features are extracted and written), then again (the cache is found).  Printed per run: the
+command's wall-clock seconds, its peak resident memory, EWT test accuracy; then the ratios the issue sets bars
+on (peak memory of the large corpus over EWT alone, streamed; accuracy streamed minus in memory).
+
+    export STRUCTLIN_DATA=../shared/corpora NLTK_DATA=../shared/nltk_data
+    python scripts/bench_stream.py --epochs 2            # a quick run
+    python scripts/bench_stream.py --json stream.json    # the benchmark (defaults: 10 epochs)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _bench import source_state, table, write_json
+from bench_scaling import universal
+
+from structlin.catalog import load_split
+
+
+def write_tsv(path: Path, sentences) -> int:
+    """Write ``sentences`` as word<TAB>tag lines, a blank line after each; the number of tokens."""
+    tokens = 0
+    with open(path, "w", encoding="utf-8") as file:
+        for sentence in sentences:
+            file.writelines(f"{word}\t{tag}\n" for word, tag in zip(sentence.words, sentence.tags))
+            file.write("\n")
+            tokens += len(sentence.words)
+    return tokens
+
+
+def corpora(workdir: Path) -> dict[str, int]:
+    """Write the corpora's files (kept when present); their token counts."""
+    ewt = {split: universal(load_split("ud-english-ewt", split)) for split in ("train", "dev", "test")}
+    others = [s for name in ("brown", "treebank") for split in ("train", "dev", "test")
+              for s in load_split(name, split, column="universal")]
+    files = {"ewt-train": ewt["train"], "ewt-dev": ewt["dev"], "ewt-test": ewt["test"],
+             "ewt-brown-treebank": ewt["train"] + others}
+    return {name: write_tsv(workdir / f"{name}.tsv", sentences) for name, sentences in files.items()}
+
+
+def run(command: list[str], env: dict) -> tuple[float, float]:
+    """Run ``command``; its wall-clock seconds and peak resident memory in MiB (``wait4``'s ``ru_maxrss``)."""
+    began = time.perf_counter()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    if status:
+        raise SystemExit(f"failed ({status}): {' '.join(command)}")
+    return time.perf_counter() - began, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--epochs", type=int, default=10, help="averaged perceptron epochs (default: 10)")
+    parser.add_argument("--workdir", help="where the corpora and caches go (default: a temporary folder, removed)")
+    parser.add_argument("--json", help="also write the settings and rows to this JSON file")
+    args = parser.parse_args()
+    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="bench-stream-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        tokens = corpora(workdir)
+        env = {**os.environ, "STRUCTLIN_CACHE": str(workdir / "cache")}
+        shutil.rmtree(workdir / "cache", ignore_errors=True)
+        structlin = [sys.executable, "-m", "structlin"]
+        rows = []
+        for corpus, stream, cache in [("ewt-train", True, "empty"), ("ewt-train", True, "found"),
+                                      ("ewt-brown-treebank", True, "empty"), ("ewt-brown-treebank", True, "found"),
+                                      ("ewt-brown-treebank", False, "-")]:
+            model = workdir / f"{corpus}{'-stream' if stream else ''}.model"
+            command = [*structlin, "train", "tagger", "--train", str(workdir / f"{corpus}.tsv"), "--dev",
+                       str(workdir / "ewt-dev.tsv"), "--epochs", str(args.epochs), "--output", str(model), "--quiet",
+                       *(["--stream"] if stream else [])]
+            seconds, peak = run(command, env)
+            report = subprocess.run([*structlin, "evaluate", str(model), "--test", str(workdir / "ewt-test.tsv"),
+                                     "--json"], env=env, check=True, capture_output=True, text=True).stdout
+            name = f"{corpus}, {'streamed, cache ' + cache if stream else 'in memory'}"
+            rows.append({"system": name, "corpus": corpus, "tokens": tokens[corpus], "stream": stream, "cache": cache,
+                         "seconds": seconds, "peak_mib": peak, "test": 100 * json.loads(report)["accuracy"]})
+            print(f"{name}: {seconds:.1f} s, {peak:.0f} MiB, test {rows[-1]['test']:.2f}", flush=True)
+    finally:
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print(table(rows, [("tokens", lambda r: r["tokens"], ",d"), ("s", lambda r: r["seconds"], ".1f"),
+                       ("peak MiB", lambda r: r["peak_mib"], ".0f"), ("EWT test %", lambda r: r["test"], ".2f")]))
+    by = {(r["corpus"], r["stream"], r["cache"]): r for r in rows}
+    for cache in ("empty", "found"):
+        ratio = by["ewt-brown-treebank", True, cache]["peak_mib"] / by["ewt-train", True, cache]["peak_mib"]
+        print(f"peak memory, streamed, cache {cache}: EWT + Brown + treebank / EWT alone = {ratio:.2f}x (bar: 1.2x)")
+    gap = by["ewt-brown-treebank", True, "found"]["test"] - by["ewt-brown-treebank", False, "-"]["test"]
+    print(f"EWT test accuracy, streamed minus in memory (same data): {gap:+.2f} points (bar: within 0.1)")
+    if args.json:
+        write_json(args.json, {"source": source_state(), "machine": platform.platform(), "epochs": args.epochs,
+                               "rows": rows})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,289 @@
+"""A training corpus's features on disk, for corpora larger than memory (``stream=True``, ``--stream``).
+
+* :class:`FeatureCache` is a folder of shards: the feature matrix of consecutive instances of the corpus, cut
+  once a shard holds :data:`SHARD_POSITIONS` positions, one ``.npy`` file per array (read memory-mapped,
+  without pickle), the gold labels as ids into the cache's label list, plus ``columns.npy`` (every hashed bucket
+  the corpus uses, sorted: the rows of the joint map) and ``manifest.json`` (sizes, labels, the vocabulary).
+  :class:`CacheWriter` builds one in a temporary folder, renamed to its final name when complete, so that a
+  cache is never read half-written and a failed run leaves nothing behind.
+* The folder's name is a digest of what the features depend on: the settings (feature set, hashing) and the
+  content of the corpus (its text and labels, hashed as they are read).  The same corpus with the same settings
+  finds its cache again, in this run and in later ones; any change makes another.  Caches live under
+  ``STRUCTLIN_CACHE`` (else ``$XDG_CACHE_HOME/structlin``, else ``~/.cache/structlin``), in ``features/``.
+* :class:`ShardedCorpus` is what a learner trains on: the cache's instances indexed by the run's joint map, read
+  from the shards as they are needed.  An epoch visits them in the order it would visit a matrix of them
+  (:mod:`structlin.learners.epochs`), reading :data:`SEGMENT_POSITIONS` positions of that order at a time, so that
+  memory holds a segment, never the corpus, and a streamed run trains the model an in-memory run trains.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from .catalog import user_cache_dir
+from .errors import StructlinError
+from .joint import JointFeatureMap
+from .matrix import FeatureMatrix
+from .outputs import atomic_output
+
+FORMAT = 1  # the layout of a cache folder; a folder of another format is built again
+SHARD_POSITIONS = 1 << 15  # positions per shard (a shard ends at the first instance boundary past it)
+SEGMENT_POSITIONS = 1 << 17  # positions an epoch reads from the shards at a time
+_ARRAYS = ("indptr", "indices", "values", "lengths", "labels")
+
+
+def cache_root() -> Path:
+    """The folder that holds feature caches: ``features/`` of structlin's per-user cache
+    (:func:`~structlin.catalog.user_cache_dir`)."""
+    return user_cache_dir() / "features"
+
+
+def settings_digest(**settings) -> str:
+    """A digest of what features depend on besides the corpus (JSON-able values: a feature set's ``to_dict``,
+    the hash size and seed, the model kind)."""
+    text = json.dumps({"format": FORMAT, **settings}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class FeatureCache:
+    """A complete cache folder (see the module docstring), opened for reading."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        manifest = json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
+        if manifest.get("format") != FORMAT:
+            raise ValueError(f"{self.folder} holds a feature cache of format {manifest.get('format')}, not {FORMAT}")
+        self.labels: list[str] = manifest["labels"]
+        self.shard_sizes: list[dict] = manifest["shards"]  # instances, positions of each shard
+        self.words: bool = manifest["words"]
+
+    @classmethod
+    def find(cls, name: str, root: Path | None = None) -> FeatureCache | None:
+        """The complete cache called ``name``, or None when there is none (or one of another format)."""
+        folder = (root or cache_root()) / name
+        try:
+            return cls(folder)
+        except (OSError, ValueError, KeyError):
+            return None
+
+    @property
+    def n_shards(self) -> int:
+        return len(self.shard_sizes)
+
+    @property
+    def n_instances(self) -> int:
+        return sum(size["instances"] for size in self.shard_sizes)
+
+    @property
+    def n_positions(self) -> int:
+        return sum(size["positions"] for size in self.shard_sizes)
+
+    @cached_property
+    def columns(self) -> np.ndarray:
+        """Every hashed bucket the corpus's features use, sorted."""
+        return np.load(self.folder / "columns.npy", allow_pickle=False)
+
+    @cached_property
+    def vocabulary(self) -> list[str]:
+        """The distinct words of a tagging corpus (a tagger's ``known_words_``), sorted; empty for documents."""
+        return json.loads((self.folder / "vocabulary.json").read_text(encoding="utf-8"))
+
+    def shard(self, k: int) -> tuple[FeatureMatrix, np.ndarray]:
+        """Shard ``k``: its feature matrix (hashed buckets, memory-mapped arrays) and the gold label ids of its
+        positions, ids into :attr:`labels`."""
+        arrays = {name: np.load(self.folder / f"{k:05d}-{name}.npy", mmap_mode="r", allow_pickle=False)
+                  for name in (*_ARRAYS, *(("words",) if self.words else ()))}
+        labels = arrays.pop("labels")
+        return FeatureMatrix(**arrays), labels
+
+
+class CacheWriter:
+    """Builds a :class:`FeatureCache` from consecutive parts of a corpus: :meth:`add` each part's feature matrix
+    and labels, then :meth:`finish` with the cache's name.  Use it as a context: leaving the block without
+    :meth:`finish` (an error) removes the temporary folder."""
+
+    def __init__(self, root: Path | None = None):
+        self.root = root or cache_root()
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.folder = Path(tempfile.mkdtemp(prefix=".partial-", dir=self.root))
+        except OSError as err:
+            raise StructlinError(f"cannot write the feature cache in {self.root}: {err.strerror or err} "
+                                 "(set STRUCTLIN_CACHE to a writable folder)") from None
+        self.label_ids: dict[str, int] = {}
+        self.vocabulary: set[str] = set()
+        self.columns = np.zeros(0, dtype=np.int64)
+        self.shards: list[dict] = []
+        self._pending: list[tuple[FeatureMatrix, np.ndarray]] = []
+        self._pending_positions = 0
+        self._words: bool | None = None
+
+    def __enter__(self) -> CacheWriter:
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+    def add(self, X: FeatureMatrix, labels: list, words=()) -> None:
+        """The next instances: their feature matrix (hashed buckets), one label per position and, for a tagger,
+        their words (for the vocabulary)."""
+        if self._words is None:
+            self._words = X.words is not None
+        ids = np.fromiter((self.label_ids.setdefault(label, len(self.label_ids)) for label in labels),
+                          dtype=np.int32, count=len(labels))
+        self.vocabulary.update(words)
+        self._pending.append((X, ids))
+        self._pending_positions += X.n_positions
+        if self._pending_positions >= SHARD_POSITIONS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        X = FeatureMatrix.concatenate([X for X, _ in self._pending])
+        labels = np.concatenate([ids for _, ids in self._pending])
+        self._pending, self._pending_positions = [], 0
+        k = len(self.shards)
+        arrays = {"indptr": X.indptr, "indices": X.indices, "values": X.values, "lengths": X.lengths,
+                  "labels": labels, **({"words": X.words} if X.words is not None else {})}
+        for name, array in arrays.items():
+            with atomic_output(self.folder / f"{k:05d}-{name}.npy", "wb") as file:
+                np.save(file, array, allow_pickle=False)
+        self.columns = np.union1d(self.columns, X.indices)
+        self.shards.append({"instances": X.n_instances, "positions": X.n_positions})
+
+    def finish(self, name: str) -> FeatureCache:
+        """Write the last shard and the manifest, and move the cache to its name (where a cache of that name,
+        written meanwhile by another run, is kept and this one dropped)."""
+        self._flush()
+        if not self.shards:
+            raise StructlinError("the training data holds no instances")
+        with atomic_output(self.folder / "columns.npy", "wb") as file:
+            np.save(file, self.columns, allow_pickle=False)
+        with atomic_output(self.folder / "vocabulary.json", "w") as file:
+            json.dump(sorted(self.vocabulary), file, ensure_ascii=False)
+        manifest = {"format": FORMAT, "labels": list(self.label_ids), "shards": self.shards,
+                    "words": bool(self._words)}
+        with atomic_output(self.folder / "manifest.json", "w") as file:
+            json.dump(manifest, file, indent=1)
+        target = self.root / name
+        try:
+            os.replace(self.folder, target)
+        except OSError:  # a complete cache of the same name exists: the same features
+            if FeatureCache.find(name, self.root) is None:
+                raise
+        else:
+            self.folder = None
+        return FeatureCache(target)
+
+
+class ShardedCorpus:
+    """The instances of a :class:`FeatureCache` as a learner trains on them, their buckets indexed by ``joint``
+    (:meth:`JointFeatureMap.index`) and their labels as the map's label ids.  ``selection`` keeps, for each
+    shard, the sorted indices of the instances this corpus holds (None: all of them; a held-out split is two
+    corpora over one cache).  Instance ``i`` is the ``i``-th held, shard after shard.
+
+    It answers what learners ask of a :class:`FeatureMatrix` as a whole (``n_instances``, ``n_positions``,
+    ``lengths``, :meth:`mean_squared_norm`).  Its instances are read shard by shard (:meth:`parts`), or any of
+    them in any order (:meth:`take`, memory-mapping the shards for the call only, so that what stays resident is
+    what was taken): an epoch takes its instances in the order a matrix of them would be visited, a segment of
+    about :data:`SEGMENT_POSITIONS` positions at a time (``learners.epochs.minibatches``), so that a streamed run
+    visits what an in-memory one visits, in the same order.
+    """
+
+    def __init__(self, cache: FeatureCache, joint: JointFeatureMap, selection: list | None = None):
+        self.cache, self.joint = cache, joint
+        self.selection = selection if selection is not None else [None] * cache.n_shards
+        self._label_ids = joint.encode_labels(cache.labels, unknown=-1)
+
+    @cached_property
+    def lengths(self) -> np.ndarray:
+        """The length of every instance (a number per instance, not per position)."""
+        return np.concatenate([self._chosen(k, np.asarray(self.cache.shard(k)[0].lengths))
+                               for k in range(self.cache.n_shards)])
+
+    @cached_property
+    def _starts(self) -> np.ndarray:
+        """The first instance of every shard, and the number of instances at the end."""
+        sizes = [self.cache.shard_sizes[k]["instances"] if chosen is None else len(chosen)
+                 for k, chosen in enumerate(self.selection)]
+        return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+    @property
+    def n_instances(self) -> int:
+        return int(self._starts[-1])
+
+    @property
+    def n_positions(self) -> int:
+        return int(self.lengths.sum())
+
+    def _chosen(self, k: int, per_instance: np.ndarray) -> np.ndarray:
+        """``per_instance`` (one value per instance of shard ``k``) at the instances this corpus holds."""
+        chosen = self.selection[k]
+        return per_instance if chosen is None else per_instance[chosen]
+
+    def _read(self, k: int, local: np.ndarray | None) -> tuple[FeatureMatrix, np.ndarray]:
+        """Instances ``local`` (indices among those this corpus holds of shard ``k``; None: all) of shard ``k``,
+        indexed, in memory, with their gold label ids."""
+        X, labels = self.cache.shard(k)
+        chosen = self.selection[k]
+        if chosen is not None:
+            local = chosen if local is None else chosen[local]
+        if local is not None:
+            labels = labels[X.positions(local)]
+            X = X.take(local)
+        return self.joint.index(X), self._label_ids[labels]
+
+    def parts(self) -> Iterator[tuple[FeatureMatrix, np.ndarray]]:
+        """Every shard's instances of this corpus, in order (indexed, with their gold ids)."""
+        for k in range(self.cache.n_shards):
+            if self._starts[k + 1] > self._starts[k]:
+                yield self._read(k, None)
+
+    def take(self, instances) -> tuple[FeatureMatrix, np.ndarray]:
+        """The instances ``instances`` (in that order) as one indexed matrix, with their gold label ids: read
+        from each shard that holds some, then put in order."""
+        instances = np.asarray(instances, dtype=np.int64)
+        shard = np.searchsorted(self._starts, instances, side="right") - 1
+        by_shard = np.argsort(shard, kind="stable")
+        parts = [self._read(int(k), instances[by_shard][shard[by_shard] == k] - self._starts[k])
+                 for k in np.unique(shard)] or [self._read(0, by_shard)]  # no instance: an empty matrix
+        X = FeatureMatrix.concatenate([X for X, _ in parts])
+        y = np.concatenate([y for _, y in parts])
+        back = np.empty_like(by_shard)
+        back[by_shard] = np.arange(len(by_shard))  # where each instance of the request is in the shard order
+        return X.take(back), y[X.positions(back)]
+
+    def mean_squared_norm(self) -> float:
+        """``ρ = Σ_p ‖x_p‖² / positions`` (:meth:`FeatureMatrix.mean_squared_norm`), in one pass over the shards."""
+        total = 0.0
+        for X, _ in self.parts():
+            values = X.values.astype(np.float64)
+            total += float(values @ values)
+        return total / max(self.n_positions, 1)
+
+    def hold_out(self, fraction: float, seed: int) -> tuple[ShardedCorpus, ShardedCorpus]:
+        """``(rest, held)``: a seeded ``fraction`` of the instances (at least one) held out, the very instances
+        :func:`structlin.learners.training.hold_out_instances` holds out of a matrix of them."""
+        n = self.n_instances
+        order = np.random.default_rng(seed).permutation(n)
+        held = np.zeros(n, dtype=bool)
+        held[order[n - max(1, round(fraction * n)) :]] = True
+        rest_selection, held_selection = [], []
+        for k in range(self.cache.n_shards):
+            local = self._chosen(k, np.arange(self.cache.shard_sizes[k]["instances"]))
+            mask = held[self._starts[k] : self._starts[k + 1]]
+            rest_selection.append(local[~mask])
+            held_selection.append(local[mask])
+        return (ShardedCorpus(self.cache, self.joint, rest_selection),
+                ShardedCorpus(self.cache, self.joint, held_selection))
