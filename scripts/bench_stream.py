@@ -6,8 +6,10 @@ Every corpus is written as a ``word<TAB>tag`` file in NLTK's 12 universal tags (
 ``bench_scaling.py`` does), into ``--workdir``.  Each command is run as a user runs it, in its own process
 (``python -m structlin``), with its own feature cache (``STRUCTLIN_CACHE`` under ``--workdir``): first with an
 empty cache (the features are extracted and written), then again (the cache is found).  Printed per run: the
-command's wall-clock seconds, its peak resident memory, EWT test accuracy; then the ratios the issue sets bars
-on (peak memory of the large corpus over EWT alone, streamed; accuracy streamed minus in memory).
+command's wall-clock seconds, its peak resident memory, the size of one float64 weight vector of the model's
+layout (a run holds about four: weights, averaging sums, the epoch's average and the best one kept), EWT test
+accuracy; then the ratios the issue sets bars on (peak memory of the large corpus over EWT alone, streamed;
+accuracy streamed minus in memory).
 
     export STRUCTLIN_DATA=../shared/corpora NLTK_DATA=../shared/nltk_data
     python scripts/bench_stream.py --epochs 2            # a quick run
@@ -30,6 +32,7 @@ from pathlib import Path
 from _bench import source_state, table, write_json
 from bench_scaling import universal
 
+from structlin import Tagger
 from structlin.catalog import load_split
 
 
@@ -89,14 +92,19 @@ def main() -> None:
             report = subprocess.run([*structlin, "evaluate", str(model), "--test", str(workdir / "ewt-test.tsv"),
                                      "--json"], env=env, check=True, capture_output=True, text=True).stdout
             name = f"{corpus}, {'streamed, cache ' + cache if stream else 'in memory'}"
+            weights = Tagger.load(model).joint.size * 8 / 2**20  # MiB of one float64 vector of the layout
             rows.append({"system": name, "corpus": corpus, "tokens": tokens[corpus], "stream": stream, "cache": cache,
-                         "seconds": seconds, "peak_mib": peak, "test": 100 * json.loads(report)["accuracy"]})
-            print(f"{name}: {seconds:.1f} s, {peak:.0f} MiB, test {rows[-1]['test']:.2f}", flush=True)
+                         "seconds": seconds, "peak_mib": peak, "weights_mib": weights,
+                         "test": 100 * json.loads(report)["accuracy"]})
+            print(f"{name}: {seconds:.1f} s, {peak:.0f} MiB, weights {weights:.0f} MiB, test {rows[-1]['test']:.2f}",
+                  flush=True)
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     print(table(rows, [("tokens", lambda r: r["tokens"], ",d"), ("s", lambda r: r["seconds"], ".1f"),
-                       ("peak MiB", lambda r: r["peak_mib"], ".0f"), ("EWT test %", lambda r: r["test"], ".2f")]))
+                       ("peak MiB", lambda r: r["peak_mib"], ".0f"), ("weights MiB", lambda r: r["weights_mib"], ".0f"),
+                       ("peak − 4 × weights", lambda r: r["peak_mib"] - 4 * r["weights_mib"], ".0f"),
+                       ("EWT test %", lambda r: r["test"], ".2f")]))
     by = {(r["corpus"], r["stream"], r["cache"]): r for r in rows}
     for cache in ("empty", "found"):
         ratio = by["ewt-brown-treebank", True, cache]["peak_mib"] / by["ewt-train", True, cache]["peak_mib"]

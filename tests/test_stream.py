@@ -158,6 +158,7 @@ def weights(model) -> np.ndarray:
     {"learner": "averaged-perceptron", "epochs": 2},
     {"learner": "mira", "epochs": 2},
     {"learner": "maxent", "solver": "sgd", "epochs": 2},
+    {"learner": "svm", "solver": "pegasos", "epochs": 2},
     {"learner": "averaged-perceptron", "epochs": 2, "tag_dictionary": 1},
 ])
 def test_streamed_training_gives_the_in_memory_model(ewt, small_shards, options):
@@ -219,10 +220,19 @@ def test_errors_number_sentences_across_parts(monkeypatch):
         Tagger(stream=True).fit([*SENTENCES[:7], [("a",), ("b", "X")]])
 
 
-@pytest.mark.parametrize("learner", ["svm", "voted-perceptron", "winnow"])
+@pytest.mark.parametrize("learner", ["voted-perceptron", "winnow"])
 def test_a_learner_that_does_not_stream_is_refused(learner):
     with pytest.raises(CapabilityError, match="does not train from a corpus on disk"):
         Tagger(learner=learner, stream=True).fit(SENTENCES)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"learner": "svm"}, "the bcfw solver keeps dual variables for every training instance in memory"),
+    ({"learner": "perceptron", "delta": 0.5}, "the Δ trick"),
+])
+def test_a_setting_that_does_not_stream_is_refused(options, message):
+    with pytest.raises(OptionValueError, match=message):
+        Tagger(stream=True, **options).fit(SENTENCES)
 
 
 def test_stream_must_be_a_bool():
@@ -251,7 +261,8 @@ def test_train_tagger_stream_from_a_file(tmp_path, capsys):
 @pytest.mark.parametrize("extra, message", [
     (["--workers", "2"], "--stream trains on this machine from the whole training data; it does not combine with --workers"),
     (["--dev-fraction", "0.1"], "does not combine with --dev-fraction"),
-    (["--learner", "svm"], "does not train from a corpus on disk"),
+    (["--learner", "winnow"], "does not train from a corpus on disk"),
+    (["--learner", "svm"], "the pegasos solver does"),
 ])
 def test_train_tagger_stream_refuses_what_it_cannot_do(tmp_path, capsys, extra, message):
     write_tsv(tmp_path / "train.tsv", SENTENCES)

@@ -42,6 +42,7 @@ from tqdm import tqdm
 from ..decoders import Cost, Decoder, Multiclass
 from ..distributed import Shard, ShardedRun
 from ..errors import OptionValueError
+from ..featurecache import ShardedCorpus
 from ..joint import JointFeatureMap, Scores, SparseWeights
 from ..matrix import FeatureMatrix
 from ..modelfile import ArraySpec
@@ -136,6 +137,9 @@ class Perceptron(Learner):
         ``patience`` epochs without improvement.  The run's state is that of the last epoch trained
         (not the kept one): :meth:`partial_fit` goes on from there.
         """
+        if self.delta and isinstance(X, ShardedCorpus):
+            raise OptionValueError("the Δ trick (delta) adds a feature for every training instance, kept in memory: it "
+                                   "does not train from a corpus on disk (stream)")
         self._trick = DeltaTrick(joint, X, self.delta) if self.delta else None
         self.start(self._trick.joint if self._trick else joint)
         self.margin_ = self._margin(X)

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..decoders import Cost, Decoder, length_batches
 from ..errors import CorpusFormatError, OptionValueError
+from ..featurecache import ShardedCorpus
 from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
 from .epochs import minibatches
@@ -61,6 +62,11 @@ RELATIVE_C_DEFAULT = 3.0
 SVM_PATIENCE = 3
 
 
+def _length_batched(X: FeatureMatrix, y: np.ndarray) -> list[tuple[FeatureMatrix, np.ndarray]]:
+    """``X`` and its gold ids ``y`` in batches of instances of similar length (:func:`length_batches`)."""
+    return [(X.take(chosen), y[X.positions(chosen)]) for chosen in length_batches(X.lengths)]
+
+
 class StructuredHinge:
     """``P(w)`` of the module docstring on one indexed corpus ``X`` with gold label ids ``y``, and what
     both solvers share: ``lam`` (λ), the loss-augmented oracle and the task loss Δ.  Calling it with
@@ -69,14 +75,22 @@ class StructuredHinge:
 
     def __init__(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, *, C: float,
                  cost: float = 1.0, cost_matrix: np.ndarray | None = None):
-        self.joint, self.decoder, self.X, self.y = joint, decoder, X, np.asarray(y, dtype=np.int64)
+        self.joint, self.decoder, self.X = joint, decoder, X
+        self.y = None if y is None else np.asarray(y, dtype=np.int64)
         self.cost = Cost(cost, cost_matrix)
         # Greedy's loss-augmented decoding is no max: train on the exact chain argmax its scores define.
         self.inference = decoder.exact
         self.n = X.n_instances
         self.lam = 1.0 / (C * max(self.n, 1))
-        # Taken once: every evaluation of P scores the whole corpus in these batches of similar length.
-        self.batches = [(X.take(chosen), self.y[X.positions(chosen)]) for chosen in length_batches(X.lengths)]
+        # Taken once: every evaluation of P scores the whole corpus in these batches of similar length (a corpus
+        # on disk is read again, shard by shard).
+        self._batches = None if isinstance(X, ShardedCorpus) else _length_batched(X, self.y)
+
+    def batches(self):
+        """The corpus in batches of instances of similar length, with their gold ids."""
+        if self._batches is not None:
+            return self._batches
+        return (batch for part, gold in self.X.parts() for batch in _length_batched(part, gold))
 
     def oracle(self, scores: Scores, gold: np.ndarray) -> np.ndarray:
         """``ŷ = argmax_y Δ(gold, y) + w·φ(x, y)`` for every instance of a batch."""
@@ -97,7 +111,7 @@ class StructuredHinge:
         joint, n = self.joint, max(self.n, 1)
         subgradient = np.multiply(w, self.lam)
         total, errors = 0.0, 0
-        for batch, gold in self.batches:
+        for batch, gold in self.batches():
             scores = joint.scores(w, batch)
             errors += int(np.count_nonzero(self.decoder.argmax(scores) != gold))
             predicted = self.oracle(scores, gold)
@@ -150,7 +164,7 @@ class SVM(Learner):
 
     name = "svm"
     summary = "hinge loss: Crammer–Singer / structured SVM by Pegasos or BCFW, with the duality gap"
-    capabilities = Capabilities()
+    capabilities = Capabilities(streams=True)  # with the pegasos solver
     solvers = ("pegasos", "bcfw")
     options = (Option("epochs", int, None, "passes over the data (default: 10 for pegasos, at most 50 for bcfw)",
                       minimum=1, nullable=True),
@@ -220,6 +234,9 @@ class SVM(Learner):
             dev: tuple[FeatureMatrix, np.ndarray] | None = None, *, bias_row: int | None = None) -> SVM:
         """Train from ``w = 0`` on the indexed corpus ``X`` with gold label ids ``y`` (one per position);
         ``dev = (X_dev, y_dev)`` selects the epoch kept (gold ids of −1 count as errors)."""
+        if isinstance(X, ShardedCorpus) and self.solver != "pegasos":
+            raise OptionValueError(f"the {self.solver} solver keeps dual variables for every training instance in "
+                                   "memory: it does not train from a corpus on disk (stream); the pegasos solver does")
         objective = self.objective(joint, decoder, X, y)
         require_finite(X, "training")
         if dev is not None:
