@@ -13,6 +13,9 @@ sums their gradients):
   ``STRUCTLIN_CACHE`` (else the system's temporary folder), removed when the run ends, beside the joint map's
   columns (``columns.npy``: one per feature row, megabytes for a large corpus, which would otherwise travel
   through the scheduler in every shard's task).
+* **From a feature cache.**  A corpus on disk (``--stream``: :class:`~structlin.featurecache.ShardedCorpus`) is
+  not written again: its cache's shards are grouped, whole, into one group per worker of about as many positions
+  (:func:`group_shards`), and each worker reads its group from the cache's files.
 * **Loaded by the workers.** A worker reads its shard in a task with a key of the run's own that the client
   holds on to.  If the worker is lost, Dask runs that task again on another worker, from the file: that is how a
   run survives a lost worker (data scattered from the client would be lost with it).  The workers must therefore
@@ -34,6 +37,7 @@ import asyncio
 import os
 import shutil
 import tempfile
+import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -44,6 +48,7 @@ import numpy as np
 
 from .decoders import Decoder
 from .errors import OptionValueError, StructlinError, UsageError
+from .featurecache import FeatureCache, ShardedCorpus
 from .joint import JointFeatureMap, SparseWeights
 from .matrix import FeatureMatrix
 from .outputs import atomic_output
@@ -142,6 +147,21 @@ def shard_instances(X: FeatureMatrix, n_shards: int, seed: int) -> list[np.ndarr
     return [np.sort(part) for part in np.split(order, cuts)]
 
 
+def group_shards(corpus: ShardedCorpus, n_groups: int) -> list[list[int]]:
+    """The shards of a corpus on disk that hold some of its instances, in at most ``n_groups`` groups of about as
+    many positions: each shard whole, the largest first, to the group with the fewest positions so far (ties to
+    the first); a group's shards in order.  Fewer groups when there are fewer such shards."""
+    positions = corpus.shard_positions
+    held = [k for k in np.argsort(-positions, kind="stable") if corpus.shard_sizes[k] > 0]
+    groups: list[list[int]] = [[] for _ in range(min(n_groups, len(held)))]
+    loads = np.zeros(len(groups), dtype=np.int64)
+    for k in held:
+        lightest = int(np.argmin(loads))
+        groups[lightest].append(int(k))
+        loads[lightest] += positions[k]
+    return [sorted(group) for group in groups]
+
+
 def write_shard(path, X: FeatureMatrix, y: np.ndarray) -> None:
     """Write the instances ``X`` and their gold label ids ``y`` to ``path`` as ``.npz`` arrays (no pickle)."""
     arrays = {"indptr": X.indptr, "indices": X.indices, "values": X.values, "lengths": X.lengths,
@@ -177,6 +197,18 @@ def _same(value):
     return value
 
 
+def _load_cached(folder: str, selection: list, index: int, joint: JointFeatureMap, decoder: Decoder,
+                 prepare: Callable | None):
+    """On a worker: the instances ``selection`` (per shard, as :class:`~structlin.featurecache.ShardedCorpus` keeps
+    them) of the feature cache in ``folder``, in memory, or what ``prepare`` makes of them; ``joint`` comes without
+    its columns, which are the cache's."""
+    cache = FeatureCache(folder)
+    joint = JointFeatureMap(joint.labels, cache.columns, transitions=joint.transitions, candidates=joint.candidates)
+    corpus = ShardedCorpus(cache, joint, selection)
+    shard = Shard(index, joint, decoder, *corpus.take(np.arange(corpus.n_instances)))
+    return shard if prepare is None else prepare(shard)
+
+
 def _load(path: str, index: int, joint: JointFeatureMap, decoder: Decoder, prepare: Callable | None):
     """On a worker: the shard written to ``path``, or what ``prepare`` makes of it; ``joint`` comes without its
     columns, which are read from the file beside the shard (``columns.npy``)."""
@@ -192,15 +224,21 @@ class ShardedRun:
     ``seed`` and loaded by the workers (see the module docstring).  A worker keeps its :class:`Shard`, or what
     ``prepare(shard)`` makes of it (a learner's objective over the shard).  ``sizes`` holds the number of
     instances of each shard.  Leaving the ``with`` block (or :meth:`close`) releases the shards and removes
-    their files."""
+    their files.  ``X`` may be a corpus on disk (a :class:`~structlin.featurecache.ShardedCorpus`, ``y`` None):
+    its cache's shards are then grouped by :func:`group_shards` (not by ``seed``), and each worker reads its group
+    from the cache."""
 
     def __init__(self, client, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, *,
                  seed: int, prepare: Callable | None = None):
         workers = sorted(client.nthreads())
         if not workers:
             raise StructlinError(f"the Dask cluster of {client.scheduler.address} has no worker to train on")
+        self.client, self.rounds, self.shards = client, 0, []
+        if isinstance(X, ShardedCorpus):
+            self._load_cached(X, joint, decoder, workers, prepare)
+            return
         parts = shard_instances(X, min(len(workers), X.n_instances), seed)
-        self.client, self.rounds, self.shards, self.sizes = client, 0, [], [len(part) for part in parts]
+        self.sizes = [len(part) for part in parts]
         base = Path(os.environ.get("STRUCTLIN_CACHE") or tempfile.gettempdir())
         base.mkdir(parents=True, exist_ok=True)
         self.directory = Path(tempfile.mkdtemp(prefix="structlin-shards-", dir=base))
@@ -222,6 +260,21 @@ class ShardedRun:
         except BaseException:
             self.close()
             raise
+
+    def _load_cached(self, corpus: ShardedCorpus, joint: JointFeatureMap, decoder: Decoder, workers: list,
+                     prepare: Callable | None) -> None:
+        """The shards of a corpus on disk: its cache's shards in groups of about as many positions
+        (:func:`group_shards`), one per worker, each read by its worker from the cache (no file is written)."""
+        self.directory, self.name = None, f"structlin-cached-{uuid.uuid4().hex}"
+        joint = JointFeatureMap(joint.labels, joint.columns[:0], transitions=joint.transitions,
+                                candidates=joint.candidates)
+        groups = group_shards(corpus, len(workers))
+        self.sizes = [int(corpus.shard_sizes[group].sum()) for group in groups]
+        for index, (group, worker) in enumerate(zip(groups, workers)):
+            selection = corpus.subset(group).selection
+            self.shards.append(self.client.submit(_load_cached, str(corpus.cache.folder), selection, index, joint,
+                                                  decoder, prepare, key=f"{self.name}-shard-{index}", pure=True,
+                                                  workers=[worker], allow_other_workers=True, retries=RETRIES))
 
     def __enter__(self) -> ShardedRun:
         return self
@@ -258,4 +311,5 @@ class ShardedRun:
         for shard in self.shards:
             shard.release()
         self.shards = []
-        shutil.rmtree(self.directory, ignore_errors=True)
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)

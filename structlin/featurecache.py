@@ -205,6 +205,7 @@ class ShardedCorpus:
         self.cache, self.joint = cache, joint
         self.selection = selection if selection is not None else [None] * cache.n_shards
         self._label_ids = joint.encode_labels(cache.labels, unknown=-1)
+        self._rho: float | None = None
 
     @cached_property
     def lengths(self) -> np.ndarray:
@@ -222,6 +223,24 @@ class ShardedCorpus:
     @property
     def n_instances(self) -> int:
         return int(self._starts[-1])
+
+    @property
+    def shard_sizes(self) -> np.ndarray:
+        """The number of instances this corpus holds of every shard."""
+        return np.diff(self._starts)
+
+    @property
+    def shard_positions(self) -> np.ndarray:
+        """The number of positions this corpus holds of every shard."""
+        shard = np.repeat(np.arange(self.cache.n_shards), self.shard_sizes)
+        return np.bincount(shard, weights=self.lengths, minlength=self.cache.n_shards).astype(np.int64)
+
+    def subset(self, shards) -> ShardedCorpus:
+        """The instances this corpus holds of ``shards`` only (the others' none)."""
+        chosen = set(int(k) for k in shards)
+        nothing = np.zeros(0, dtype=np.int64)
+        return ShardedCorpus(self.cache, self.joint, [self.selection[k] if k in chosen else nothing
+                                                      for k in range(self.cache.n_shards)])
 
     @property
     def n_positions(self) -> int:
@@ -265,12 +284,15 @@ class ShardedCorpus:
         return X.take(back), y[X.positions(back)]
 
     def mean_squared_norm(self) -> float:
-        """``ρ = Σ_p ‖x_p‖² / positions`` (:meth:`FeatureMatrix.mean_squared_norm`), in one pass over the shards."""
-        total = 0.0
-        for X, _ in self.parts():
-            values = X.values.astype(np.float64)
-            total += float(values @ values)
-        return total / max(self.n_positions, 1)
+        """``ρ = Σ_p ‖x_p‖² / positions`` (:meth:`FeatureMatrix.mean_squared_norm`), in one pass over the shards
+        (the first call's)."""
+        if self._rho is None:
+            total = 0.0
+            for X, _ in self.parts():
+                values = X.values.astype(np.float64)
+                total += float(values @ values)
+            self._rho = total / max(self.n_positions, 1)
+        return self._rho
 
     def hold_out(self, fraction: float, seed: int) -> tuple[ShardedCorpus, ShardedCorpus]:
         """``(rest, held)``: a seeded ``fraction`` of the instances (at least one) held out, the very instances

@@ -993,13 +993,12 @@ class Tagger(_Model, TaggerI):
             takers = [name for name, cls in LEARNERS.items() if cls.capabilities.streams and cls.capabilities.sequences]
             raise CapabilityError(f"learner {self.learner.name!r} does not train from a corpus on disk (stream); "
                                   f"those that do: {', '.join(takers)}")
-        if self.learner.get_params().get("client") is not None:
-            raise OptionValueError("stream trains on this machine: give it no Dask client")
         dev_data = None
         if dev is not None:
             dev_words, dev_tags = _tagged(dev, "dev data", self.feature_set.fields)
             dev_data = (self._features(dev_words, "dev data"), [t for s in dev_tags for t in s])
         cache = self._feature_cache(train, itertools.chain([first], chunks))
+        self._use_features(self.feature_set)  # a new extractor: the old one's tables hold every word type read
         self._joint = JointFeatureMap(sorted(cache.labels), cache.columns, transitions=self.decoder.uses_transitions)
         corpus = ShardedCorpus(cache, self._joint)
         if self.tag_dictionary is not None:

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import structlin.distributed
+import structlin.featurecache
 from structlin import Classifier, Tagger
 from structlin.distributed import DASK_NEEDED, ShardedRun, read_shard, shard_instances, write_shard
 from structlin.errors import OptionValueError
@@ -119,6 +120,21 @@ def test_a_crf_trained_on_the_cluster_is_the_serial_one(client, ewt):
               for c in (None, client)]
     np.testing.assert_allclose(models[1].weights_, models[0].weights_, rtol=1e-6, atol=1e-8)
     assert [r["objective"] for r in models[1].history_] == pytest.approx([r["objective"] for r in models[0].history_])
+
+
+def test_a_corpus_on_disk_is_read_by_the_workers_from_its_cache(client, ewt, tmp_path, monkeypatch):
+    """``stream`` with a client: the workers read groups of the feature cache's shards (no shard file is written);
+    the CRF is the serial one up to rounding, and mixing repeats itself."""
+    monkeypatch.setenv("STRUCTLIN_CACHE", str(tmp_path))
+    monkeypatch.setattr(structlin.featurecache, "SHARD_POSITIONS", 700)  # several shards for each worker
+    train, dev = ewt[0][:300], ewt[1][:100]
+    crfs = [Tagger("pos-basic", "maxent", bits=16, epochs=10, relative_l2=0.01, progress=False, stream=True,
+                   client=c).fit(train, dev) for c in (None, client)]
+    np.testing.assert_allclose(crfs[1].weights_, crfs[0].weights_, rtol=1e-6, atol=1e-8)
+    mixed = [Tagger(bits=16, epochs=3, progress=False, stream=True, client=client).fit(train, dev) for _ in range(2)]
+    np.testing.assert_array_equal(mixed[0].weights_, mixed[1].weights_)
+    assert mixed[0].accuracy(dev) > 0.85
+    assert [p.name for p in tmp_path.iterdir()] == ["features"]  # the cache, and no shard folder beside it
 
 
 # --- the perceptron family: iterative parameter mixing ---------------------------------------------------
@@ -248,6 +264,15 @@ def test_train_with_local_workers(files, capsys):
     assert out.startswith("training on 2 Dask workers (tcp://127.0.0.1:") and "epoch   3" in out
     code, out, _ = run(capsys, "evaluate", files / "w.model", "--test", files / "dev.txt", "--json")
     assert code == 0 and json.loads(out)["accuracy"] > 0.8
+
+
+def test_train_with_local_workers_from_a_feature_cache(files, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("STRUCTLIN_CACHE", str(tmp_path))
+    code, out, err = run(capsys, "train", "tagger", "--train", files / "train.txt", "--dev", files / "dev.txt",
+                         "--features", "pos-basic", "--epochs", "3", "--workers", "2", "--stream",
+                         "--output", files / "s.model")
+    assert code == 0, err
+    assert out.startswith("training on 2 Dask workers") and "trained on 300 sentences" in out
 
 
 def test_train_on_a_scheduler_and_workers_started_by_dask(files, capsys, tmp_path):

@@ -18,6 +18,7 @@ from structlin.learners.epochs import minibatches
 from structlin.learners.training import dev_accuracy, hold_out_instances
 from structlin.matrix import FeatureMatrix
 from structlin.decoders import Viterbi
+from structlin.distributed import group_shards
 from structlin.readers import Sentence
 from structlin.tagdict import TagDictionary
 
@@ -121,6 +122,24 @@ def monkeypatch_session():
     patch.setattr("structlin.learners.epochs.SEGMENT_POSITIONS", 11)
     yield patch
     patch.undo()
+
+
+def test_a_cluster_gets_the_shards_whole_in_groups_of_about_as_many_positions(tmp_path, monkeypatch):
+    monkeypatch.setattr(featurecache, "SHARD_POSITIONS", 9)
+    X, y = random_matrix(np.random.default_rng(5), 80)
+    cache = written(X, y, tmp_path, 2)
+    joint = JointFeatureMap(sorted(cache.labels), cache.columns, transitions=True)
+    rest, _ = ShardedCorpus(cache, joint).hold_out(0.2, 0)
+    positions = rest.shard_positions
+    for n in (1, 2, 3, 5):
+        groups = group_shards(rest, n)
+        assert len(groups) == n
+        assert sorted(k for group in groups for k in group) == [k for k in range(cache.n_shards) if rest.shard_sizes[k]]
+        loads = [positions[group].sum() for group in groups]
+        assert max(loads) - min(loads) <= positions.max()
+        subsets = [rest.subset(group) for group in groups]
+        assert sum(subset.n_instances for subset in subsets) == rest.n_instances
+    assert len(group_shards(rest, 1000)) == np.count_nonzero(rest.shard_sizes)
 
 
 def test_dev_accuracy_of_a_streamed_corpus_is_that_of_its_matrix(tmp_path):
@@ -259,8 +278,7 @@ def test_train_tagger_stream_from_a_file(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--workers", "2"], "--stream trains on this machine from the whole training data; it does not combine with --workers"),
-    (["--dev-fraction", "0.1"], "does not combine with --dev-fraction"),
+    (["--dev-fraction", "0.1"], "--stream reads the training data as it goes and cannot hold a share of it out"),
     (["--learner", "winnow"], "does not train from a corpus on disk"),
     (["--learner", "svm"], "the pegasos solver does"),
 ])

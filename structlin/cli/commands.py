@@ -66,12 +66,9 @@ def check_arguments(args) -> None:
     """Refuse, before any work, options that contradict each other: ``--split`` with ``--train``, a ``--dev``
     file that is the ``--train`` file, and an ``--output`` that is one of the files the command reads
     (``args.inputs``, set by the parser) or that cannot be written."""
-    if getattr(args, "stream", False):
-        clashing = [flag for flag in ("--workers", "--scheduler", "--dev-fraction")
-                    if getattr(args, flag[2:].replace("-", "_")) is not None]
-        if clashing:
-            raise UsageError(f"--stream trains on this machine from the whole training data; it does not combine "
-                             f"with {clashing[0]}")
+    if getattr(args, "stream", False) and args.dev_fraction is not None:
+        raise UsageError("--stream reads the training data as it goes and cannot hold a share of it out as dev: give "
+                         "--dev, or neither (the epochs are then chosen on a seeded 10% of the training data)")
     if args.command in ("train", "tune") and args.train:
         if args.split:
             raise StructlinError("--split chooses splits of --corpus; with --train give the file itself")

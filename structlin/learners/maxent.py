@@ -315,7 +315,7 @@ class MaxEnt(Learner):
             relative = relative if relative is not None else self.option("relative_l2").untuned
             l2 = relative * X.mean_squared_norm()
             self.chosen_ = {"l2": l2}
-        if isinstance(X, ShardedCorpus):
+        if shards is None and isinstance(X, ShardedCorpus):
             shards = StreamedShards(X, decoder)
         return MaxEntObjective(joint, decoder, X, y, l2=l2) if shards is None else ShardedObjective(shards, l2)
 
@@ -335,14 +335,16 @@ class MaxEnt(Learner):
                 return self
             # relative_l2 chosen on dev: one run per candidate (each keeping its best dev iteration), the best kept;
             # with L-BFGS each run starts where the one of the stronger prior ended (a regularisation path)
-            runs, start = [], None
+            best, candidates, start = None, [], None
             for relative in RELATIVE_L2S:
                 start = self._fit_once(joint, decoder, X, y, dev, relative, shards, start)
                 score = max((r["dev_accuracy"] for r in self.history_ if r["dev_accuracy"] is not None), default=0.0)
-                runs.append((score, relative, self.weights_, self.history_, self.best_epoch_, self.stopped_,
-                             self.chosen_))
-        best = max(runs, key=lambda run: run[0])  # the first of equals: the stronger prior
-        self.candidates_ = [{"relative_l2": relative, "dev_accuracy": score} for score, relative, *_ in runs]
+                candidates.append({"relative_l2": relative, "dev_accuracy": score})
+                if best is None or score > best[0]:  # the first of equals: the stronger prior; one run's weights kept
+                    best = (score, relative, self.weights_, self.history_, self.best_epoch_, self.stopped_,
+                            self.chosen_)
+                self.weights_ = None
+        self.candidates_ = candidates
         _, relative, self.weights_, self.history_, self.best_epoch_, self.stopped_, chosen = best
         self.chosen_ = {"relative_l2": relative, **chosen}
         return self
@@ -363,7 +365,7 @@ class MaxEnt(Learner):
         unit = "iteration" if self.solver == "lbfgs" else "epoch"
         start = np.zeros(joint.size) if start is None else start
         last = None
-        with TrainingRun(self, joint, decoder, dev, unit=unit) as run:
+        with TrainingRun(self, joint, decoder, dev, unit=unit, spill=isinstance(X, ShardedCorpus)) as run:
             if self.solver == "lbfgs":
                 last = self._lbfgs(objective, start, run)
             else:

@@ -145,7 +145,8 @@ class Perceptron(Learner):
         self.margin_ = self._margin(X)
         X = self._trick.X if self._trick else X
         score = partial(self._dev_score, decoder, joint, dev=dev)
-        with TrainingRun(self, joint, decoder, dev, score=score) as run, self._epochs(decoder, X, y) as epoch:
+        with TrainingRun(self, joint, decoder, dev, score=score, spill=isinstance(X, ShardedCorpus)) as run, \
+                self._epochs(decoder, X, y) as epoch:
             bar = run.bar(self.epochs * X.n_instances, "inst")
             for number in range(1, self.epochs + 1):
                 last = number == self.epochs and dev is None  # its snapshot, taken once, is the model

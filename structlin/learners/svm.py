@@ -241,7 +241,7 @@ class SVM(Learner):
         require_finite(X, "training")
         if dev is not None:
             require_finite(dev[0], "dev")
-        with TrainingRun(self, joint, decoder, dev) as run:
+        with TrainingRun(self, joint, decoder, dev, spill=isinstance(X, ShardedCorpus)) as run:
             if self.solver == "pegasos":
                 self._pegasos(objective, run)
             else:

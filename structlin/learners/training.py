@@ -21,17 +21,21 @@ and the best one is kept; without one the last.  A true return of ``callback(rec
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
 from ..decoders import Decoder, decode_corpus
 from ..errors import StructlinError
-from ..featurecache import ShardedCorpus
-from ..joint import JointFeatureMap
+from ..featurecache import ShardedCorpus, cache_root
+from ..joint import JointFeatureMap, SparseWeights
 from ..matrix import FeatureMatrix
+from ..outputs import atomic_output
 
 UNITS = ("epoch", "iteration")
 
@@ -83,6 +87,41 @@ def require_finite(X: FeatureMatrix, what: str) -> None:
                              f"({X.values[bad[0]]}); check the feature values of the input")
 
 
+class _KeptOnDisk:
+    """The best snapshot of a run, kept in a temporary file under the feature caches' folder rather than in memory
+    (a run on a corpus on disk: ``TrainingRun(spill=True)``), so that memory holds the run's own weights and the
+    snapshot being scored, not a third copy.  A snapshot is a weight vector or
+    :class:`~structlin.joint.SparseWeights`."""
+
+    def __init__(self):
+        self.folder: Path | None = None
+        self.path: Path | None = None
+
+    def keep(self, snapshot) -> None:
+        if self.folder is None:
+            root = cache_root()
+            root.mkdir(parents=True, exist_ok=True)
+            self.folder = Path(tempfile.mkdtemp(prefix=".best-", dir=root))
+        arrays = ({"keys": snapshot.keys, "values": snapshot.values, "tail": snapshot.tail,
+                   "size": np.array(snapshot.size)} if isinstance(snapshot, SparseWeights) else {"weights": snapshot})
+        self.path = self.folder / "best.npz"
+        with atomic_output(self.path, "wb") as file:
+            np.savez(file, **arrays)
+
+    def read(self):
+        """The snapshot kept, and the file removed."""
+        with np.load(self.path, allow_pickle=False) as arrays:
+            snapshot = (SparseWeights(arrays["keys"], arrays["values"], arrays["tail"], int(arrays["size"]))
+                        if "keys" in arrays.files else arrays["weights"])
+        self.remove()
+        return snapshot
+
+    def remove(self) -> None:
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        self.folder = self.path = None
+
+
 class StopTraining(Exception):
     """Raised by :meth:`TrainingRun.record` to end a run early; ``reason`` says why."""
 
@@ -100,7 +139,7 @@ class TrainingRun:
     """
 
     def __init__(self, learner, joint: JointFeatureMap, decoder: Decoder, dev, *, unit: str = "epoch",
-                 score: Callable | None = None, history: list | None = None):
+                 score: Callable | None = None, history: list | None = None, spill: bool = False):
         if unit not in UNITS:
             raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
         self.learner, self.dev, self.unit = learner, dev, unit
@@ -115,6 +154,7 @@ class TrainingRun:
         self.clock = time.perf_counter()  # the first step's seconds include the set-up
         self._snapshot: Callable | None = None
         self._bar = tqdm(total=0, disable=True)
+        self._kept = _KeptOnDisk() if spill else None
 
     def __enter__(self) -> TrainingRun:
         return self
@@ -124,6 +164,8 @@ class TrainingRun:
         if isinstance(error, StopTraining):
             self.stopped = error.reason
             return True
+        if error is not None and self._kept is not None:
+            self._kept.remove()
         return False
 
     def bar(self, total: int, unit: str) -> tqdm:
@@ -134,8 +176,12 @@ class TrainingRun:
     def _evaluate(self, record: dict, snapshot) -> None:
         record["dev_accuracy"] = self.score(snapshot)
         if record["dev_accuracy"] > self.best_score:
-            self.best_score, self.best, self.waited = record["dev_accuracy"], snapshot, 0
-            self.best_step = record["step"]
+            if self._kept is not None:
+                self.best = None  # the one before first, so that memory never holds two
+                self._kept.keep(snapshot)
+            else:
+                self.best = snapshot
+            self.best_score, self.waited, self.best_step = record["dev_accuracy"], 0, record["step"]
         else:
             self.waited += 1
 
@@ -170,6 +216,8 @@ class TrainingRun:
             return None if initial is None else initial()
         if self.dev is not None and self.history[-1]["dev_accuracy"] is None:
             self._evaluate(self.history[-1], self._snapshot())
+        if self._kept is not None and self._kept.path is not None:
+            self.best = self._kept.read()
         if self.best is None:  # no dev set
             self.best, self.best_step = self._snapshot(), len(self.history)
         return self.best
