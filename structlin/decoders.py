@@ -372,10 +372,12 @@ class Viterbi(Decoder):
         candidates = np.empty((B, L, L))
         best[0] = E[0]
         previous = best[:, :, None, :]  # previous[t - 1][b, 0, y'] broadcasts over next labels
+        flat, cells = candidates.reshape(B * L, L), np.arange(B * L)
         for t in range(1, T):
             np.add(previous[t - 1], next_previous, out=candidates)
             candidates.argmax(axis=2, out=back[t])
-            np.add(np.maximum.reduce(candidates, axis=2), E[t], out=best[t])
+            # the maximum read at the argmax: one value per cell, where a second reduction over L costs 3×
+            np.add(flat[cells, back[t].ravel()].reshape(B, L), E[t], out=best[t])
         # Past an instance's end the back pointers become the identity, so backtracking from T − 1
         # carries each instance's final label unchanged down to its last position.
         past_end = np.arange(T)[:, None] >= pad.lengths[None, :]

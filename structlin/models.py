@@ -869,6 +869,8 @@ class Tagger(_Model, TaggerI):
     learner_defaults = {"batch_size": 4}
     #: The tag column the model was trained on, which its file records (None: not known).
     column: str | None = None
+    #: The tag dictionary decoding is restricted with (None: none; set by fit and load).
+    tagdict_: TagDictionary | None = None
 
     _decoder: Decoder | None = None
     decoder = _Resolved("_make_decoder")
@@ -918,10 +920,13 @@ class Tagger(_Model, TaggerI):
         self.known_words_: set[str] = set()
         self.tagdict_: TagDictionary | None = None
 
-    def _features(self, instances: list, what: str, first: int = 0) -> FeatureMatrix:
+    def _features(self, instances: list, what: str, first: int = 0, *, training: bool = False) -> FeatureMatrix:
         """The feature matrix of token lists ``instances``, carrying every token's word code (``words``), which
-        a tag dictionary looks up."""
+        a tag dictionary looks up: for ``training`` data always (a feature cache keeps them for any later run),
+        else when the model decodes with a tag dictionary (hashing every token costs a seventh of tagging)."""
         X = super()._features(instances, what, first)
+        if not (training or self.tag_dictionary is not None or self.tagdict_ is not None):
+            return X
         return replace(X, words=self.hasher.strings([w for sentence in _words(instances) for w in sentence]))
 
     def _indexed(self, X: FeatureMatrix, labels: list, classes: list) -> tuple[FeatureMatrix, np.ndarray]:
@@ -1025,7 +1030,7 @@ class Tagger(_Model, TaggerI):
             for start, chunk in _numbered(chunks):
                 tokens, tags, content = self._streamed_part(chunk, start)
                 digest.update(content)
-                writer.add(self._features(tokens, "training data", start), tags,
+                writer.add(self._features(tokens, "training data", start, training=True), tags,
                            (w for sentence in _words(tokens) for w in sentence))
             return writer.finish(digest.hexdigest()[:32])
 
@@ -1066,7 +1071,7 @@ class Tagger(_Model, TaggerI):
     def _training_features(self, words: list[list], *, first: bool = True) -> FeatureMatrix:
         if not any(words):
             raise StructlinError("training data holds no tokens")
-        return self._features(words, "training data")
+        return self._features(words, "training data", training=True)
 
     # --- prediction -----------------------------------------------------------------------------
 
