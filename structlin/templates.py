@@ -717,29 +717,26 @@ class _ColumnFeatures:
         owner, spec, values, weights = [], [], [], []
         for k, (_, fn, params) in enumerate(self._token):
             results = words if markers else [fn(word, **params) for word in words]
-            for t, result in enumerate(results):
-                if result is None:
-                    continue
-                if isinstance(result, str):
-                    values.append(result)
-                    weights.append(1.0)
-                    n = 1
-                elif isinstance(result, Mapping):  # real-valued features
-                    pairs = feature_values(result)
-                    values.extend(v for v, _ in pairs)
-                    weights.extend(w for _, w in pairs)
-                    n = len(pairs)
-                else:  # an iterable of values, as in feature_values
-                    before = len(values)
-                    values.extend(map(str, result))
-                    n = len(values) - before
-                    weights.extend([1.0] * n)
-                owner.extend([t] * n)
-                spec.extend([k] * n)
-        order = np.argsort(np.array(owner, dtype=np.int64), kind="stable")
+            kinds = set(map(type, results))
+            if kinds <= {str}:  # one value each: the common case, without a test per result
+                counts, block, real = np.ones(len(results), dtype=np.int64), results, None
+            elif kinds <= {list, type(None)}:  # lists of strings (prefixes, suffixes, cluster paths), or nothing
+                counts = np.fromiter((0 if r is None else len(r) for r in results), dtype=np.int64, count=len(results))
+                block, real = [v if type(v) is str else str(v) for r in results if r is not None for v in r], None
+            else:
+                pairs = [feature_values(r) for r in results]
+                counts = np.fromiter(map(len, pairs), dtype=np.int64, count=len(pairs))
+                block, real = [v for ps in pairs for v, _ in ps], [w for ps in pairs for _, w in ps]
+            owner.append(np.repeat(np.arange(len(results)), counts))
+            spec.append(np.full(len(block), k, dtype=np.int64))
+            values.extend(block)
+            weights.append(np.ones(len(block), dtype=np.float32) if real is None else np.array(real, dtype=np.float32))
+        owner = np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64)
+        order = np.argsort(owner, kind="stable")
         codes = self.hasher.strings(values)
-        return (np.array(owner, dtype=np.int64)[order], np.array(spec, dtype=np.int64)[order], codes[order],
-                np.array(weights, dtype=np.float32)[order])
+        spec = np.concatenate(spec) if spec else np.zeros(0, dtype=np.int64)
+        weights = np.concatenate(weights) if weights else np.zeros(0, dtype=np.float32)
+        return owner[order], spec[order], codes[order], weights[order]
 
     def _add_types(self, words: list[str], markers: bool = False) -> None:
         """Number new word types and append their hashed features to every offset's table."""
