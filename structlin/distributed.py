@@ -21,12 +21,12 @@ sums their gradients):
   run survives a lost worker (data scattered from the client would be lost with it).  The workers must therefore
   see the client's file system: a local cluster does, and so do workers on the client's machine; workers on
   other machines need ``STRUCTLIN_CACHE`` on a folder they all share, under the same path.
-* **Rounds.** :meth:`ShardedRun.map` sends the current weights once, as the input of a task that the workers
-  fetch them from (the scheduler keeps that input, so a worker lost with them is no loss, where a broadcast to
-  every worker waited for ever on a lost one that its nanny was restarting), runs one task per shard
-  (retried :data:`RETRIES` times when it raises; a lost worker's tasks Dask reschedules by itself) and gathers
-  the results in shard order, so that the same seed on the same number of workers gives the same model,
-  whichever worker ran which shard.
+* **Rounds.** :meth:`ShardedRun.map` writes the current weights once to a file of the run's folder, runs one task
+  per shard (retried :data:`RETRIES` times when it raises; a lost worker's tasks Dask reschedules by itself),
+  each reading them and writing the weights of its result to a file of its own, and gathers the results in shard
+  order, so that the same seed on the same number of workers gives the same model, whichever worker ran which
+  shard.  Files, not Dask's messages: weights are tens of megabytes, which on one machine the file system moves
+  at memory speed, and a task run again finds them where they were.
 
 Dask is imported only here, and only when a cluster is used: structlin runs without it.
 """
@@ -37,8 +37,6 @@ import asyncio
 import os
 import shutil
 import tempfile
-import uuid
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,7 +47,7 @@ import numpy as np
 from .decoders import Decoder
 from .errors import OptionValueError, StructlinError, UsageError
 from .featurecache import FeatureCache, ShardedCorpus
-from .joint import JointFeatureMap, SparseWeights
+from .joint import JointFeatureMap, SparseWeights, read_weights, write_weights
 from .matrix import FeatureMatrix
 from .outputs import atomic_output
 
@@ -192,9 +190,32 @@ class Shard:
     y: np.ndarray
 
 
-def _same(value):
-    """The task that holds a round's weights (:meth:`ShardedRun._held`)."""
-    return value
+def _is_weights(value) -> bool:
+    return isinstance(value, (np.ndarray, SparseWeights))
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """Weights (an array or :class:`~structlin.joint.SparseWeights`) in a file of the run's folder, in the place of
+    the value in a round's arguments or results (:meth:`ShardedRun.map`)."""
+
+    path: str
+
+    @classmethod
+    def write(cls, path: Path, value) -> _Stored:
+        with atomic_output(path, "wb") as file:
+            write_weights(file, value)
+        return cls(str(path))
+
+    def read(self):
+        return read_weights(self.path)
+
+
+def _through_files(function: Callable, shard, prefix: str, *args):
+    """On a worker: ``function(shard, *args)`` with the :class:`_Stored` arguments read, its result a tuple whose
+    weights are written to files ``prefix-<index>.npz`` and stand as :class:`_Stored`."""
+    result = function(shard, *(a.read() if isinstance(a, _Stored) else a for a in args))
+    return tuple(_Stored.write(Path(f"{prefix}-{i}.npz"), v) if _is_weights(v) else v for i, v in enumerate(result))
 
 
 def _load_cached(folder: str, selection: list, index: int, joint: JointFeatureMap, decoder: Decoder,
@@ -234,15 +255,15 @@ class ShardedRun:
         if not workers:
             raise StructlinError(f"the Dask cluster of {client.scheduler.address} has no worker to train on")
         self.client, self.rounds, self.shards = client, 0, []
+        base = Path(os.environ.get("STRUCTLIN_CACHE") or tempfile.gettempdir())
+        base.mkdir(parents=True, exist_ok=True)
+        self.directory = Path(tempfile.mkdtemp(prefix="structlin-shards-", dir=base))
+        self.name = self.directory.name  # the prefix of the run's task keys
         if isinstance(X, ShardedCorpus):
             self._load_cached(X, joint, decoder, workers, prepare)
             return
         parts = shard_instances(X, min(len(workers), X.n_instances), seed)
         self.sizes = [len(part) for part in parts]
-        base = Path(os.environ.get("STRUCTLIN_CACHE") or tempfile.gettempdir())
-        base.mkdir(parents=True, exist_ok=True)
-        self.directory = Path(tempfile.mkdtemp(prefix="structlin-shards-", dir=base))
-        self.name = self.directory.name  # the prefix of the run's task keys
         try:
             # the map's columns (one per feature row: megabytes for a large corpus) go in a file beside the shards,
             # not through the scheduler in every load task; the map goes without them and its lookup cache
@@ -264,8 +285,7 @@ class ShardedRun:
     def _load_cached(self, corpus: ShardedCorpus, joint: JointFeatureMap, decoder: Decoder, workers: list,
                      prepare: Callable | None) -> None:
         """The shards of a corpus on disk: its cache's shards in groups of about as many positions
-        (:func:`group_shards`), one per worker, each read by its worker from the cache (no file is written)."""
-        self.directory, self.name = None, f"structlin-cached-{uuid.uuid4().hex}"
+        (:func:`group_shards`), one per worker, each read by its worker from the cache (no shard file is written)."""
         joint = JointFeatureMap(joint.labels, joint.columns[:0], transitions=joint.transitions,
                                 candidates=joint.candidates)
         groups = group_shards(corpus, len(workers))
@@ -284,32 +304,30 @@ class ShardedRun:
 
     def map(self, function: Callable, *args) -> list:
         """``[function(shard, *args) for every shard]`` run on the workers (``shard``: what each keeps), in shard
-        order; an array or :class:`~structlin.joint.SparseWeights` among ``args`` (the weights) is sent once, as
-        the input of a task of the round (:meth:`_held`), and the workers fetch it from there."""
-        client = self.client
+        order.  Weights among ``args`` (an array or :class:`~structlin.joint.SparseWeights`) are written once to a
+        file of the run's folder, which every worker reads, and weights in a result come back the same way
+        (:class:`_Stored`): on one machine the file system moves them at memory speed, where sending them in
+        Dask's messages costs more than a round's work.  The files stay until the round ends, so that a task run
+        again (its worker lost) reads them again."""
+        client, folder = self.client, self.directory
         self.rounds += 1
-        held = {k: self._held(a, k) for k, a in enumerate(args) if isinstance(a, (np.ndarray, SparseWeights))}
-        sent = [held.get(k, a) for k, a in enumerate(args)]
-        futures = [client.submit(function, shard, *sent, key=f"{self.name}-{function.__name__}-{self.rounds}-{k}",
-                                 retries=RETRIES) for k, shard in enumerate(self.shards)]
+        prefix = f"round-{self.rounds}"
+        sent = [_Stored.write(folder / f"{prefix}-argument-{k}.npz", a) if _is_weights(a) else a
+                for k, a in enumerate(args)]
+        futures = [client.submit(_through_files, function, shard, str(folder / f"{prefix}-shard-{k}"), *sent,
+                                 key=f"{self.name}-{function.__name__}-{self.rounds}-{k}", retries=RETRIES)
+                   for k, shard in enumerate(self.shards)]
         try:
-            return client.gather(futures)
+            return [tuple(v.read() if isinstance(v, _Stored) else v for v in result) for result in client.gather(futures)]
         finally:
-            for future in [*futures, *held.values()]:
+            for future in futures:
                 future.release()
-
-    def _held(self, value, k: int):
-        """A future of ``value``: a task that returns it, whose input the scheduler keeps, so that a worker lost
-        with its result is no loss (the task runs again elsewhere), where a broadcast to every worker could wait
-        for ever on a lost one.  (Dask warns of the large task; that is the point of it here.)"""
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*[Ll]arge graph")
-            return self.client.submit(_same, value, key=f"{self.name}-value-{self.rounds}-{k}", retries=RETRIES)
+            for path in folder.glob(f"{prefix}-*"):
+                path.unlink(missing_ok=True)
 
     def close(self) -> None:
         """Release the shards on the workers and remove their files."""
         for shard in self.shards:
             shard.release()
         self.shards = []
-        if self.directory is not None:
-            shutil.rmtree(self.directory, ignore_errors=True)
+        shutil.rmtree(self.directory, ignore_errors=True)

@@ -434,6 +434,23 @@ class JointFeatureMap:
         ]
 
 
+def write_weights(file, w: np.ndarray | SparseWeights) -> None:
+    """Write a weight vector, dense or :class:`SparseWeights`, to the open binary ``file`` as ``.npz`` arrays
+    (no pickle): what :func:`read_weights` reads back."""
+    if isinstance(w, SparseWeights):
+        np.savez(file, keys=w.keys, values=w.values, tail=w.tail, size=np.array(w.size))
+    else:
+        np.savez(file, weights=w)
+
+
+def read_weights(path) -> np.ndarray | SparseWeights:
+    """The weight vector :func:`write_weights` wrote to ``path``."""
+    with np.load(path, allow_pickle=False) as arrays:
+        if "keys" in arrays.files:
+            return SparseWeights(arrays["keys"], arrays["values"], arrays["tail"], int(arrays["size"]))
+        return arrays["weights"]
+
+
 def find_keys(keys: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where each of ``wanted`` is in the increasing ``keys``, and whether it is there (the slot of a missing
     one is meaningless)."""

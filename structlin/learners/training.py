@@ -33,7 +33,7 @@ from tqdm import tqdm
 from ..decoders import Decoder, decode_corpus
 from ..errors import StructlinError
 from ..featurecache import ShardedCorpus, cache_root
-from ..joint import JointFeatureMap, SparseWeights
+from ..joint import JointFeatureMap, read_weights, write_weights
 from ..matrix import FeatureMatrix
 from ..outputs import atomic_output
 
@@ -102,17 +102,13 @@ class _KeptOnDisk:
             root = cache_root()
             root.mkdir(parents=True, exist_ok=True)
             self.folder = Path(tempfile.mkdtemp(prefix=".best-", dir=root))
-        arrays = ({"keys": snapshot.keys, "values": snapshot.values, "tail": snapshot.tail,
-                   "size": np.array(snapshot.size)} if isinstance(snapshot, SparseWeights) else {"weights": snapshot})
         self.path = self.folder / "best.npz"
         with atomic_output(self.path, "wb") as file:
-            np.savez(file, **arrays)
+            write_weights(file, snapshot)
 
     def read(self):
         """The snapshot kept, and the file removed."""
-        with np.load(self.path, allow_pickle=False) as arrays:
-            snapshot = (SparseWeights(arrays["keys"], arrays["values"], arrays["tail"], int(arrays["size"]))
-                        if "keys" in arrays.files else arrays["weights"])
+        snapshot = read_weights(self.path)
         self.remove()
         return snapshot
 
