@@ -203,19 +203,20 @@ class _Stored:
 
     @classmethod
     def write(cls, path: Path, value) -> _Stored:
-        with atomic_output(path, "wb") as file:
+        with atomic_output(path, "wb", durable=False) as file:
             write_weights(file, value)
         return cls(str(path))
 
     def read(self):
-        return read_weights(self.path)
+        """The weights, memory-mapped when dense: every reader of a round's weights only reads them."""
+        return read_weights(self.path, mapped=True)
 
 
 def _through_files(function: Callable, shard, prefix: str, *args):
     """On a worker: ``function(shard, *args)`` with the :class:`_Stored` arguments read, its result a tuple whose
-    weights are written to files ``prefix-<index>.npz`` and stand as :class:`_Stored`."""
+    weights are written to files ``prefix-<index>`` and stand as :class:`_Stored`."""
     result = function(shard, *(a.read() if isinstance(a, _Stored) else a for a in args))
-    return tuple(_Stored.write(Path(f"{prefix}-{i}.npz"), v) if _is_weights(v) else v for i, v in enumerate(result))
+    return tuple(_Stored.write(Path(f"{prefix}-{i}"), v) if _is_weights(v) else v for i, v in enumerate(result))
 
 
 def _load_cached(folder: str, selection: list, index: int, joint: JointFeatureMap, decoder: Decoder,
@@ -312,7 +313,7 @@ class ShardedRun:
         client, folder = self.client, self.directory
         self.rounds += 1
         prefix = f"round-{self.rounds}"
-        sent = [_Stored.write(folder / f"{prefix}-argument-{k}.npz", a) if _is_weights(a) else a
+        sent = [_Stored.write(folder / f"{prefix}-argument-{k}", a) if _is_weights(a) else a
                 for k, a in enumerate(args)]
         futures = [client.submit(_through_files, function, shard, str(folder / f"{prefix}-shard-{k}"), *sent,
                                  key=f"{self.name}-{function.__name__}-{self.rounds}-{k}", retries=RETRIES)

@@ -435,20 +435,22 @@ class JointFeatureMap:
 
 
 def write_weights(file, w: np.ndarray | SparseWeights) -> None:
-    """Write a weight vector, dense or :class:`SparseWeights`, to the open binary ``file`` as ``.npz`` arrays
-    (no pickle): what :func:`read_weights` reads back."""
+    """Write a weight vector to the open binary ``file`` without pickle: a dense one as one ``.npy`` array, a
+    :class:`SparseWeights` as ``.npz`` arrays; what :func:`read_weights` reads back."""
     if isinstance(w, SparseWeights):
         np.savez(file, keys=w.keys, values=w.values, tail=w.tail, size=np.array(w.size))
     else:
-        np.savez(file, weights=w)
+        np.save(file, np.asarray(w, dtype=np.float64), allow_pickle=False)
 
 
-def read_weights(path) -> np.ndarray | SparseWeights:
-    """The weight vector :func:`write_weights` wrote to ``path``."""
-    with np.load(path, allow_pickle=False) as arrays:
-        if "keys" in arrays.files:
-            return SparseWeights(arrays["keys"], arrays["values"], arrays["tail"], int(arrays["size"]))
-        return arrays["weights"]
+def read_weights(path, *, mapped: bool = False) -> np.ndarray | SparseWeights:
+    """The weight vector :func:`write_weights` wrote to ``path``; ``mapped``: a dense one memory-mapped,
+    read-only (no copy: for a reader that only reads it)."""
+    loaded = np.load(path, mmap_mode="r" if mapped else None, allow_pickle=False)
+    if isinstance(loaded, np.ndarray):
+        return loaded
+    with loaded as arrays:
+        return SparseWeights(arrays["keys"], arrays["values"], arrays["tail"], int(arrays["size"]))
 
 
 def find_keys(keys: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

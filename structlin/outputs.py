@@ -45,9 +45,11 @@ def same_file(a, b) -> bool:
 
 
 @contextmanager
-def atomic_output(path, mode: str = "w", *, encoding: str | None = None):
+def atomic_output(path, mode: str = "w", *, encoding: str | None = None, durable: bool = True):
     """``path`` opened for writing (``mode`` ``"w"`` or ``"wb"``): a temporary file beside it, renamed over it
-    when the block ends normally and removed when the block raises anything (``BaseException``).
+    when the block ends normally and removed when the block raises anything (``BaseException``).  ``durable``:
+    the data reach the disk before the rename (``fsync``); a file that lives for seconds in a run's own folder
+    (weights passed between processes) skips it, which would otherwise cost more than the work it serves.
 
     ``encoding`` defaults to UTF-8 in text mode.  A device or pipe (``/dev/stdout``) is written in place,
     since it cannot be replaced.  A symbolic link to a file keeps pointing at it: its target is replaced.
@@ -68,7 +70,8 @@ def atomic_output(path, mode: str = "w", *, encoding: str | None = None):
         with os.fdopen(descriptor, mode, encoding=(encoding or "utf-8") if text else None) as file:
             yield file
             file.flush()
-            os.fsync(file.fileno())
+            if durable:
+                os.fsync(file.fileno())
         os.chmod(temporary, permissions)
         os.replace(temporary, target)
     except BaseException as err:

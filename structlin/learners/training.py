@@ -102,8 +102,8 @@ class _KeptOnDisk:
             root = cache_root()
             root.mkdir(parents=True, exist_ok=True)
             self.folder = Path(tempfile.mkdtemp(prefix=".best-", dir=root))
-        self.path = self.folder / "best.npz"
-        with atomic_output(self.path, "wb") as file:
+        self.path = self.folder / "best"
+        with atomic_output(self.path, "wb", durable=False) as file:
             write_weights(file, snapshot)
 
     def read(self):
