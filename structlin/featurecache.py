@@ -63,7 +63,7 @@ class FeatureCache:
         if manifest.get("format") != FORMAT:
             raise ValueError(f"{self.folder} holds a feature cache of format {manifest.get('format')}, not {FORMAT}")
         self.labels: list[str] = manifest["labels"]
-        self.shard_sizes: list[dict] = manifest["shards"]  # instances, positions of each shard
+        self.shards: list[dict] = manifest["shards"]  # the instances and positions of each shard
         self.words: bool = manifest["words"]
 
     @classmethod
@@ -77,15 +77,15 @@ class FeatureCache:
 
     @property
     def n_shards(self) -> int:
-        return len(self.shard_sizes)
+        return len(self.shards)
 
     @property
     def n_instances(self) -> int:
-        return sum(size["instances"] for size in self.shard_sizes)
+        return sum(size["instances"] for size in self.shards)
 
     @property
     def n_positions(self) -> int:
-        return sum(size["positions"] for size in self.shard_sizes)
+        return sum(size["positions"] for size in self.shards)
 
     @cached_property
     def columns(self) -> np.ndarray:
@@ -216,7 +216,7 @@ class ShardedCorpus:
     @cached_property
     def _starts(self) -> np.ndarray:
         """The first instance of every shard, and the number of instances at the end."""
-        sizes = [self.cache.shard_sizes[k]["instances"] if chosen is None else len(chosen)
+        sizes = [self.cache.shards[k]["instances"] if chosen is None else len(chosen)
                  for k, chosen in enumerate(self.selection)]
         return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
@@ -303,7 +303,7 @@ class ShardedCorpus:
         held[order[n - max(1, round(fraction * n)) :]] = True
         rest_selection, held_selection = [], []
         for k in range(self.cache.n_shards):
-            local = self._chosen(k, np.arange(self.cache.shard_sizes[k]["instances"]))
+            local = self._chosen(k, np.arange(self.cache.shards[k]["instances"]))
             mask = held[self._starts[k] : self._starts[k + 1]]
             rest_selection.append(local[~mask])
             held_selection.append(local[mask])
