@@ -100,8 +100,12 @@ class _KeptOnDisk:
     def keep(self, snapshot) -> None:
         if self.folder is None:
             root = cache_root()
-            root.mkdir(parents=True, exist_ok=True)
-            self.folder = Path(tempfile.mkdtemp(prefix=".best-", dir=root))
+            try:
+                root.mkdir(parents=True, exist_ok=True)
+                self.folder = Path(tempfile.mkdtemp(prefix=".best-", dir=root))
+            except OSError as err:
+                raise StructlinError(f"cannot keep the best weights in {root}: {err.strerror or err} (set "
+                                     "STRUCTLIN_CACHE to a writable folder)") from None
         self.path = self.folder / "best"
         with atomic_output(self.path, "wb", durable=False) as file:
             write_weights(file, snapshot)
