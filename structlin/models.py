@@ -32,6 +32,7 @@ import scipy.sparse
 from nltk.classify.api import ClassifierI
 from nltk.probability import DictionaryProbDist
 from nltk.tag.api import TaggerI
+from tqdm import tqdm
 
 from . import __version__
 from .catalog import Catalog
@@ -40,15 +41,15 @@ from .doctemplates import DocumentFeatureExtractor
 from .errors import (CapabilityError, CorpusFormatError, ModelFormatError, NotFittedError, OptionValueError,
                      StructlinError, UnknownNameError, UnseenLabelWarning)
 from .evaluation import ClassificationReport, TaggingReport, evaluate_classification, evaluate_tagging
-from .featurecache import CacheWriter, FeatureCache, ShardedCorpus, settings_digest
 from .explain import (Explanation, InformativeFeature, TopFeatures, explain_document, explain_tokens,
                       informative_features, top_document_features, top_token_features)
+from .featurecache import CacheWriter, FeatureCache, ShardedCorpus, settings_digest
 from .hashing import FeatureHasher
 from .joint import JointFeatureMap, Scores, SparseWeights, ordered_labels
 from .learners import LEARNERS, Learner, make_learner
 from .learners.protocol import is_default
 from .learners.run_weights import stores_pairs
-from .learners.training import UNITS, hold_out_instances
+from .learners.training import UNITS, hold_out_instances, quiet
 from .matrix import FeatureMatrix
 from .modelfile import VERSION, ArraySpec, check_arrays, deflated, inflated, load_model, save_model
 from .readers import CONLLU_COLUMNS, Sentence
@@ -1018,20 +1019,24 @@ class Tagger(_Model, TaggerI):
         ``train``): named by a digest of the settings and the sentences, found without extracting when ``train``
         can be read again (a list, a reader: a first pass computes the digest), else built."""
         settings = settings_digest(kind=self.kind, features=self.feature_set.to_dict(), hash=self.hasher.config())
+        hidden = quiet(self.learner.get_params().get("progress"))
         if iter(train) is not train:
             digest = hashlib.sha256(settings.encode())
-            for start, chunk in _numbered(_chunks(train, self.extraction_batch)):
-                digest.update(self._streamed_part(chunk, start)[2])
+            with tqdm(desc="reading", unit=" sentences", disable=hidden, leave=False) as bar:
+                for start, chunk in _numbered(_chunks(train, self.extraction_batch)):
+                    digest.update(self._streamed_part(chunk, start)[2])
+                    bar.update(len(chunk))
             found = FeatureCache.find(digest.hexdigest()[:32])
             if found is not None:
                 return found
         digest = hashlib.sha256(settings.encode())
-        with CacheWriter() as writer:
+        with CacheWriter() as writer, tqdm(desc="features", unit=" sentences", disable=hidden, leave=False) as bar:
             for start, chunk in _numbered(chunks):
                 tokens, tags, content = self._streamed_part(chunk, start)
                 digest.update(content)
                 writer.add(self._features(tokens, "training data", start, training=True), tags,
                            (w for sentence in _words(tokens) for w in sentence))
+                bar.update(len(chunk))
             return writer.finish(digest.hexdigest()[:32])
 
     def _streamed_part(self, sentences: list, start: int) -> tuple[list[list], list[str], bytes]:
