@@ -9,7 +9,9 @@
 * The folder's name is a digest of what the features depend on: the settings (feature set, hashing) and the
   content of the corpus (its text and labels, hashed as they are read).  The same corpus with the same settings
   finds its cache again, in this run and in later ones; any change makes another.  Caches live under
-  ``STRUCTLIN_CACHE`` (else ``$XDG_CACHE_HOME/structlin``, else ``~/.cache/structlin``), in ``features/``.
+  ``STRUCTLIN_CACHE`` (else ``$XDG_CACHE_HOME/structlin``, else ``~/.cache/structlin``), in ``features/``.  A
+  cache with a file missing (or a manifest that does not read) is made again; one whose arrays turn out damaged
+  while training stops the run with one line naming its folder.
 * :class:`ShardedCorpus` is what a learner trains on: the cache's instances indexed by the run's joint map, read
   from the shards as they are needed.  An epoch visits them in the order it would visit a matrix of them
   (:mod:`structlin.learners.epochs`), reading :data:`SEGMENT_POSITIONS` positions of that order at a time, so that
@@ -58,21 +60,33 @@ class FeatureCache:
     """A complete cache folder (see the module docstring), opened for reading."""
 
     def __init__(self, folder):
+        """Open the cache in ``folder``; ``ValueError`` when it is not a complete cache of this format (a file
+        missing, a manifest that does not read)."""
         self.folder = Path(folder)
-        manifest = json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
-        if manifest.get("format") != FORMAT:
-            raise ValueError(f"{self.folder} holds a feature cache of format {manifest.get('format')}, not {FORMAT}")
-        self.labels: list[str] = manifest["labels"]
-        self.shards: list[dict] = manifest["shards"]  # the instances and positions of each shard
-        self.words: bool = manifest["words"]
+        try:
+            manifest = json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
+            if manifest.get("format") != FORMAT:
+                raise ValueError(f"format {manifest.get('format')}, not {FORMAT}")
+            self.labels: list[str] = list(manifest["labels"])
+            self.shards: list[dict] = list(manifest["shards"])  # the instances and positions of each shard
+            self.words: bool = bool(manifest["words"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+            raise ValueError(f"{self.folder} is no complete feature cache: {err}") from None
+        missing = [name for name in ("columns.npy", "vocabulary.json", *self._files()) if not (self.folder / name).is_file()]
+        if missing:
+            raise ValueError(f"{self.folder} is no complete feature cache: {missing[0]} is missing")
+
+    def _files(self) -> list[str]:
+        """The names of the shards' array files."""
+        arrays = (*_ARRAYS, *(("words",) if self.words else ()))
+        return [f"{k:05d}-{name}.npy" for k in range(len(self.shards)) for name in arrays]
 
     @classmethod
     def find(cls, name: str, root: Path | None = None) -> FeatureCache | None:
-        """The complete cache called ``name``, or None when there is none (or one of another format)."""
-        folder = (root or cache_root()) / name
+        """The complete cache called ``name``, or None when there is none (or one of another format, or damaged)."""
         try:
-            return cls(folder)
-        except (OSError, ValueError, KeyError):
+            return cls((root or cache_root()) / name)
+        except ValueError:
             return None
 
     @property
@@ -100,10 +114,17 @@ class FeatureCache:
     def shard(self, k: int) -> tuple[FeatureMatrix, np.ndarray]:
         """Shard ``k``: its feature matrix (hashed buckets, memory-mapped arrays) and the gold label ids of its
         positions, ids into :attr:`labels`."""
-        arrays = {name: np.load(self.folder / f"{k:05d}-{name}.npy", mmap_mode="r", allow_pickle=False)
-                  for name in (*_ARRAYS, *(("words",) if self.words else ()))}
-        labels = arrays.pop("labels")
-        return FeatureMatrix(**arrays), labels
+        try:
+            arrays = {name: np.load(self.folder / f"{k:05d}-{name}.npy", mmap_mode="r", allow_pickle=False)
+                      for name in (*_ARRAYS, *(("words",) if self.words else ()))}
+            labels = arrays.pop("labels")
+            X = FeatureMatrix(**arrays)
+            if labels.shape != (X.n_positions,) or len(X.indices) != X.indptr[-1]:
+                raise ValueError("its arrays do not fit each other")
+        except (OSError, ValueError) as err:
+            raise StructlinError(f"the feature cache {self.folder} is damaged (shard {k}: {err}); delete that folder "
+                                 "and train again") from None
+        return X, labels
 
 
 class CacheWriter:
@@ -177,11 +198,13 @@ class CacheWriter:
         with atomic_output(self.folder / "manifest.json", "w") as file:
             json.dump(manifest, file, indent=1)
         target = self.root / name
+        if target.exists() and FeatureCache.find(name, self.root) is None:  # a damaged one: replaced
+            shutil.rmtree(target, ignore_errors=True)
         try:
             os.replace(self.folder, target)
-        except OSError:  # a complete cache of the same name exists: the same features
+        except OSError as err:  # a complete cache of the same name exists (written meanwhile): the same features
             if FeatureCache.find(name, self.root) is None:
-                raise
+                raise StructlinError(f"cannot write the feature cache {target}: {err.strerror or err}") from None
         else:
             self.folder = None
         return FeatureCache(target)

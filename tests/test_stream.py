@@ -222,6 +222,26 @@ def test_the_cache_is_found_again_and_made_anew_when_settings_change(cache, monk
     assert cache_root() == cache
 
 
+def test_a_damaged_cache_is_made_again_or_named(cache, tmp_path, capsys):
+    """A cache missing a file, or whose manifest does not read, is made again; one whose arrays are cut short
+    stops training with one line naming it."""
+    Tagger(stream=True, epochs=1).fit(SENTENCES)
+    (folder,) = cache.iterdir()
+    (folder / "00000-values.npy").unlink()
+    assert FeatureCache.find(folder.name) is None
+    Tagger(stream=True, epochs=1).fit(SENTENCES)
+    assert [p.name for p in cache.iterdir()] == [folder.name] and FeatureCache.find(folder.name) is not None
+    (folder / "manifest.json").write_text("{not json", encoding="utf-8")
+    Tagger(stream=True, epochs=1).fit(SENTENCES)
+    assert FeatureCache.find(folder.name) is not None
+    indices = folder / "00000-indices.npy"
+    indices.write_bytes(indices.read_bytes()[:-40])
+    write_tsv(tmp_path / "train.tsv", SENTENCES)
+    code, out, err = run(capsys, "train", "tagger", "--train", tmp_path / "train.tsv", "--stream",
+                         "--output", tmp_path / "m.model")
+    assert code == 1 and f"the feature cache {folder} is damaged" in err and len(err.strip().splitlines()) == 1
+
+
 def test_a_failed_extraction_leaves_no_cache_behind(cache):
     broken = [*SENTENCES, [("word", "")]]  # a token without a tag
     with pytest.raises(CorpusFormatError, match="sentence 21, token 1"):
