@@ -978,13 +978,16 @@ class Tagger(_Model, TaggerI):
             train = _listed(train, "training data")
             self._begin(train)
             words, X, flat_tags = self._training_set(train)
-            dev_data = None
-            if dev is not None:
-                dev_words, dev_tags = _tagged(dev, "dev data", self.feature_set.fields)
-                dev_data = (self._features(dev_words, "dev data"), [t for s in dev_tags for t in s])
-            self._train(X, flat_tags, sorted(set(flat_tags)), dev_data)
+            self._train(X, flat_tags, sorted(set(flat_tags)), self._dev_data(dev))
             self.known_words_ = {w for sentence in _words(words) for w in sentence}
         return self
+
+    def _dev_data(self, dev) -> tuple[FeatureMatrix, list[str]] | None:
+        """The features of tagged dev sentences and their tags (flat), or None without dev."""
+        if dev is None:
+            return None
+        words, tags = _tagged(dev, "dev data", self.feature_set.fields)
+        return self._features(words, "dev data"), [t for sentence in tags for t in sentence]
 
     def _fit_streamed(self, train, dev) -> None:
         """``stream=True``: the training sentences' features are written to a
@@ -999,10 +1002,7 @@ class Tagger(_Model, TaggerI):
             takers = [name for name, cls in LEARNERS.items() if cls.capabilities.streams and cls.capabilities.sequences]
             raise CapabilityError(f"learner {self.learner.name!r} does not train from a corpus on disk (stream); "
                                   f"those that do: {', '.join(takers)}")
-        dev_data = None
-        if dev is not None:
-            dev_words, dev_tags = _tagged(dev, "dev data", self.feature_set.fields)
-            dev_data = (self._features(dev_words, "dev data"), [t for s in dev_tags for t in s])
+        dev_data = self._dev_data(dev)
         cache = self._feature_cache(train, itertools.chain([first], chunks))
         self._use_features(self.feature_set)  # a new extractor: the old one's tables hold every word type read
         self._joint = JointFeatureMap(sorted(cache.labels), cache.columns, transitions=self.decoder.uses_transitions)
