@@ -148,7 +148,9 @@ def test_parameter_mixing_tags_about_as_well_as_serial_and_repeats_itself(client
     np.testing.assert_array_equal(mixed[0].weights_, mixed[1].weights_)  # same seed, same workers: same model
     # mixing converges in more epochs than a serial run (docs/architecture.md): 0.7 points below at 5 epochs
     assert mixed[0].accuracy(dev) >= serial.accuracy(dev) - 0.015
-    assert mixed[0].history_[-1]["train_mistakes"] > 0 and mixed[0].learner.chosen_ == serial.learner.chosen_
+    assert mixed[0].history_[-1]["train_mistakes"] > 0
+    # the margin relative to the features' scale, divided by the number of shards whose updates mixing averages
+    assert mixed[0].learner.chosen_["margin"] == pytest.approx(serial.learner.chosen_["margin"] / 2)
 
 
 @pytest.mark.parametrize("learner, epochs", [("perceptron", 5), ("passive-aggressive", 5), ("mira", 5),
