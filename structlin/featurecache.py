@@ -248,6 +248,10 @@ class ShardedCorpus:
         return int(self._starts[-1])
 
     @property
+    def n_positions(self) -> int:
+        return int(self.lengths.sum())
+
+    @property
     def shard_sizes(self) -> np.ndarray:
         """The number of instances this corpus holds of every shard."""
         return np.diff(self._starts)
@@ -264,10 +268,6 @@ class ShardedCorpus:
         nothing = np.zeros(0, dtype=np.int64)
         return ShardedCorpus(self.cache, self.joint, [self.selection[k] if k in chosen else nothing
                                                       for k in range(self.cache.n_shards)])
-
-    @property
-    def n_positions(self) -> int:
-        return int(self.lengths.sum())
 
     def _chosen(self, k: int, per_instance: np.ndarray) -> np.ndarray:
         """``per_instance`` (one value per instance of shard ``k``) at the instances this corpus holds."""

@@ -992,9 +992,9 @@ class Tagger(_Model, TaggerI):
     def _fit_streamed(self, train, dev) -> None:
         """``stream=True``: the training sentences' features are written to a
         :class:`~structlin.featurecache.FeatureCache` (found again when the same sentences were cached with the same
-        feature set and hash, by this run or an earlier one), and the learner trains on it a few shards at a time
-        (a :class:`~structlin.featurecache.ShardedCorpus`), so that memory holds neither the sentences nor their
-        feature matrix.  The first :attr:`extraction_batch` sentences choose a default feature set."""
+        feature set and hash, by this run or an earlier one), and the learner trains on it, reading what each epoch
+        needs a segment at a time (a :class:`~structlin.featurecache.ShardedCorpus`), so that memory holds neither
+        the sentences nor their feature matrix.  The first :attr:`extraction_batch` sentences choose a default feature set."""
         chunks = _chunks(_not_text(train, "training data as a sequence of tagged sentences"), self.extraction_batch)
         first = next(chunks, [])
         self._begin(first)

@@ -277,9 +277,9 @@ def _add_train_command(train, task: Task, source_help: tuple[str, str], data_opt
                                if cls.capabilities.streams and cls.capabilities.sequences)
             parser.add_argument("--stream", action="store_true", help="read the training data once into a feature "
                                 "cache on disk (under STRUCTLIN_CACHE; found again by later runs on the same data and "
-                                "settings) and train from it a few shards at a time, so that memory does not grow "
-                                f"with the corpus ({takers}; not with --dev-fraction; with --workers or --scheduler the workers "
-                                "read the cache's shards)")
+                                "settings) and train from it, reading what each epoch needs a segment at a time, so "
+                                f"that memory holds neither the corpus nor its features ({takers}; not with --dev-fraction; "
+                                "with --workers or --scheduler the workers read the cache's shards)")
     parser.add_argument("--output", "-o", required=not tune, help="where to write the model" + (
         " (tune: the best candidate's, trained again)" if tune else ""))
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")

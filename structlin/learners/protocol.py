@@ -51,7 +51,7 @@ class Capabilities:
     ``distributed``: given a Dask ``client`` (its option :data:`CLIENT`), ``fit`` trains data-parallel on
     that cluster (:mod:`structlin.distributed`).  ``streams``: ``fit`` takes a
     :class:`~structlin.featurecache.ShardedCorpus` (a corpus on disk, its gold ids inside, ``y`` None) for ``X``
-    and, as dev, ``(ShardedCorpus, None)``, reading it a few shards at a time.
+    and, as dev, ``(ShardedCorpus, None)``, reading it a segment or a shard at a time.
     """
 
     online: bool = False
