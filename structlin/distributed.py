@@ -203,8 +203,7 @@ class _Stored:
 
     @classmethod
     def write(cls, path: Path, value) -> _Stored:
-        with atomic_output(path, "wb", durable=False) as file:
-            write_weights(file, value)
+        write_weights(path, value)
         return cls(str(path))
 
     def read(self):
@@ -219,7 +218,7 @@ def _through_files(function: Callable, shard, prefix: str, *args):
     return tuple(_Stored.write(Path(f"{prefix}-{i}"), v) if _is_weights(v) else v for i, v in enumerate(result))
 
 
-def _load_cached(folder: str, selection: list, index: int, joint: JointFeatureMap, decoder: Decoder,
+def _load_cache_group(folder: str, selection: list, index: int, joint: JointFeatureMap, decoder: Decoder,
                  prepare: Callable | None):
     """On a worker: the instances ``selection`` (per shard, as :class:`~structlin.featurecache.ShardedCorpus` keeps
     them) of the feature cache in ``folder``, in memory, or what ``prepare`` makes of them; ``joint`` comes without
@@ -261,7 +260,7 @@ class ShardedRun:
         self.directory = Path(tempfile.mkdtemp(prefix="structlin-shards-", dir=base))
         self.name = self.directory.name  # the prefix of the run's task keys
         if isinstance(X, ShardedCorpus):
-            self._load_cached(X, joint, decoder, workers, prepare)
+            self._submit_cache_groups(X, joint, decoder, workers, prepare)
             return
         parts = shard_instances(X, min(len(workers), X.n_instances), seed)
         self.sizes = [len(part) for part in parts]
@@ -283,7 +282,7 @@ class ShardedRun:
             self.close()
             raise
 
-    def _load_cached(self, corpus: ShardedCorpus, joint: JointFeatureMap, decoder: Decoder, workers: list,
+    def _submit_cache_groups(self, corpus: ShardedCorpus, joint: JointFeatureMap, decoder: Decoder, workers: list,
                      prepare: Callable | None) -> None:
         """The shards of a corpus on disk: its cache's shards in groups of about as many positions
         (:func:`group_shards`), one per worker, each read by its worker from the cache (no shard file is written)."""
@@ -293,7 +292,7 @@ class ShardedRun:
         self.sizes = [int(corpus.shard_sizes[group].sum()) for group in groups]
         for index, (group, worker) in enumerate(zip(groups, workers)):
             selection = corpus.subset(group).selection
-            self.shards.append(self.client.submit(_load_cached, str(corpus.cache.folder), selection, index, joint,
+            self.shards.append(self.client.submit(_load_cache_group, str(corpus.cache.folder), selection, index, joint,
                                                   decoder, prepare, key=f"{self.name}-shard-{index}", pure=True,
                                                   workers=[worker], allow_other_workers=True, retries=RETRIES))
 

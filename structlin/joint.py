@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse
 
 from .matrix import FeatureMatrix, ranges
+from .outputs import atomic_output
 
 
 def ordered_labels(labels: Iterable) -> list:
@@ -434,13 +435,15 @@ class JointFeatureMap:
         ]
 
 
-def write_weights(file, w: np.ndarray | SparseWeights) -> None:
-    """Write a weight vector to the open binary ``file`` without pickle: a dense one as one ``.npy`` array, a
-    :class:`SparseWeights` as ``.npz`` arrays; what :func:`read_weights` reads back."""
-    if isinstance(w, SparseWeights):
-        np.savez(file, keys=w.keys, values=w.values, tail=w.tail, size=np.array(w.size))
-    else:
-        np.save(file, np.asarray(w, dtype=np.float64), allow_pickle=False)
+def write_weights(path, w: np.ndarray | SparseWeights) -> None:
+    """Write a weight vector to ``path`` without pickle, a short-lived file of a run (a round's weights, a streamed
+    run's best snapshot: not synced to disk, :func:`~structlin.outputs.atomic_output`): a dense one as one ``.npy``
+    array, a :class:`SparseWeights` as ``.npz`` arrays; what :func:`read_weights` reads back."""
+    with atomic_output(path, "wb", durable=False) as file:
+        if isinstance(w, SparseWeights):
+            np.savez(file, keys=w.keys, values=w.values, tail=w.tail, size=np.array(w.size))
+        else:
+            np.save(file, np.asarray(w, dtype=np.float64), allow_pickle=False)
 
 
 def read_weights(path, *, mapped: bool = False) -> np.ndarray | SparseWeights:

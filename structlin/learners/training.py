@@ -35,7 +35,6 @@ from ..errors import StructlinError
 from ..featurecache import ShardedCorpus, cache_root
 from ..joint import JointFeatureMap, read_weights, write_weights
 from ..matrix import FeatureMatrix
-from ..outputs import atomic_output
 
 UNITS = ("epoch", "iteration")
 
@@ -107,8 +106,7 @@ class _KeptOnDisk:
                 raise StructlinError(f"cannot keep the best weights in {root}: {err.strerror or err} (set "
                                      "STRUCTLIN_CACHE to a writable folder)") from None
         self.path = self.folder / "best"
-        with atomic_output(self.path, "wb", durable=False) as file:
-            write_weights(file, snapshot)
+        write_weights(self.path, snapshot)
 
     def read(self):
         """The snapshot kept, and the file removed."""
