@@ -18,7 +18,7 @@ from structlin.decoders import Greedy, Multiclass, Viterbi, decode_corpus
 from structlin.errors import OptionValueError, StructlinError
 from structlin.joint import JointFeatureMap
 from structlin.learners import LEARNERS, MaxEnt, make_learner
-from structlin.learners.maxent import RELATIVE_L2_DEFAULT, RELATIVE_L2S
+from structlin.learners.maxent import RELATIVE_L2_DEFAULT, RELATIVE_L2S, UNSEEN_PAIRS
 from structlin.learners.owlqn import GTOL_REACHED, MAXITER_REACHED
 from structlin.matrix import FeatureMatrix
 
@@ -92,7 +92,8 @@ def test_optimum_solved_by_hand():
     # gradient in w_0, p_0 − l2·a with p_0 = 1/(1 + e^{2a}), vanishes.
     joint = JointFeatureMap(["a", "b"], [7], transitions=False)
     X = FeatureMatrix([0, 1], [0], [1.0], [1])
-    learner = MaxEnt(l2=1.0, tol=0, gtol=1e-10, progress=False).fit(joint, Multiclass(), X, np.array([1]))
+    learner = MaxEnt(l2=1.0, tol=0, gtol=1e-10, unseen_pairs="all", progress=False).fit(joint, Multiclass(), X,
+                                                                                           np.array([1]))
     a = scipy.optimize.brentq(lambda a: 1 / (1 + np.exp(2 * a)) - a, 0, 1)
     np.testing.assert_allclose(learner.weights_, [-a, a], atol=1e-8)
     assert learner.history_[-1]["gradient_norm"] < 1e-8
@@ -113,7 +114,8 @@ def test_fit_converges_on_separable_documents(monkeypatch):
     build = MaxEnt.objective
     monkeypatch.setattr(MaxEnt, "objective", lambda self, *args: made.append(build(self, *args)) or made[-1])
     began = time.perf_counter()
-    learner = MaxEnt(epochs=500, l2=0.1, tol=0, gtol=1e-7, progress=False).fit(joint, Multiclass(), X, y)
+    learner = MaxEnt(epochs=500, l2=0.1, tol=0, gtol=1e-7, unseen_pairs="all", progress=False).fit(joint, Multiclass(),
+                                                                                                  X, y)
     wall = time.perf_counter() - began
     monkeypatch.undo()
     assert learner.stopped_ == GTOL_REACHED
@@ -192,6 +194,7 @@ def test_make_learner_and_params():
     assert LEARNERS["maxent"] is MaxEnt and MaxEnt.capabilities.online is False
     learner = make_learner("maxent", epochs=30, seed=2, batch_size=4, patience=3, progress=False)
     assert learner.params() == {"epochs": 30, "solver": "lbfgs", "l2": None, "relative_l2": None, "l1": 0.0, "tol": 1e-6, "gtol": 1e-5, "memory": 6,
+                                "unseen_pairs": UNSEEN_PAIRS,
                                 "learning_rate": 0.1, "averaging": True, "momentum": 0.0, "eval_every": 1,
                                 "seed": 2, "batch_size": 4, "patience": 3}
     assert make_learner("maxent", **learner.params()).params() == learner.params()
@@ -271,12 +274,13 @@ def test_relative_l2_is_chosen_on_dev_among_the_candidates():
     joint, X, y = random_problem(21, [1] * 60, 3, 10, transitions=False)
     joint_dev, X_dev, y_dev = random_problem(22, [1] * 30, 3, 10, transitions=False)
     dev = (X_dev, y_dev)
-    auto = MaxEnt(epochs=15, progress=False).fit(joint, Multiclass(), X, y, dev)
+    auto = MaxEnt(epochs=15, unseen_pairs="all", progress=False).fit(joint, Multiclass(), X, y, dev)
     fixed, start = {}, None
     for r in RELATIVE_L2S:
-        fixed[r] = MaxEnt(epochs=15, progress=False)
+        fixed[r] = MaxEnt(epochs=15, unseen_pairs="all", progress=False)
         start = fixed[r]._fit_once(joint, Multiclass(), X, y, dev, r, None, start)
-    first = MaxEnt(epochs=15, relative_l2=RELATIVE_L2S[0], progress=False).fit(joint, Multiclass(), X, y, dev)
+    first = MaxEnt(epochs=15, relative_l2=RELATIVE_L2S[0], unseen_pairs="all", progress=False).fit(joint, Multiclass(),
+                                                                                                   X, y, dev)
     np.testing.assert_array_equal(fixed[RELATIVE_L2S[0]].weights_, first.weights_)
     best = {r: max(h["dev_accuracy"] for h in learner.history_ if h["dev_accuracy"] is not None)
             for r, learner in fixed.items()}

@@ -41,8 +41,8 @@ def test_a_relative_margin_makes_the_perceptron_scale_free(cls):
 
 def test_a_relative_prior_makes_max_ent_scale_free():
     joint, X, y = random_problem(5, [1] * 40, 3, 8, transitions=False)
-    one = MaxEnt(epochs=300, tol=0, gtol=1e-10).fit(joint, Multiclass(), X, y)
-    four = MaxEnt(epochs=300, tol=0, gtol=1e-10).fit(joint, Multiclass(), scaled(X), y)
+    one = MaxEnt(epochs=300, tol=0, gtol=1e-10, unseen_pairs="all").fit(joint, Multiclass(), X, y)
+    four = MaxEnt(epochs=300, tol=0, gtol=1e-10, unseen_pairs="all").fit(joint, Multiclass(), scaled(X), y)
     assert four.chosen_["l2"] == pytest.approx(S**2 * one.chosen_["l2"])
     np.testing.assert_allclose(four.weights_, one.weights_ / S, rtol=1e-5, atol=1e-8)
 

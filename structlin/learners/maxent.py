@@ -29,6 +29,7 @@ objective of its shard, and the optimiser runs here on the sum, the same objecti
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -40,8 +41,9 @@ from ..decoders import Decoder, length_batches
 from ..distributed import Shard, ShardedRun
 from ..errors import OptionValueError, StructlinError
 from ..featurecache import ShardedCorpus
-from ..joint import Chains, JointFeatureMap, Scores
+from ..joint import Chains, JointFeatureMap, Scores, SparseWeights
 from ..matrix import FeatureMatrix
+from .active_set import ActivePairs, seen_pairs
 from .epochs import minibatches
 from .owlqn import minimize_owlqn, pseudo_gradient
 from .protocol import (BATCH_SIZE, CALLBACK, CLIENT, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities, HistoryField,
@@ -53,6 +55,8 @@ from .training import TrainingRun, require_finite
 #: "Defaults"), from the strongest; without dev (or with --no-tune) the panel's single choice.
 RELATIVE_L2S = (0.1, 0.01, 0.001)
 RELATIVE_L2_DEFAULT = 0.001
+#: L-BFGS's active set (:mod:`.active_set`): unseen pairs added, as a multiple of the seen ones.
+UNSEEN_PAIRS = 0.5
 
 
 class Objective(ABC):
@@ -82,12 +86,31 @@ class Objective(ABC):
         self._last = (w, value, gradient)
         return value, gradient
 
+    def outside_gradient(self, theta: np.ndarray, pairs: ActivePairs) -> np.ndarray:
+        """``∇f(w(θ))``'s emission block, flat, exact at the weights outside ``pairs`` (where ``w = 0``, so
+        only the data term counts); inside, it may lack the prior."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._evaluate(pairs.expand(theta))[1][: pairs.emission_size]
+
     def at(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         """``(f, gradient)`` at ``w``: the last evaluation's when it was of this very array (the
         optimiser never modifies an array it has had evaluated)."""
         if self._last is not None and self._last[0] is w:
             return self._last[1], self._last[2]
         return self(w)
+
+
+class RestrictedObjective(Objective):
+    """``f_A(θ) = f(w(θ))`` and ``∇f(w(θ))_A`` (:mod:`.active_set`): ``objective`` as a function of the free
+    weights of ``pairs``, the others held at 0.  ``objective.restricted(θ, pairs)`` (of :class:`MaxEntObjective`
+    and :class:`ShardedObjective`) evaluates it without a vector of every weight outliving the evaluation."""
+
+    def __init__(self, objective: Objective, pairs: ActivePairs):
+        super().__init__(objective.l2)
+        self.objective, self.pairs = objective, pairs
+
+    def _evaluate(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        return self.objective.restricted(theta, self.pairs)
 
 
 class ChainLikelihood:
@@ -107,8 +130,10 @@ class ChainLikelihood:
         minus gold counts of the tail (transition, start, end) whose weights are ``tail_weights``."""
         L = self.joint.n_labels
         trans, start, end = self.joint.tail_weights(tail_weights)
+        rows = np.arange(len(y))
+        gold_score = E[rows, y].sum()
         log_z, expected_transitions = 0.0, np.zeros((L, L))
-        nodes = np.empty_like(E)
+        nodes = E  # each batch's marginals replace its scores, read before
         for positions, batch_lengths in batches:
             marginals = self.inference.marginals(Scores(E[positions], batch_lengths, trans, start, end,
                                                         self.joint.allowed(matrix, positions)), summed_edges=True)
@@ -116,8 +141,6 @@ class ChainLikelihood:
             nodes[positions] = marginals.nodes
             if marginals.edges is not None:
                 expected_transitions += marginals.edges
-        rows = np.arange(len(y))
-        gold_score = E[rows, y].sum()
         tail = None
         if self.joint.transitions:
             lengths = matrix.lengths
@@ -163,14 +186,37 @@ class MaxEntObjective(Objective):
 
     def _evaluate(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         joint = self.joint
-        E = self.X @ joint.emission_weights(w)
-        loss, residual, tail = self.likelihood.data_term(E, self.y, self.matrix, self.batches,
-                                                         w[joint.transition_offset :])
+        tail_weights = w[joint.transition_offset :]
+        loss, emission, tail = self._data_term(self.X @ joint.emission_weights(w), tail_weights)
         gradient = np.multiply(w, self.l2)
-        joint.emission_weights(gradient)[:] += self.X.T @ residual
+        joint.emission_weights(gradient)[:] += emission
         if tail is not None:
             gradient[joint.transition_offset :] += tail
         return loss + 0.5 * self.l2 * (w @ w), gradient
+
+    def restricted(self, theta: np.ndarray, pairs: ActivePairs) -> tuple[float, np.ndarray]:
+        loss, gradient = self.free_data_term(pairs.sparse(theta))
+        gradient += self.l2 * theta
+        return loss + 0.5 * self.l2 * (theta @ theta), gradient
+
+    def free_data_term(self, w: SparseWeights) -> tuple[float, np.ndarray]:
+        """``−Σ log p(y|x)`` at ``w`` and its gradient at ``w``'s stored emission entries, then its tail: the
+        emission scores from the dense block of ``w`` (freed once they are made), the gradient's block gathered."""
+        loss, emission, tail = self._data_term(self.X @ self.joint.emission_matrix(w), w.tail)
+        gathered = emission.reshape(-1)[w.keys]
+        return loss, gathered if tail is None else np.concatenate([gathered, tail])
+
+    def outside_gradient(self, theta: np.ndarray, pairs: ActivePairs) -> np.ndarray:
+        w = pairs.sparse(theta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            _, emission, _ = self._data_term(self.X @ self.joint.emission_matrix(w), w.tail)
+        return emission.reshape(-1)
+
+    def _data_term(self, E: np.ndarray, tail_weights: np.ndarray):
+        """``(−Σ log p(y|x), its gradient's emission block (rows × labels), its tail gradient or None)`` from the
+        emission scores ``E``, which it overwrites."""
+        loss, residual, tail = self.likelihood.data_term(E, self.y, self.matrix, self.batches, tail_weights)
+        return loss, self.X.T @ residual, tail
 
 
 class ShardedObjective(Objective):
@@ -189,11 +235,19 @@ class ShardedObjective(Objective):
         self.shards = shards
 
     def _evaluate(self, w: np.ndarray) -> tuple[float, np.ndarray]:
-        value, gradient = 0.0, np.multiply(w, self.l2)
-        for value_s, gradient_s in self.shards.map(_data_term, w):  # in shard order: the same sums every run
+        return self._summed(_data_term, w, w)
+
+    def restricted(self, theta: np.ndarray, pairs: ActivePairs) -> tuple[float, np.ndarray]:
+        return self._summed(_free_data_term, pairs.sparse(theta), theta)
+
+    def _summed(self, term: Callable, w, free: np.ndarray) -> tuple[float, np.ndarray]:
+        """``Σ_s term_s(w)`` over the shards, in shard order (the same sums every run), plus the prior on the
+        weights ``free`` that the terms' gradients are of."""
+        value, gradient = 0.0, np.multiply(free, self.l2)
+        for value_s, gradient_s in self.shards.map(term, w):
             value += value_s
             gradient += gradient_s
-        return value + 0.5 * self.l2 * (w @ w), gradient
+        return value + 0.5 * self.l2 * (free @ free), gradient
 
 
 class StreamedShards:
@@ -213,6 +267,12 @@ class StreamedShards:
 def _shard_objective(shard: Shard) -> MaxEntObjective:
     """On a worker: the objective over ``shard`` without the prior, which the worker keeps for the run."""
     return MaxEntObjective(shard.joint, shard.decoder, shard.X, shard.y, l2=0.0)
+
+
+def _free_data_term(objective: MaxEntObjective, w: SparseWeights) -> tuple[float, np.ndarray]:
+    """On a worker: :meth:`MaxEntObjective.free_data_term` over a shard (the client checks the sum)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return objective.free_data_term(w)
 
 
 def _data_term(objective: MaxEntObjective, w: np.ndarray) -> tuple[float, np.ndarray]:
@@ -278,6 +338,10 @@ class MaxEnt(Learner):
                Option("gtol", float, 1e-5, "L-BFGS: stop when no (pseudo-)gradient component exceeds this",
                       minimum=0, cli=False),
                Option("memory", int, 6, "L-BFGS: the number of correction pairs", minimum=1, cli=False),
+               Option("unseen_pairs", float, UNSEEN_PAIRS, "L-BFGS: train the (feature, label) weights seen in "
+                      "training and, from halfway through the first run's iterations, this many times as many unseen "
+                      "ones, those of largest gradient; 'all': every weight", minimum=0, special=("all",),
+                      parse=lambda text: text if text == "all" else float(text)),
                Option("learning_rate", float, 0.1, "SGD: the initial learning rate η₀", minimum=0,
                       exclusive_minimum=True),
                Option("averaging", bool, True, "SGD: return the average of the iterates from the second epoch on",
@@ -293,6 +357,8 @@ class MaxEnt(Learner):
             raise OptionValueError(f"l1 needs the lbfgs solver (OWL-QN), not {self.solver!r}")
         if self.tol != self.option("tol").default and self.solver != "lbfgs":
             raise OptionValueError(f"tol applies to the lbfgs solver, not {self.solver!r}")
+        if self.unseen_pairs != UNSEEN_PAIRS and self.solver != "lbfgs":
+            raise OptionValueError(f"unseen_pairs applies to the lbfgs solver, not {self.solver!r}")
         if self.client is not None and self.solver != "lbfgs":
             raise OptionValueError(f"max-ent trains on a Dask cluster (client) with the lbfgs solver only, not "
                                    f"{self.solver!r}")
@@ -329,15 +395,16 @@ class MaxEnt(Learner):
         require_finite(X, "training")
         if dev is not None:
             require_finite(dev[0], "dev")
+        pairs = self._active_pairs(joint, X, y)
         with self._shards(joint, decoder, X, y) as shards:
             if self.l2 is not None or self.relative_l2 is not None or dev is None:
-                self._fit_once(joint, decoder, X, y, dev, None, shards)
+                self._fit_once(joint, decoder, X, y, dev, None, shards, pairs=pairs)
                 return self
             # relative_l2 chosen on dev: one run per candidate (each keeping its best dev iteration), the best kept;
             # with L-BFGS each run starts where the one of the stronger prior ended (a regularisation path)
             best, candidates, start = None, [], None
             for relative in RELATIVE_L2S:
-                start = self._fit_once(joint, decoder, X, y, dev, relative, shards, start)
+                start = self._fit_once(joint, decoder, X, y, dev, relative, shards, start, pairs)
                 score = max((r["dev_accuracy"] for r in self.history_ if r["dev_accuracy"] is not None), default=0.0)
                 candidates.append({"relative_l2": relative, "dev_accuracy": score})
                 if best is None or score > best[0]:  # the first of equals: the stronger prior; one run's weights kept
@@ -349,6 +416,13 @@ class MaxEnt(Learner):
         self.chosen_ = {"relative_l2": relative, **chosen}
         return self
 
+    def _active_pairs(self, joint: JointFeatureMap, X: FeatureMatrix, y: np.ndarray) -> ActivePairs | None:
+        """The weights L-BFGS starts with (:mod:`.active_set`), or None when it trains every weight."""
+        if self.solver != "lbfgs" or self.unseen_pairs == "all":
+            return None
+        parts = X.parts() if isinstance(X, ShardedCorpus) else [(X, y)]
+        return ActivePairs(seen_pairs(joint, parts), joint, self.unseen_pairs)
+
     def _shards(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray):
         """A context holding the corpus's shards on the Dask cluster of ``client``, each worker keeping the
         objective of its own without the prior (the same for every prior tried); None without a client."""
@@ -358,38 +432,59 @@ class MaxEnt(Learner):
 
     def _fit_once(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, dev,
                   relative_l2: float | None, shards: ShardedRun | None,
-                  start: np.ndarray | None = None) -> np.ndarray | None:
-        """One run from ``w = start`` (default 0; L-BFGS only) with the prior of :meth:`objective` (on ``shards``,
-        when given); returns L-BFGS's last iterate (None for SGD)."""
+                  start: np.ndarray | None = None, pairs: ActivePairs | None = None) -> np.ndarray | None:
+        """One run from ``start`` (default 0; L-BFGS only) with the prior of :meth:`objective` (on ``shards``,
+        when given), over the active set ``pairs`` (None: every weight); returns L-BFGS's last iterate (None
+        for SGD, or when the run was stopped).  With ``pairs``, ``start`` and the iterate are its free weights."""
         objective = self.objective(joint, decoder, X, y, relative_l2, shards)
         unit = "iteration" if self.solver == "lbfgs" else "epoch"
-        start = np.zeros(joint.size) if start is None else start
+        if start is None:
+            start = np.zeros(joint.size if pairs is None else len(pairs.free))
+        initial = (lambda: start) if pairs is None else functools.partial(pairs.expander(), start)
         last = None
         with TrainingRun(self, joint, decoder, dev, unit=unit, spill=isinstance(X, ShardedCorpus)) as run:
             if self.solver == "lbfgs":
-                last = self._lbfgs(objective, start, run)
+                last = self._lbfgs(objective, start, run, pairs)
             else:
                 self._sgd(objective, ChainLikelihood(joint, decoder), X, y, run)
-        self.weights_ = run.finish(initial=lambda: start)
+        self.weights_ = run.finish(initial=initial)
         self.stopped_ = run.stopped or self.stopped_
         self.history_, self.best_epoch_ = run.history, run.best_step
         return last
 
-    def _lbfgs(self, objective: Objective, start: np.ndarray, run: TrainingRun) -> np.ndarray:
-        """L-BFGS (OWL-QN with ``l1``) from ``start``, each iteration recorded; returns the last iterate."""
-        evaluations = 0
+    def _lbfgs(self, objective: Objective, start: np.ndarray, run: TrainingRun,
+               pairs: ActivePairs | None) -> np.ndarray:
+        """L-BFGS (OWL-QN with ``l1``) from ``start`` for at most ``epochs`` iterations, each recorded; returns the
+        last iterate.  Over an active set ``pairs`` (``start`` and the result: the free weights ``θ``), while
+        the set is not grown the first half of the iterations trains it, then it grows at the last iterate's
+        gradient and the rest trains the grown set."""
+        run.bar(self.max_epochs, "it")
+        if pairs is None:
+            return self._minimize(objective, start, run, self.max_epochs)
+        budget, theta, restricted = self.max_epochs, start, RestrictedObjective(objective, pairs)
+        if not pairs.grown:
+            before = len(run.history)
+            theta = self._minimize(restricted, theta, run, (budget + 1) // 2, pairs.expander())
+            budget -= len(run.history) - before
+            theta = pairs.grow(objective.outside_gradient(theta, pairs), theta)
+        return self._minimize(restricted, theta, run, budget, pairs.expander())
 
-        def after_iteration(w: np.ndarray) -> None:
+    def _minimize(self, objective: Objective, start: np.ndarray, run: TrainingRun, iterations: int,
+                  snapshot: Callable[[np.ndarray], np.ndarray] = lambda w: w) -> np.ndarray:
+        """At most ``iterations`` of L-BFGS from ``start``, each recorded with the weights ``snapshot(x)`` of the
+        iterate ``x``; returns the last iterate."""
+        evaluations = objective.evaluations
+
+        def after_iteration(x: np.ndarray) -> None:
             nonlocal evaluations
-            value, gradient = objective.at(w)
+            value, gradient = objective.at(x)
             if self.l1:
-                value, gradient = value + self.l1 * np.abs(w).sum(), pseudo_gradient(w, gradient, self.l1)
-            run.record(lambda: w, objective=value, gradient_norm=float(np.linalg.norm(gradient)),
+                value, gradient = value + self.l1 * np.abs(x).sum(), pseudo_gradient(x, gradient, self.l1)
+            run.record(lambda: snapshot(x), objective=value, gradient_norm=float(np.linalg.norm(gradient)),
                        evaluations=objective.evaluations - evaluations)
             evaluations = objective.evaluations
 
-        run.bar(self.max_epochs, "it")
-        result = minimize_owlqn(objective, start, l1=self.l1, maxiter=self.max_epochs, ftol=self.tol,
+        result = minimize_owlqn(objective, start, l1=self.l1, maxiter=iterations, ftol=self.tol,
                                 gtol=self.gtol, memory=self.memory, callback=after_iteration)
         self.stopped_ = result.message
         return result.x
