@@ -339,8 +339,8 @@ class MaxEnt(Learner):
                       minimum=0, cli=False),
                Option("memory", int, 6, "L-BFGS: the number of correction pairs", minimum=1, cli=False),
                Option("unseen_pairs", float, UNSEEN_PAIRS, "L-BFGS: train the (feature, label) weights seen in "
-                      "training and, from halfway through the first run's iterations, this many times as many unseen "
-                      "ones, those of largest gradient; 'all': every weight", minimum=0, special=("all",),
+                      "training, then, from halfway through the first run, also the unseen ones of largest gradient, "
+                      "this many times as many as the seen ones; 'all': every weight", minimum=0, special=("all",),
                       parse=lambda text: text if text == "all" else float(text)),
                Option("learning_rate", float, 0.1, "SGD: the initial learning rate η₀", minimum=0,
                       exclusive_minimum=True),
