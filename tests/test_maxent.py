@@ -171,6 +171,15 @@ def test_patience_and_callback_stop_the_run():
     assert learner.stopped_ == "no dev improvement in 2 evaluations"
     np.testing.assert_array_equal(learner.weights_, MaxEnt(epochs=1, l2=0.01, progress=False)
                                   .fit(joint, Viterbi(), X, y).weights_)
+    # a run the patience stopped still hands its last iterate on (the regularisation path's next start), over
+    # every weight or over the active set
+    for unseen_pairs in ("all", 0.5):
+        stopped = MaxEnt(epochs=50, tol=0, gtol=0, patience=2, unseen_pairs=unseen_pairs, progress=False)
+        pairs = stopped._active_pairs(joint, X, y)
+        last = stopped._fit_once(joint, Viterbi(), X, y, unseen, RELATIVE_L2S[0], None, pairs=pairs)
+        w = last if pairs is None else pairs.expand(last)
+        objective = stopped.objective(joint, Viterbi(), X, y, RELATIVE_L2S[0])
+        assert len(stopped.history_) == 3 and objective(w)[0] == pytest.approx(stopped.history_[-1]["objective"])
     seen = []
     learner = MaxEnt(epochs=50, l2=0.01, tol=0, gtol=0, callback=lambda record, _: seen.append(record) or len(seen) == 2,
                      progress=False).fit(joint, Viterbi(), X, y)

@@ -434,8 +434,8 @@ class MaxEnt(Learner):
                   relative_l2: float | None, shards: ShardedRun | None,
                   start: np.ndarray | None = None, pairs: ActivePairs | None = None) -> np.ndarray | None:
         """One run from ``start`` (default 0; L-BFGS only) with the prior of :meth:`objective` (on ``shards``,
-        when given), over the active set ``pairs`` (None: every weight); returns L-BFGS's last iterate (None
-        for SGD, or when the run was stopped).  With ``pairs``, ``start`` and the iterate are its free weights."""
+        when given), over the active set ``pairs`` (None: every weight); returns L-BFGS's last iterate, also when
+        the patience or the callback stopped the run (None for SGD).  With ``pairs``, ``start`` and the iterate are its free weights."""
         objective = self.objective(joint, decoder, X, y, relative_l2, shards)
         unit = "iteration" if self.solver == "lbfgs" else "epoch"
         if start is None:
@@ -447,6 +447,9 @@ class MaxEnt(Learner):
                 last = self._lbfgs(objective, start, run, pairs)
             else:
                 self._sgd(objective, ChainLikelihood(joint, decoder), X, y, run)
+        if self.solver == "lbfgs" and last is None and run.history:  # stopped by the patience or the callback
+            w = run.latest()
+            last = w if pairs is None else w[pairs.free]
         self.weights_ = run.finish(initial=initial)
         self.stopped_ = run.stopped or self.stopped_
         self.history_, self.best_epoch_ = run.history, run.best_step

@@ -206,6 +206,10 @@ class TrainingRun:
             raise StopTraining(f"no dev improvement in {self.patience} evaluations")
         return record
 
+    def latest(self):
+        """The snapshot of the last step recorded (None before the first)."""
+        return None if self._snapshot is None else self._snapshot()
+
     def finish(self, initial: Callable | None = None):
         """The snapshot to keep: the best on dev (the last step is always evaluated), or the last one;
         ``best_step`` is its step.  With no step recorded, ``initial()`` (step 0)."""
