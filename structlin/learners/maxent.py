@@ -200,17 +200,18 @@ class MaxEntObjective(Objective):
         return loss + 0.5 * self.l2 * (theta @ theta), gradient
 
     def free_data_term(self, w: SparseWeights) -> tuple[float, np.ndarray]:
-        """``−Σ log p(y|x)`` at ``w`` and its gradient at ``w``'s stored emission entries, then its tail: the
-        emission scores from the dense block of ``w`` (freed once they are made), the gradient's block gathered."""
-        loss, emission, tail = self._data_term(self.X @ self.joint.emission_matrix(w), w.tail)
+        """``−Σ log p(y|x)`` at ``w`` and its gradient at ``w``'s stored emission entries, then its tail."""
+        loss, emission, tail = self._sparse_data_term(w)
         gathered = emission.reshape(-1)[w.keys]
         return loss, gathered if tail is None else np.concatenate([gathered, tail])
 
     def outside_gradient(self, theta: np.ndarray, pairs: ActivePairs) -> np.ndarray:
-        w = pairs.sparse(theta)
         with np.errstate(over="ignore", invalid="ignore"):
-            _, emission, _ = self._data_term(self.X @ self.joint.emission_matrix(w), w.tail)
-        return emission.reshape(-1)
+            return self._sparse_data_term(pairs.sparse(theta))[1].reshape(-1)
+
+    def _sparse_data_term(self, w: SparseWeights):
+        """:meth:`_data_term` at ``w``: the emission scores from the dense block of ``w``, freed once they are made."""
+        return self._data_term(self.X @ self.joint.emission_matrix(w), w.tail)
 
     def _data_term(self, E: np.ndarray, tail_weights: np.ndarray):
         """``(−Σ log p(y|x), its gradient's emission block (rows × labels), its tail gradient or None)`` from the
@@ -435,7 +436,8 @@ class MaxEnt(Learner):
                   start: np.ndarray | None = None, pairs: ActivePairs | None = None) -> np.ndarray | None:
         """One run from ``start`` (default 0; L-BFGS only) with the prior of :meth:`objective` (on ``shards``,
         when given), over the active set ``pairs`` (None: every weight); returns L-BFGS's last iterate, also when
-        the patience or the callback stopped the run (None for SGD).  With ``pairs``, ``start`` and the iterate are its free weights."""
+        the patience or the callback stopped the run (None for SGD).  With ``pairs``, ``start`` and the iterate are
+        its free weights."""
         objective = self.objective(joint, decoder, X, y, relative_l2, shards)
         unit = "iteration" if self.solver == "lbfgs" else "epoch"
         if start is None:
