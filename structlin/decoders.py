@@ -520,11 +520,11 @@ def length_batches(lengths: np.ndarray, max_positions: int = 4096) -> list[np.nd
     return batches
 
 
-def decode_batches(decoder: Decoder, scores: Callable[[FeatureMatrix], Scores], matrix: FeatureMatrix, *,
-                   max_positions: int = 4096) -> np.ndarray:
-    """Decode every instance of an indexed corpus; labels per position.  ``scores(batch)`` gives the
-    :class:`Scores` of a batch of instances.  Instances are decoded in batches of similar length
-    (:func:`length_batches`), so padding costs little."""
+def decode_batches(decoder: Decoder, scores: Callable[[FeatureMatrix | Scores], Scores], matrix: FeatureMatrix | Scores,
+                   *, max_positions: int = 4096) -> np.ndarray:
+    """Decode every instance of an indexed corpus (or of the scores of every instance); labels per position.
+    ``scores(batch)`` gives the :class:`Scores` of a batch of instances (of scores: the batch itself).  Instances
+    are decoded in batches of similar length (:func:`length_batches`), so padding costs little."""
     out = np.zeros(matrix.n_positions, dtype=np.int64)
     for chosen in length_batches(matrix.lengths, max_positions):
         out[matrix.positions(chosen)] = decoder.argmax(scores(matrix.take(chosen)))

@@ -53,23 +53,37 @@ class FeatureHasher:
         self._key = seed.to_bytes(8, "little")
         self._mask = np.uint64((1 << bits) - 1)
         self._memo: dict[str, int] = {}
+        # A keyed BLAKE2b state before any data: copying it skips re-processing the key for every string.
+        self._keyed = hashlib.blake2b(digest_size=8, key=self._key)
 
     def __getstate__(self) -> dict:
-        """Pickled without the memo, a cache that fills again as strings are hashed."""
-        return {**vars(self), "_memo": {}}
+        """Pickled without the memo, a cache that fills again as strings are hashed, and the keyed state."""
+        state = {**vars(self), "_memo": {}}
+        del state["_keyed"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        vars(self).update(state)
+        self._keyed = hashlib.blake2b(digest_size=8, key=self._key)
 
     def string(self, text: str) -> int:
         """``H(text)``: the keyed 64-bit BLAKE2b digest of one string, memoised."""
         code = self._memo.get(text)
         if code is None:
-            digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8, key=self._key).digest()
-            code = self._memo[text] = int.from_bytes(digest, "little")
+            code = self._memo[text] = self._digest(text)
         return code
+
+    def _digest(self, text: str) -> int:
+        state = self._keyed.copy()
+        state.update(text.encode("utf-8", "surrogatepass"))
+        return int.from_bytes(state.digest(), "little")
 
     def strings(self, texts) -> np.ndarray:
         """``H(text)`` of many strings, as a uint64 array."""
-        get, string = self._memo.get, self.string
-        return np.fromiter((get(t) or string(t) for t in texts), dtype=np.uint64, count=len(texts))
+        memo = self._memo
+        for text in {t for t in texts if t not in memo}:
+            memo[text] = self._digest(text)
+        return np.fromiter(map(memo.__getitem__, texts), dtype=np.uint64, count=len(texts))
 
     def sequences(self, points: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """``S`` of every code point sequence ``points[s : s + n]`` for ``s, n`` in ``starts, lengths``.

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse
 
-from .matrix import FeatureMatrix, ranges
+from .matrix import FactoredMatrix, FeatureMatrix, instance_positions, ranges
 from .outputs import atomic_output
 
 
@@ -107,6 +107,20 @@ class Scores:
     @property
     def n_labels(self) -> int:
         return self.emissions.shape[1]
+
+    @property
+    def n_positions(self) -> int:
+        return len(self.emissions)
+
+    def positions(self, instances) -> np.ndarray:
+        """Indices of the positions of ``instances``, in that order."""
+        return instance_positions(np.concatenate([[0], np.cumsum(self.lengths)]), instances)
+
+    def take(self, instances) -> Scores:
+        """The scores of ``instances``, in that order (as :meth:`FeatureMatrix.take` takes their features)."""
+        rows = self.positions(instances)
+        return replace(self, emissions=self.emissions[rows], lengths=np.asarray(self.lengths)[instances],
+                       allowed=None if self.allowed is None else self.allowed[rows])
 
     def masked(self) -> Scores:
         """These scores with the emissions of labels that are not allowed at −inf, and no ``allowed``: the
@@ -304,10 +318,13 @@ class JointFeatureMap:
 
     # --- inputs ---------------------------------------------------------------------------------
 
-    def index(self, matrix: FeatureMatrix, *, overwrite: bool = False) -> FeatureMatrix:
-        """Renumber hashed buckets to weight rows; buckets without a row are dropped.  ``overwrite``: the
+    def index(self, matrix: FeatureMatrix | FactoredMatrix, *, overwrite: bool = False) -> FeatureMatrix | FactoredMatrix:
+        """Renumber hashed buckets to weight rows; buckets without a row are dropped (of every table of a
+        :class:`~structlin.matrix.FactoredMatrix`).  ``overwrite``: the
         matrix is the caller's to spend, and when no bucket is dropped (the training matrix the map was made
         from) its bucket array is renumbered in place, so that the corpus is not held twice."""
+        if isinstance(matrix, FactoredMatrix):
+            return replace(matrix, tables=[self.index(table) for table in matrix.tables])
         if self._lookup is None:
             # One slot past the largest column stays −1, so clipping maps every larger bucket there.
             size = int(self.columns[-1]) + 2 if len(self.columns) else 1
@@ -329,13 +346,17 @@ class JointFeatureMap:
 
     # --- scores and feature differences ---------------------------------------------------------
 
-    def scores(self, w: np.ndarray | SparseWeights, matrix: FeatureMatrix) -> Scores:
+    def scores(self, w: np.ndarray | SparseWeights, matrix: FeatureMatrix | FactoredMatrix) -> Scores:
         """Emission scores of every label at every position (``X @ W``) and the transition views."""
         trans, start, end = self.transition_weights(w)
-        if isinstance(w, SparseWeights):  # a sparse product, in scipy's C++: the stored pairs of each entry's row
-            emissions = (matrix.csr(self.n_rows) @ self.emission_rows(w)).toarray()
-        else:
-            emissions = matrix.dot(self.emission_weights(w))
+        sparse = isinstance(w, SparseWeights)
+        weights = self.emission_rows(w) if sparse else self.emission_weights(w)
+
+        def multiply(table: FeatureMatrix) -> np.ndarray:
+            """``table @ W``; for SparseWeights a sparse product, in scipy's C++ (the stored pairs of each entry's row)."""
+            return (table.csr(self.n_rows) @ weights).toarray() if sparse else table.dot(weights)
+
+        emissions = matrix.product(multiply, self.n_labels) if isinstance(matrix, FactoredMatrix) else multiply(matrix)
         return Scores(emissions, matrix.lengths, trans, start, end, self.allowed(matrix))
 
     def emission_rows(self, w: SparseWeights) -> scipy.sparse.csr_matrix:

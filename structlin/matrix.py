@@ -29,6 +29,13 @@ def ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
     return np.cumsum(steps)
 
 
+def instance_positions(offsets: np.ndarray, instances) -> np.ndarray:
+    """Indices of the positions of ``instances``, in that order, where instance ``i`` holds positions
+    ``offsets[i]`` to ``offsets[i + 1] − 1``."""
+    instances = np.asarray(instances, dtype=np.int64)
+    return ranges(offsets[instances], offsets[instances + 1])
+
+
 @dataclass
 class FeatureMatrix:
     """CSR rows ``indptr``/``indices``/``values`` (one row per position) plus instance ``lengths``, and
@@ -83,9 +90,7 @@ class FeatureMatrix:
 
     def positions(self, instances: np.ndarray) -> np.ndarray:
         """Indices of the positions of ``instances``, in that order."""
-        offsets = self.offsets
-        instances = np.asarray(instances, dtype=np.int64)
-        return ranges(offsets[instances], offsets[instances + 1])
+        return instance_positions(self.offsets, instances)
 
     def take(self, instances) -> FeatureMatrix:
         """The sub-corpus of ``instances`` in the given order (vectorised, O(nnz))."""
@@ -147,6 +152,76 @@ class FeatureMatrix:
         keep = new >= 0
         if keep.all():
             return replace(self, indices=new)
-        counts = np.bincount(self.entry_positions()[keep], minlength=self.n_positions)
-        indptr = np.concatenate([[0], np.cumsum(counts)])
-        return replace(self, indptr=indptr, indices=new[keep], values=self.values[keep])
+        kept_before = np.concatenate([[0], np.cumsum(keep)])  # kept_before[e]: entries kept among the first e
+        return replace(self, indptr=kept_before[self.indptr], indices=new[keep], values=self.values[keep])
+
+
+def _interleave(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n_positions: int):
+    """CSR rows from per-source blocks ``(counts, indices, values)``, each holding ``counts[p]`` entries for
+    position ``p`` in position order: position ``p`` holds block 0's entries, then block 1's, ..."""
+    counts = np.zeros((len(blocks), n_positions), dtype=np.int64)
+    for k, (block_counts, _, _) in enumerate(blocks):
+        counts[k] = block_counts
+    indptr = np.zeros(n_positions + 1, dtype=np.int64)
+    np.cumsum(counts.sum(axis=0), out=indptr[1:])
+    indices = np.empty(indptr[-1], dtype=np.int32)
+    values = np.empty(indptr[-1], dtype=np.float32)
+    before = indptr[:-1].copy()
+    for k, (_, block_indices, block_values) in enumerate(blocks):
+        target = ranges(before, before + counts[k])
+        indices[target] = block_indices
+        values[target] = block_values
+        before += counts[k]
+    return indptr, indices, values
+
+
+@dataclass
+class FactoredMatrix:
+    """A feature matrix kept as a sum of sources whose rows many positions share:
+
+        X = Σ_k S_k T_k,        (S_k)[p, r] = 1 if selects[k][p] = r
+
+    ``tables[k]`` (``T_k``, a :class:`FeatureMatrix` whose rows are not positions) holds the distinct rows of
+    source ``k`` — the features of each word type at one offset, say — and ``selects[k]`` picks every position's
+    row (``None``: ``T_k`` has one row per position).  A product ``X W = Σ_k (T_k W)[selects[k]]`` then
+    multiplies each distinct row once, however many positions share it.  :meth:`matrix` writes ``X`` out, every
+    position's entries in source order; ``lengths`` and ``words`` are those of :class:`FeatureMatrix`."""
+
+    tables: list[FeatureMatrix]
+    selects: list[np.ndarray | None]
+    lengths: np.ndarray
+    words: np.ndarray | None = None
+
+    @property
+    def n_positions(self) -> int:
+        return int(np.sum(self.lengths))
+
+    def finite(self) -> bool:
+        """Whether every stored value is finite."""
+        return all(np.isfinite(table.values).all() for table in self.tables)
+
+    def product(self, multiply, width: int) -> np.ndarray:
+        """``X W`` (``width`` columns) from ``multiply(T) = T W`` of every table: ``Σ_k (T_k W)[selects[k]]``,
+        summed in source order."""
+        total = np.zeros((self.n_positions, width))
+        for table, select in zip(self.tables, self.selects):
+            part = multiply(table)
+            total += part if select is None else part[select]
+        return total
+
+    def dot(self, weights: np.ndarray) -> np.ndarray:
+        """``X @ weights`` for a dense ``(n_columns, k)`` matrix, as :meth:`FeatureMatrix.dot`."""
+        return self.product(lambda table: table.dot(weights), weights.shape[1])
+
+    def matrix(self) -> FeatureMatrix:
+        """``X`` as a :class:`FeatureMatrix`: each position's entries of source 0, then source 1, ..."""
+        blocks = []
+        for table, select in zip(self.tables, self.selects):
+            counts = np.diff(table.indptr)
+            if select is None:
+                blocks.append((counts, table.indices, table.values))
+            else:
+                entries = ranges(table.indptr[select], table.indptr[select + 1])
+                blocks.append((counts[select], table.indices[entries], table.values[entries]))
+        indptr, indices, values = _interleave(blocks, self.n_positions)
+        return FeatureMatrix(indptr, indices, values, self.lengths, self.words)

@@ -925,7 +925,11 @@ class Tagger(_Model, TaggerI):
         """The feature matrix of token lists ``instances``, carrying every token's word code (``words``), which
         a tag dictionary looks up: for ``training`` data always (a feature cache keeps them for any later run),
         else when the model decodes with a tag dictionary (hashing every token costs a seventh of tagging)."""
-        X = super()._features(instances, what, first)
+        return self._with_word_codes(super()._features(instances, what, first), instances, training=training)
+
+    def _with_word_codes(self, X, instances: list, *, training: bool = False):
+        """``X`` (a feature matrix of token lists ``instances``) with every token's word code when a tag dictionary
+        needs them (see :meth:`_features`)."""
         if not (training or self.tag_dictionary is not None or self.tagdict_ is not None):
             return X
         return replace(X, words=self.hasher.strings([w for sentence in _words(instances) for w in sentence]))
@@ -1085,12 +1089,45 @@ class Tagger(_Model, TaggerI):
         with _collector_paused():
             return self._predict(_tokens(sentences, self._fields()))
 
+    #: Emission scores held at a time while tagging: the input is tagged in parts of at most this many positions ×
+    #: labels (2**21 float64 scores: 16 MB; the whole EWT test set at once with 17 tags, 290 sentences with 289).
+    prediction_scores = 2**21
+
     def _predict(self, words: list[list[str]]) -> list[list[str]]:
         self._check_fitted()
-        labels = self._decode(self.joint.index(self._features(words, "input")))
+        if self.learner.capabilities.scores_itself:
+            labels = self._decode(self.joint.index(self._features(words, "input")))
+        else:
+            labels = np.concatenate([self._decode_scores(self._input_scores(part, start))
+                                     for start, part in self._prediction_parts(words)] or [np.zeros(0, np.int64)])
         names = np.array(self.joint.labels, dtype=object)[labels]
         bounds = np.cumsum([0] + [len(w) for w in words])
         return [list(names[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+    def _prediction_parts(self, words: list[list[str]]) -> Iterator[tuple[int, list[list[str]]]]:
+        """``(start, part)``: the token lists ``words`` in consecutive parts of at most :attr:`prediction_scores`
+        scores (a longer sentence is a part alone); ``start`` is the number of the part's first sentence."""
+        budget, start, held = max(self.prediction_scores // self.joint.n_labels, 1), 0, 0
+        for k, tokens in enumerate(words):
+            if held + len(tokens) > budget and k > start:
+                yield start, words[start:k]
+                start, held = k, 0
+            held += len(tokens)
+        if start < len(words):
+            yield start, words[start:]
+
+    def _input_scores(self, words: list[list[str]], first: int) -> Scores:
+        """The scores of input token lists ``words`` (the first is input sentence number ``first``), from a
+        :class:`~structlin.matrix.FactoredMatrix` of their features: each word type's features at an offset are
+        multiplied by the weights once, however often the type occurs."""
+        X = self._extractor.factored(words, compact=True)
+        if not X.finite():
+            self._finite(X.matrix(), "input", first)  # raises, naming the instance
+        return self.joint.scores(self.weights_, self.joint.index(self._with_word_codes(X, words)))
+
+    def _decode_scores(self, scores: Scores) -> np.ndarray:
+        """The label id of every position, decoding the instances of ``scores`` in batches of similar length."""
+        return decode_batches(self.decoder, lambda batch: batch, scores)
 
     def tag(self, tokens: Sequence[str]) -> list[tuple[str, str]]:
         """NLTK ``TaggerI.tag``: ``[(word, tag), ...]`` for one sentence."""
@@ -1101,6 +1138,8 @@ class Tagger(_Model, TaggerI):
         the feature set reads a POS column too, as NLTK's chunkers give)."""
         with _collector_paused():
             tokens = _tokens(sentences, self._fields())
+            if len(self._fields()) == 1:  # token strings
+                return [list(zip(words, tags)) for words, tags in zip(tokens, self._predict(tokens))]
             return [[(*w, t) if isinstance(w, tuple) else (w, t) for w, t in zip(words, tags)]
                     for words, tags in zip(tokens, self._predict(tokens))]
 

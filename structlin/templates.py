@@ -48,7 +48,7 @@ from .clusters import BUNDLED_CLUSTERS, WordClusters, bundled_clusters
 from .errors import OptionValueError, StructlinError, UnknownNameError
 from .fourier import RandomFourierFeatures
 from .hashing import FeatureHasher
-from .matrix import FeatureMatrix, ranges
+from .matrix import FactoredMatrix, FeatureMatrix, ranges
 
 try:
     import tomllib
@@ -599,32 +599,6 @@ def hash_results(hasher: FeatureHasher, key: str, results) -> tuple[np.ndarray, 
 # --- extraction ---------------------------------------------------------------------------------
 
 
-class _Block:
-    """Features of one source (a token template offset, or a context template) for every position:
-    ``counts[p]`` entries for position ``p``, stored in position order in ``buckets``/``values``."""
-
-    def __init__(self, counts, buckets, values):
-        self.counts, self.buckets, self.values = counts, buckets, values
-
-
-def _interleave(blocks: list[_Block], n_positions: int):
-    """Merge per-source blocks into CSR rows: position ``p`` holds block 0's entries, then block 1's, ..."""
-    counts = np.zeros((len(blocks), n_positions), dtype=np.int64)
-    for k, block in enumerate(blocks):
-        counts[k] = block.counts
-    indptr = np.zeros(n_positions + 1, dtype=np.int64)
-    np.cumsum(counts.sum(axis=0), out=indptr[1:])
-    indices = np.empty(indptr[-1], dtype=np.int32)
-    values = np.empty(indptr[-1], dtype=np.float32)
-    before = indptr[:-1].copy()
-    for k, block in enumerate(blocks):
-        target = ranges(before, before + counts[k])
-        indices[target] = block.buckets
-        values[target] = block.values
-        before += counts[k]
-    return indptr, indices, values
-
-
 class TokenFeatureExtractor:
     """Extracts a feature set's hashed features for tokenized sentences.
 
@@ -665,6 +639,14 @@ class TokenFeatureExtractor:
 
     def extract(self, sentences) -> FeatureMatrix:
         """Features of every token of every sentence (each a list of tokens)."""
+        return self.factored(sentences).matrix()
+
+    def factored(self, sentences, *, compact: bool = False) -> FactoredMatrix:
+        """The features of :meth:`extract` as a :class:`~structlin.matrix.FactoredMatrix`: one table per column and
+        offset of the feature values of word types, selected by each position's neighbour there, plus a table
+        with a row per position for the templates that read a sentence (n-grams, context templates).
+        ``compact``: the type tables hold only the types these sentences use (for products, not for
+        :meth:`~structlin.matrix.FactoredMatrix.matrix`, which needs no copy of them)."""
         sentences = [list(tokens) for tokens in sentences]
         lengths = np.array([len(tokens) for tokens in sentences], dtype=np.int64)
         if len(self.fields) == 1:
@@ -677,10 +659,8 @@ class TokenFeatureExtractor:
                     raise StructlinError(f"sentence {k + 1}, token {bad + 1}: expected a ({', '.join(self.fields)}) "
                                          f"tuple, got {tokens[bad]!r}")
             strings = [[[t[j] for t in tokens] for tokens in sentences] for j in range(width)]
-        n = int(lengths.sum())
-        blocks = [b for j, column in self._columns for b in column.blocks(strings[j], lengths)]
-        indptr, indices, values = _interleave(blocks, n)
-        return FeatureMatrix(indptr, indices, values, lengths)
+        sources = [source for j, column in self._columns for source in column.sources(strings[j], lengths, compact)]
+        return FactoredMatrix([table for table, _ in sources], [select for _, select in sources], lengths)
 
 
 class _ColumnFeatures:
@@ -765,16 +745,22 @@ class _ColumnFeatures:
             raise StructlinError(f"ngram of {of!r}: the template gave {len(values)} values for {word!r} (expected one)")
         return self.hasher.string(values[0][0])
 
-    def blocks(self, sentences: list[list[str]], lengths: np.ndarray) -> list[_Block]:
-        """The feature blocks of every token of ``sentences`` (lists of this column's strings)."""
+    def sources(self, sentences: list[list[str]], lengths: np.ndarray,
+                compact: bool) -> list[tuple[FeatureMatrix, np.ndarray | None]]:
+        """The sources of :meth:`TokenFeatureExtractor.factored` for ``sentences`` (lists of this column's strings):
+        ``(table, select)`` pairs, the table of every offset with each position's type there, then a table with
+        a row per position (select None) for every n-gram and context template."""
         type_ids = self._type_ids
-        new = list(dict.fromkeys(w for words in sentences for w in words if w not in type_ids))
-        if not all(isinstance(w, str) for w in new):
-            k, i = next((k, i) for k, words in enumerate(sentences) for i, w in enumerate(words) if not isinstance(w, str))
-            raise StructlinError(f"sentence {k + 1}, token {i + 1}: expected a token string, got {sentences[k][i]!r}")
-        if new:
+        flat = [w for words in sentences for w in words]
+        ids = list(map(type_ids.get, flat))
+        if None in ids:
+            new = list(dict.fromkeys(w for w, i in zip(flat, ids) if i is None))
+            if not all(isinstance(w, str) for w in new):
+                k, i = next((k, i) for k, words in enumerate(sentences) for i, w in enumerate(words) if not isinstance(w, str))
+                raise StructlinError(f"sentence {k + 1}, token {i + 1}: expected a token string, got {sentences[k][i]!r}")
             self._add_types(new)
-        tokens = np.fromiter((type_ids[w] for words in sentences for w in words), dtype=np.int64, count=int(lengths.sum()))
+            ids = list(map(type_ids.__getitem__, flat))
+        tokens = np.array(ids, dtype=np.int64)
         n = len(tokens)
         instance = np.repeat(np.arange(len(sentences)), lengths)
         place = np.arange(n) - np.repeat(np.cumsum(lengths) - lengths, lengths)
@@ -786,21 +772,35 @@ class _ColumnFeatures:
             return np.where(inside, tokens[np.clip(position + o, 0, max(n - 1, 0))], 0 if o < 0 else 1)
 
         at = {o: neighbours(o) for o in self._offsets}
-        blocks = []
+        used = None
+        if compact:  # the types these sentences use, and the markers, renumbered in order
+            used = np.zeros(self._n_types, dtype=bool)
+            used[:2] = True
+            used[tokens] = True
+            renumber = np.cumsum(used) - 1
+            used = np.flatnonzero(used)
+        sources = []
         for j, o in enumerate(self._offsets):
             ptr, buckets, values = self._tables[j]
-            entries = ranges(ptr[at[o]], ptr[at[o] + 1])
-            blocks.append(_Block(ptr[at[o] + 1] - ptr[at[o]], buckets[entries], values[entries]))
+            if used is None:
+                sources.append((_rows(ptr, buckets, values), at[o]))
+            else:
+                entries = ranges(ptr[used], ptr[used + 1])
+                counts = ptr[used + 1] - ptr[used]
+                sources.append((_rows(np.concatenate([[0], np.cumsum(counts)]), buckets[entries], values[entries]),
+                                renumber[at[o]]))
         for code, of, span in self._ngrams:
             codes = np.full(n, code, dtype=np.uint64)
             for o in span:
                 codes = self.hasher.mix(codes, self._value_codes[of][at[o]])
-            blocks.append(_Block(np.ones(n, dtype=np.int64), *self.hasher.buckets(codes)))
+            buckets, signs = self.hasher.buckets(codes)
+            sources.append((_rows(np.arange(n + 1), buckets, signs), None))
         for key, fn, params in self._context:
-            blocks.append(self._context_block(key, fn, params, sentences, n))
-        return blocks
+            sources.append((self._context_table(key, fn, params, sentences), None))
+        return sources
 
-    def _context_block(self, key, fn, params, sentences, n_positions) -> _Block:
+    def _context_table(self, key, fn, params, sentences) -> FeatureMatrix:
+        """The features of context template ``key`` at every position of ``sentences``, a row per position."""
         def per_position():
             for words in sentences:
                 results = fn(words, **params)
@@ -811,7 +811,12 @@ class _ColumnFeatures:
 
         counts, codes, weights = hash_results(self.hasher, key, per_position())
         buckets, signs = self.hasher.buckets(codes)
-        return _Block(counts.reshape(n_positions), buckets, signs * weights)
+        return _rows(np.concatenate([[0], np.cumsum(counts)]), buckets, signs * weights)
+
+
+def _rows(indptr, buckets, values) -> FeatureMatrix:
+    """A table of feature rows (CSR), not grouped into instances: one instance holds them all."""
+    return FeatureMatrix(indptr, buckets, values, [len(indptr) - 1])
 
 
 # --- one position, named (for explanations) ---------------------------------------------------------

@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from structlin.matrix import FeatureMatrix, ranges
+from structlin.matrix import FactoredMatrix, FeatureMatrix, ranges
 
 
 def naive_ranges(starts, stops):
@@ -196,3 +196,47 @@ def test_concatenate_parts_gives_back_the_whole(seed):
     for name in ("indptr", "indices", "values", "lengths", "words"):
         np.testing.assert_array_equal(getattr(joined, name), getattr(whole, name))
     assert FeatureMatrix.concatenate([whole.slice(0, 1), replace(whole.slice(1, whole.n_instances), words=None)]).words is None
+
+
+# --- FactoredMatrix: X = Σ_k S_k T_k --------------------------------------------------------------------------
+
+
+def test_factored_matrix_writes_each_position_out_in_source_order():
+    """Two sources: a table of two shared rows selected per position, then a table with a row per position."""
+    shared = FeatureMatrix([0, 2, 3], [4, 1, 7], [1.0, 2.0, 3.0], [2])
+    own = FeatureMatrix([0, 1, 1, 3], [9, 5, 6], [0.5, -1.0, 4.0], [3])
+    X = FactoredMatrix([shared, own], [np.array([1, 0, 1]), None], np.array([2, 1])).matrix()
+    assert X.lengths.tolist() == [2, 1]
+    assert instance_rows(X) == [[[(7, 3.0), (9, 0.5)], [(4, 1.0), (1, 2.0)]],
+                                [[(7, 3.0), (5, -1.0), (6, 4.0)]]]
+    w = np.arange(20.0).reshape(10, 2)
+    factored = FactoredMatrix([shared, own], [np.array([1, 0, 1]), None], np.array([2, 1]))
+    np.testing.assert_allclose(factored.dot(w), X.dot(w))
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_factored_matrix_against_dense_sum_of_selected_rows(seed):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 5, size=int(rng.integers(0, 6)))
+    n = int(lengths.sum())
+    tables, selects, expected = [], [], np.zeros((n, 15))
+    for _ in range(int(rng.integers(1, 4))):
+        shared = rng.random() < 0.6
+        rows = int(rng.integers(1, 6)) if shared else n
+        counts = rng.integers(0, 4, size=rows)
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        table = FeatureMatrix(indptr, rng.integers(0, 15, size=int(indptr[-1])),
+                              rng.normal(size=int(indptr[-1])).round(3), [rows])
+        select = rng.integers(0, rows, size=n) if shared else None
+        tables.append(table)
+        selects.append(select)
+        expected += dense(table)[select] if shared else dense(table)
+    factored = FactoredMatrix(tables, selects, lengths)
+    X = factored.matrix()
+    assert X.n_positions == n and X.lengths.tolist() == lengths.tolist()
+    np.testing.assert_allclose(dense(X), expected, rtol=1e-6, atol=1e-9)
+    w = rng.normal(size=(15, 3))
+    np.testing.assert_allclose(factored.dot(w), expected @ w, rtol=1e-6, atol=1e-9)
+    assert factored.finite()
+    tables[0].values[:] = np.nan
+    assert factored.finite() == (len(tables[0].values) == 0)

@@ -15,7 +15,7 @@ import nltk
 import numpy as np
 import pytest
 
-from structlin import FeatureSet, Tagger
+from structlin import FeatureSet, Tagger, register_template
 from structlin.errors import CorpusFormatError, ModelFormatError, NotFittedError, OptionValueError, StructlinError
 from structlin.learners.perceptron import RELATIVE_MARGIN_DEFAULT
 from structlin.readers import Sentence, read_conllu
@@ -503,3 +503,51 @@ def test_a_run_that_keeps_only_touched_pairs_trains_the_dense_runs_model(ewt, le
     assert isinstance(loaded.weights_, SparseWeights) and loaded.predict(dev) == sparse.predict(dev)
     loaded.partial_fit(dev)
     assert isinstance(loaded.weights_, SparseWeights) and len(loaded.history_) == 3
+
+
+def _assert_the_matrix_tags(tagger: Tagger, sentences, predicted: list[list[str]]) -> None:
+    """``predicted`` are the tags of decoding the written-out feature matrix of ``sentences`` in one piece (how
+    tagging went before it multiplied each word type's features once, :meth:`Tagger._input_scores`), or, where
+    a sum in another order broke an exact tie the other way, tags of the same score under that matrix."""
+    words = [list(s.words) for s in sentences]
+    X = tagger.joint.index(tagger._features(words, "input"))
+    labels = tagger._decode(X)
+    bounds = np.cumsum([0] + [len(w) for w in words])
+    for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        expected = [tagger.joint.labels[y] for y in labels[a:b]]
+        if predicted[k] != expected:
+            scores = tagger.joint.scores(tagger.weights_, X.take([k]))
+            best, ours = (scores.score(tagger.joint.encode_labels(tags))[0] for tags in (expected, predicted[k]))
+            assert ours == pytest.approx(best, abs=1e-9), (k, expected, predicted[k])
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("options", [{}, {"tag_dictionary": 1}, {"learner": "maxent", "epochs": 5}, {"sparse": True}])
+def test_tagging_from_factored_features_gives_the_matrix_tags(ewt, options, monkeypatch):
+    """Tagging multiplies each word type's features by the weights once and decodes the input in parts of
+    ``prediction_scores``; it gives the best tags of the whole feature matrix: dense and SparseWeights weights, a
+    tag dictionary, max-ent, parts of one or a few sentences."""
+    from structlin.joint import SparseWeights
+    from structlin.learners import run_weights
+
+    options = dict(options)
+    sparse = options.pop("sparse", False)
+    if sparse:  # the touched pairs kept, as for many labels
+        monkeypatch.setattr(run_weights, "PAIRS_ABOVE_LABELS", 0)
+    train, dev = ewt[0][:400], ewt[1][:300]
+    tagger = Tagger(**{"epochs": 2, "progress": False, **options}).fit(train)
+    assert isinstance(tagger.weights_, SparseWeights) or not sparse
+    _assert_the_matrix_tags(tagger, dev, tagger.predict(dev))
+    tagger.prediction_scores = 40 * len(tagger.classes_)  # parts of one to a few sentences
+    assert len(list(tagger._prediction_parts([s.words for s in dev]))) > 100
+    _assert_the_matrix_tags(tagger, dev, tagger.predict(dev))
+    assert tagger.predict([]) == [] and tagger.predict([[]]) == [[]]
+
+
+def test_a_non_finite_token_feature_names_the_input_sentence(registry):
+    register_template("test_scaled", lambda word: {"len": float("nan") if word == "bad" else len(word)})
+    fs = FeatureSet.from_dict({"name": "nan", "template": [{"name": "test_scaled", "offsets": [0]}, {"name": "word"}]})
+    tagger = Tagger(fs, epochs=1, progress=False).fit(TOY)
+    tagger.prediction_scores = 4 * len(tagger.classes_)  # sentence 3 is in a later part than the first
+    with pytest.raises(CorpusFormatError, match="input: sentence 3 has a NaN or infinite feature value"):
+        tagger.predict([["the", "dog"], ["a", "cat"], ["the", "bad", "dog"]])

@@ -476,3 +476,27 @@ def test_user_context_templates_match_reference(registry):
     # Spot check by hand: position 1 of sentence 1 has test_mixed values "two" and "One".
     assert expected_multiset(hasher, [("test_mixed(scale=0.5)", "two", 1.0), ("test_mixed(scale=0.5)", "One", 1.0)]) \
         <= row_multiset(matrix, 1)
+
+
+@pytest.mark.parametrize("name", ["pos-basic", "pos-rich", "user-context", "two-columns"])
+def test_compact_factored_features_are_the_extracted_matrix(name, registry):
+    """The factored features that tagging multiplies (each type table cut to the types the sentences use) write out
+    the very matrix :meth:`extract` gives, and their product is its product: after other words were seen, with
+    context templates, and with a second input column."""
+    register_template("test_position", lambda words: [str(i % 3) for i in range(len(words))], context=True)
+    fs = {"pos-basic": FeatureSet.load("pos-basic"), "pos-rich": FeatureSet.load("pos-rich"),
+          "user-context": FeatureSet.from_dict(entries({"name": "test_position"}, {"name": "ngram", "span": [0, 1]},
+                                                       {"name": "suffix", "lengths": [2], "offsets": [-2, 2]})),
+          "two-columns": FeatureSet.load("pos-rich").with_input_columns(["pos"])}[name]
+    sentences = SENTENCES if fs.fields == ("word",) else [[(w, w[:1].upper()) for w in s] for s in SENTENCES]
+    extractor = TokenFeatureExtractor(fs, FeatureHasher(18, 3))
+    extractor.extract(sentences[3:] + [[("zzz", "Z")] if fs.fields != ("word",) else ["zzz"]])  # types seen before
+    expected = TokenFeatureExtractor(fs, FeatureHasher(18, 3)).extract(sentences[:3] + [[]])
+    factored = extractor.factored(sentences[:3] + [[]], compact=True)
+    whole = extractor.factored(sentences[:3] + [[]])
+    assert sum(t.n_positions for t in factored.tables) < sum(t.n_positions for t in whole.tables)  # types cut
+    written = factored.matrix()
+    for field in ("indptr", "indices", "values", "lengths"):
+        np.testing.assert_array_equal(getattr(written, field), getattr(expected, field))
+    w = np.random.default_rng(0).normal(size=(2**18, 3))
+    np.testing.assert_allclose(factored.dot(w), expected.dot(w), rtol=1e-12, atol=1e-12)
