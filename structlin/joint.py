@@ -319,19 +319,22 @@ class JointFeatureMap:
     # --- inputs ---------------------------------------------------------------------------------
 
     def index(self, matrix: FeatureMatrix | FactoredMatrix, *, overwrite: bool = False) -> FeatureMatrix | FactoredMatrix:
-        """Renumber hashed buckets to weight rows; buckets without a row are dropped (of every table of a
-        :class:`~structlin.matrix.FactoredMatrix`).  ``overwrite``: the
-        matrix is the caller's to spend, and when no bucket is dropped (the training matrix the map was made
-        from) its bucket array is renumbered in place, so that the corpus is not held twice."""
+        """Renumber hashed buckets to weight rows; buckets without a row are dropped (in every table of a
+        :class:`~structlin.matrix.FactoredMatrix`).  ``overwrite``: the matrix is the caller's to spend, and when
+        no bucket is dropped (the training matrix the map was made from) its bucket array is renumbered in place,
+        so that the corpus is not held twice."""
         if isinstance(matrix, FactoredMatrix):
             return replace(matrix, tables=[self.index(table) for table in matrix.tables])
-        if self._lookup is None:
+        lookup = self._lookup
+        if lookup is None:
             # One slot past the largest column stays −1, so clipping maps every larger bucket there.
             size = int(self.columns[-1]) + 2 if len(self.columns) else 1
-            self._lookup = np.full(size, -1, dtype=np.int32)
-            self._lookup[self.columns] = np.arange(len(self.columns), dtype=np.int32)
-        clipped = np.minimum(matrix.indices, len(self._lookup) - 1)
-        indexed = replace(matrix, indices=clipped).map_columns(self._lookup)
+            lookup = np.full(size, -1, dtype=np.int32)
+            lookup[self.columns] = np.arange(len(self.columns), dtype=np.int32)
+            if not overwrite:  # kept for the inputs to come; not while training on the matrix the map was made from
+                self._lookup = lookup
+        clipped = np.minimum(matrix.indices, len(lookup) - 1)
+        indexed = replace(matrix, indices=clipped).map_columns(lookup)
         if overwrite and len(indexed.indices) == len(matrix.indices) and matrix.indices.dtype == indexed.indices.dtype:
             matrix.indices[:] = indexed.indices
             return replace(indexed, indices=matrix.indices)

@@ -13,7 +13,7 @@ from structlin.decoders import Multiclass, Viterbi
 from structlin.errors import OptionValueError
 from structlin.joint import JointFeatureMap
 from structlin.learners import MaxEnt
-from structlin.learners.active_set import ActivePairs, seen_pairs
+from structlin.learners.active_set import ActivePairs, _kth_largest, seen_pairs
 from structlin.learners.maxent import MaxEntObjective, Objective, RestrictedObjective, ShardedObjective
 from structlin.matrix import FeatureMatrix
 from cli_run import run
@@ -47,18 +47,30 @@ def test_growth_by_hand_keeps_theta_and_takes_the_largest_gradients():
     joint = JointFeatureMap(["a", "b"], np.arange(4), transitions=False)  # 8 emission weights, no tail
     pairs = ActivePairs(np.array([1, 4]), joint, growth=1.5)  # 1.5 × 2 seen: 3 weights added
     gradient = np.array([0.5, 9.0, -2.0, 0.0, 7.0, 2.0, -0.1, 2.0])
-    theta = pairs.grow(gradient.copy(), np.array([0.25, -0.75]))
+    embed = pairs.grow(gradient.copy())
     # outside {1, 4}: |g| = 0.5, 2, 0, 2, 0.1, 2 → the three largest are indices 2, 5, 7 (2.0 each)
     np.testing.assert_array_equal(pairs.free, [1, 2, 4, 5, 7])
-    np.testing.assert_array_equal(pairs.expand(theta), [0, 0.25, 0, 0, -0.75, 0, 0, 0])
+    np.testing.assert_array_equal(pairs.expand(embed(np.array([0.25, -0.75]))), [0, 0.25, 0, 0, -0.75, 0, 0, 0])
     assert pairs.grown
     # ties at the threshold are broken by index, and a zero gradient is never added
     pairs = ActivePairs(np.array([0]), joint, growth=2.0)
-    pairs.grow(np.array([0.0, 1.0, 0.0, 1.0, 1.0, 3.0, 0.0, 0.0]), np.array([1.0]))
+    pairs.grow(np.array([0.0, 1.0, 0.0, 1.0, 1.0, 3.0, 0.0, 0.0]))
     np.testing.assert_array_equal(pairs.free, [0, 1, 5])
     pairs = ActivePairs(np.array([0]), joint, growth=50.0)
-    pairs.grow(np.array([0.0, 1.0, 0.0, 1.0, 1.0, 3.0, 0.0, 0.0]), np.array([1.0]))
+    pairs.grow(np.array([0.0, 1.0, 0.0, 1.0, 1.0, 3.0, 0.0, 0.0]))
     np.testing.assert_array_equal(pairs.free, [0, 1, 3, 4, 5])
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_kth_largest_by_bisection_is_the_sorted_ones(seed):
+    rng = np.random.default_rng(seed)
+    values = np.abs(rng.normal(size=int(rng.integers(1, 60)))) * 10.0 ** rng.integers(-300, 300)
+    values[rng.random(len(values)) < 0.3] = 0.0
+    values[rng.random(len(values)) < 0.2] = values[0]  # ties
+    given = values.copy()
+    for k in range(1, len(values) + 1):
+        assert _kth_largest(values, k) == np.sort(given)[::-1][k - 1]
+    np.testing.assert_array_equal(values, given)  # untouched
 
 
 @pytest.mark.parametrize("transitions", [False, True])
@@ -127,6 +139,31 @@ def test_a_fit_keeps_the_weights_outside_the_set_at_zero_and_reaches_the_optimum
     everything = MaxEnt(unseen_pairs="all", **settings).fit(joint, decoder, X, y)
     grown = MaxEnt(unseen_pairs=1000.0, **settings).fit(joint, decoder, X, y)
     np.testing.assert_allclose(grown.weights_, everything.weights_, atol=1e-6)
+
+
+def test_after_the_growth_lbfgs_goes_on_with_its_pairs(monkeypatch):
+    """The run over the grown set starts from the curvature pairs the first half ended with, laid out over the grown
+    set (zeros at the added weights), not from none."""
+    from structlin.learners import maxent
+
+    joint, X, y = problem(6, True)
+    calls, minimize = [], maxent.minimize_owlqn
+
+    def recording(fun, x0, **options):
+        curvature = options.get("curvature")
+        calls.append((len(x0), None if curvature is None else [(s.copy(), y_.copy()) for s, y_, _ in curvature.pairs]))
+        result = minimize(fun, x0, **options)
+        calls[-1] += ([(s.copy(), y_.copy()) for s, y_, _ in result.curvature.pairs],)
+        return result
+
+    monkeypatch.setattr(maxent, "minimize_owlqn", recording)
+    MaxEnt(epochs=20, l2=0.5, unseen_pairs=1.0, progress=False).fit(joint, Viterbi(), X, y)
+    (seen, none, ended), (grown, carried, _) = calls
+    assert none is None and grown > seen and len(carried) == len(ended) > 0
+    for (s, y_), (old_s, old_y) in zip(carried, ended):
+        assert len(s) == grown and np.count_nonzero(s) <= len(old_s)
+        np.testing.assert_array_equal(np.sort(s[s != 0]), np.sort(old_s[old_s != 0]))
+        assert float(s @ y_) == pytest.approx(float(old_s @ old_y), rel=1e-12)
 
 
 def test_the_option_is_checked_and_taken_on_the_command_line(capsys, tmp_path):

@@ -19,8 +19,8 @@ from structlin.learners.owlqn import (
     GTOL_REACHED,
     MAXITER_REACHED,
     NO_DECREASE,
+    CurvaturePairs,
     OWLQNResult,
-    _CurvaturePairs,
     minimize_owlqn,
     pseudo_gradient,
 )
@@ -251,7 +251,7 @@ def test_two_loop_recursion_is_the_bfgs_inverse_hessian():
     n, memory = 6, 4
     M = rng.normal(size=(n, n))
     hessian = M @ M.T + np.eye(n)
-    pairs = _CurvaturePairs(memory)
+    pairs = CurvaturePairs(memory)
     steps = [rng.normal(size=n) for _ in range(7)]
     for s in steps:
         pairs.add(s, hessian @ s)
@@ -275,13 +275,13 @@ def test_two_loop_recursion_is_the_bfgs_inverse_hessian():
 def test_pairs_are_steps_and_changes_of_the_smooth_gradient(monkeypatch):
     fun, n = least_squares(0)
     stored = []
-    add = owlqn._CurvaturePairs.add
+    add = owlqn.CurvaturePairs.add
 
     def recording_add(self, s, y):
         stored.append((s.copy(), y.copy()))  # copies: the vectors are reused once dropped
         add(self, s, y)
 
-    monkeypatch.setattr(owlqn._CurvaturePairs, "add", recording_add)
+    monkeypatch.setattr(owlqn.CurvaturePairs, "add", recording_add)
     x0 = np.random.default_rng(0).normal(size=n)
     iterates = [x0]
     l1 = 0.3 * largest_gradient_at_zero(fun, n)
@@ -291,6 +291,51 @@ def test_pairs_are_steps_and_changes_of_the_smooth_gradient(monkeypatch):
     for (s, y), before, after in zip(stored, iterates, iterates[1:]):
         np.testing.assert_array_equal(s, after - before)
         np.testing.assert_allclose(y, fun(after)[1] - fun(before)[1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("problem", sorted(PROBLEMS))
+@pytest.mark.parametrize("l1", [0.0, 0.5])
+def test_a_run_goes_on_with_its_pairs_as_if_never_stopped(problem, l1):
+    """Five iterations, then five more from the last iterate with the pairs the first run ended with: the iterates
+    of ten iterations in one run, to the bit."""
+    fun, n = PROBLEMS[problem](1)
+    x0 = np.random.default_rng(2).normal(size=n)
+    whole = minimize_owlqn(fun, x0, l1=l1, maxiter=10, ftol=0.0, gtol=0.0, memory=3)
+    first = minimize_owlqn(fun, x0, l1=l1, maxiter=5, ftol=0.0, gtol=0.0, memory=3)
+    assert len(first.curvature.pairs) == 3
+    second = minimize_owlqn(fun, first.x, l1=l1, maxiter=5, ftol=0.0, gtol=0.0, curvature=first.curvature)
+    np.testing.assert_array_equal(second.x, whole.x)
+    restarted = minimize_owlqn(fun, first.x, l1=l1, maxiter=5, ftol=0.0, gtol=0.0, memory=3)
+    assert not np.array_equal(restarted.x, whole.x)  # without the pairs: another path
+
+
+def test_embedded_pairs_act_on_the_old_variables_as_before_and_as_the_scale_on_new_ones():
+    """Pairs over 5 variables embedded among 8 (zeros at 3 new ones): ``H·(g_old, g_new) = (H_old·g_old, γ·g_new)``."""
+    rng = np.random.default_rng(3)
+    n, old_at = 5, np.array([0, 2, 3, 5, 7])
+    M = rng.normal(size=(n, n))
+    hessian = M @ M.T + np.eye(n)
+    pairs = CurvaturePairs(3)
+    for _ in range(4):
+        s = rng.normal(size=n)
+        pairs.add(s, hessian @ s)
+    g = rng.normal(size=8)
+    expected = np.empty(n)
+    pairs.inverse_hessian_times(g[old_at], expected)
+
+    def embed(v):
+        out = np.zeros(8)
+        out[old_at] = v
+        return out
+
+    pairs.spare.append(np.zeros(n))  # a spare vector of the old size is not handed out again
+    pairs.embed(embed)
+    assert len(pairs.pairs) == 3 and not pairs.spare
+    out = np.empty(8)
+    pairs.inverse_hessian_times(g, out)
+    np.testing.assert_allclose(out[old_at], expected, rtol=1e-12, atol=1e-12)
+    new = np.setdiff1d(np.arange(8), old_at)
+    np.testing.assert_allclose(out[new], pairs.scale * g[new], rtol=1e-12)
 
 
 @pytest.mark.parametrize("arguments", [{"l1": -1.0}, {"l1": float("nan")}, {"l1": 1.0, "maxiter": -1},

@@ -47,6 +47,7 @@ class ActivePairs:
     def __init__(self, free: np.ndarray, joint: JointFeatureMap, growth: float):
         self.free, self.growth, self.grown = free, growth, False
         self.size, self.emission_size = joint.size, joint.transition_offset
+        self._before: np.ndarray | None = None  # where the free weights before the growth are in ``free`` now
 
     @property
     def n_emission(self) -> int:
@@ -73,22 +74,41 @@ class ActivePairs:
         k = self.n_emission
         return SparseWeights(self.free[:k], theta[:k], theta[k:], self.size)
 
-    def grow(self, gradient: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    def grow(self, gradient: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         """Add the ``growth × (seen emission pairs)`` emission weights outside the set with the largest
-        ``|gradient|`` (ties by index; weights with a zero gradient never), and return ``θ`` over the grown set
-        (the added weights at 0).  ``gradient`` is the emission block's, flat, exact outside the set; it is
-        overwritten."""
+        ``|gradient|`` (ties by index; weights with a zero gradient never).  ``gradient`` is the emission block's,
+        flat, exact outside the set; it is overwritten.  Returns ``embed``: a vector over the set as it was (``θ``,
+        L-BFGS's pairs) laid out over the grown set, 0 at the added weights."""
         emission = self.free[: self.n_emission]
         score = np.abs(gradient[: self.emission_size], out=gradient[: self.emission_size])
         score[emission] = 0.0
         k = min(int(round(self.growth * len(emission))), int(np.count_nonzero(score)))
         self.grown = True
         if k == 0:
-            return theta
-        threshold = np.partition(score, len(score) - k)[len(score) - k]
+            return lambda v: v
+        threshold = _kth_largest(score, k)
         above = np.flatnonzero(score > threshold)
         added = np.union1d(above, np.flatnonzero(score == threshold)[: k - len(above)])
         old, self.free = self.free, np.union1d(self.free, added)
-        grown = np.zeros(len(self.free))
-        grown[np.searchsorted(self.free, old)] = theta
-        return grown
+        before, size = np.searchsorted(self.free, old), len(self.free)
+
+        def embed(v: np.ndarray) -> np.ndarray:
+            out = np.zeros(size)
+            out[before] = v
+            return out
+
+        return embed
+
+
+def _kth_largest(values: np.ndarray, k: int) -> float:
+    """The ``k``-th largest of non-negative, finite float64 ``values`` (``1 ≤ k ≤ len(values)``), without a copy of
+    them: a bisection over the bit patterns, which order as the values do (64 passes that count)."""
+    bits = values.view(np.int64)
+    low, high = 0, int(bits.max())  # the answer's pattern lies in [low, high]: at least k values ≥ it
+    while low < high:
+        middle = (low + high + 1) // 2
+        if np.count_nonzero(bits >= middle) >= k:
+            low = middle
+        else:
+            high = middle - 1
+    return float(np.array(low, dtype=np.int64).view(np.float64))

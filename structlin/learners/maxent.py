@@ -45,7 +45,7 @@ from ..joint import Chains, JointFeatureMap, Scores, SparseWeights
 from ..matrix import FeatureMatrix
 from .active_set import ActivePairs, seen_pairs
 from .epochs import minibatches
-from .owlqn import minimize_owlqn, pseudo_gradient
+from .owlqn import CurvaturePairs, minimize_owlqn, pseudo_gradient
 from .protocol import (BATCH_SIZE, CALLBACK, CLIENT, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities, HistoryField,
                        Learner, Option)
 from .sgd import SGDWeights
@@ -276,6 +276,14 @@ def _free_data_term(objective: MaxEntObjective, w: SparseWeights) -> tuple[float
         return objective.free_data_term(w)
 
 
+def _grown(objective: Objective, pairs: ActivePairs, theta: np.ndarray, curvature: CurvaturePairs) -> np.ndarray:
+    """Grow the active set ``pairs`` at ``θ`` and return ``θ`` over the grown set, with L-BFGS's pairs ``curvature``
+    laid out over it too (in place), so that L-BFGS goes on with them, not from none."""
+    embed = pairs.grow(objective.outside_gradient(theta, pairs))
+    curvature.embed(embed)
+    return embed(theta)
+
+
 def _data_term(objective: MaxEntObjective, w: np.ndarray) -> tuple[float, np.ndarray]:
     """On a worker: ``−Σ log p(y|x)`` over a shard and its gradient at ``w`` (its objective has no prior; the
     client checks that the sum is finite)."""
@@ -440,13 +448,14 @@ class MaxEnt(Learner):
         its free weights."""
         objective = self.objective(joint, decoder, X, y, relative_l2, shards)
         unit = "iteration" if self.solver == "lbfgs" else "epoch"
-        if start is None:
-            start = np.zeros(joint.size if pairs is None else len(pairs.free))
-        initial = (lambda: start) if pairs is None else functools.partial(pairs.expander(), start)
+        if start is None:  # zeros made when needed, so that no array outlives its use (the active set grows)
+            initial = functools.partial(np.zeros, joint.size)
+        else:
+            initial = (lambda: start) if pairs is None else functools.partial(pairs.expander(), start)
         last = None
         with TrainingRun(self, joint, decoder, dev, unit=unit, spill=isinstance(X, ShardedCorpus)) as run:
             if self.solver == "lbfgs":
-                last = self._lbfgs(objective, start, run, pairs)
+                last = self._lbfgs(objective, start, run, pairs, joint.size)
             else:
                 self._sgd(objective, ChainLikelihood(joint, decoder), X, y, run)
         if self.solver == "lbfgs" and last is None and run.history:  # stopped by the patience or the callback
@@ -457,27 +466,30 @@ class MaxEnt(Learner):
         self.history_, self.best_epoch_ = run.history, run.best_step
         return last
 
-    def _lbfgs(self, objective: Objective, start: np.ndarray, run: TrainingRun,
-               pairs: ActivePairs | None) -> np.ndarray:
-        """L-BFGS (OWL-QN with ``l1``) from ``start`` for at most ``epochs`` iterations, each recorded; returns the
-        last iterate.  Over an active set ``pairs`` (``start`` and the result: the free weights ``θ``), while
-        the set is not grown the first half of the iterations trains it, then it grows at the last iterate's
-        gradient and the rest trains the grown set."""
+    def _lbfgs(self, objective: Objective, start: np.ndarray | None, run: TrainingRun,
+               pairs: ActivePairs | None, size: int) -> np.ndarray:
+        """L-BFGS (OWL-QN with ``l1``) from ``start`` (None: 0 in the ``size`` weights) for at most ``epochs``
+        iterations, each recorded; returns the last iterate.  Over an active set ``pairs`` (``start`` and the
+        result: the free weights ``θ``), while the set is not grown the first half of the iterations trains it,
+        then it grows at the last iterate's gradient and the rest trains the grown set."""
         run.bar(self.max_epochs, "it")
         if pairs is None:
-            return self._minimize(objective, start, run, self.max_epochs)
-        budget, theta, restricted = self.max_epochs, start, RestrictedObjective(objective, pairs)
+            return self._minimize(objective, np.zeros(size) if start is None else start, run, self.max_epochs)[0]
+        theta = np.zeros(len(pairs.free)) if start is None else start
+        budget, restricted = self.max_epochs, RestrictedObjective(objective, pairs)
+        curvature = None
         if not pairs.grown:
             before = len(run.history)
-            theta = self._minimize(restricted, theta, run, (budget + 1) // 2, pairs.expander())
+            theta, curvature = self._minimize(restricted, theta, run, (budget + 1) // 2, pairs.expander())
             budget -= len(run.history) - before
-            theta = pairs.grow(objective.outside_gradient(theta, pairs), theta)
-        return self._minimize(restricted, theta, run, budget, pairs.expander())
+            theta = _grown(objective, pairs, theta, curvature)
+        return self._minimize(restricted, theta, run, budget, pairs.expander(), curvature)[0]
 
     def _minimize(self, objective: Objective, start: np.ndarray, run: TrainingRun, iterations: int,
-                  snapshot: Callable[[np.ndarray], np.ndarray] = lambda w: w) -> np.ndarray:
-        """At most ``iterations`` of L-BFGS from ``start``, each recorded with the weights ``snapshot(x)`` of the
-        iterate ``x``; returns the last iterate."""
+                  snapshot: Callable[[np.ndarray], np.ndarray] = lambda w: w,
+                  curvature: CurvaturePairs | None = None) -> tuple[np.ndarray, CurvaturePairs]:
+        """At most ``iterations`` of L-BFGS from ``start`` (going on with the pairs ``curvature`` when given), each
+        recorded with the weights ``snapshot(x)`` of the iterate ``x``; returns the last iterate and the pairs."""
         evaluations = objective.evaluations
 
         def after_iteration(x: np.ndarray) -> None:
@@ -490,9 +502,9 @@ class MaxEnt(Learner):
             evaluations = objective.evaluations
 
         result = minimize_owlqn(objective, start, l1=self.l1, maxiter=iterations, ftol=self.tol,
-                                gtol=self.gtol, memory=self.memory, callback=after_iteration)
+                                gtol=self.gtol, memory=self.memory, callback=after_iteration, curvature=curvature)
         self.stopped_ = result.message
-        return result.x
+        return result.x, result.curvature
 
     def _sgd(self, objective: Objective, likelihood: ChainLikelihood, X: FeatureMatrix, y: np.ndarray,
              run: TrainingRun) -> None:

@@ -70,8 +70,8 @@ NO_DECREASE = ("the line search found no decrease of the objective: the iterate 
 @dataclass
 class OWLQNResult:
     """The outcome of :func:`minimize_owlqn`: the last iterate ``x``, ``fun = F(x)`` (with the L1 term),
-    the iterations ``nit``, the calls ``nfev`` of ``fun``, why the run stopped and whether that counts as
-    convergence (every reason but reaching ``maxiter``)."""
+    the iterations ``nit``, the calls ``nfev`` of ``fun``, why the run stopped, whether that counts as
+    convergence (every reason but reaching ``maxiter``), and the curvature pairs, for a run that goes on."""
 
     x: np.ndarray
     fun: float
@@ -79,6 +79,7 @@ class OWLQNResult:
     nfev: int
     message: str
     success: bool
+    curvature: CurvaturePairs
 
 
 def pseudo_gradient(x: np.ndarray, gradient: np.ndarray, l1: float, out: np.ndarray | None = None) -> np.ndarray:
@@ -97,7 +98,7 @@ def _max_abs(v: np.ndarray) -> float:
     return max(float(v.max(initial=0.0)), -float(v.min(initial=0.0)))
 
 
-class _CurvaturePairs:
+class CurvaturePairs:
     """The last ``memory`` pairs ``(s, y)`` and the L-BFGS direction they define."""
 
     def __init__(self, memory: int):
@@ -105,6 +106,16 @@ class _CurvaturePairs:
         self.pairs: deque[tuple[np.ndarray, np.ndarray, float]] = deque()  # (s, y, 1/s·y), oldest first
         self.spare: list[np.ndarray] = []  # vectors of dropped or refused pairs, for new ones
         self.scale = 1.0  # γ of the newest pair
+
+    def embed(self, embed: Callable[[np.ndarray], np.ndarray]) -> None:
+        """Map every stored ``s`` and ``y`` through ``embed``, one vector at a time, for a run that goes on over more
+        variables (a larger active set): with zeros at the new ones ``s·y`` and ``y·y`` stay, so the direction
+        acts on the old variables as the pairs say and on the new ones as ``γ·I``."""
+        moved = deque()
+        while self.pairs:
+            s, y, rho = self.pairs.popleft()
+            moved.append((embed(s), embed(y), rho))
+        self.pairs, self.spare = moved, []
 
     def vector(self, like: np.ndarray) -> np.ndarray:
         """An uninitialised vector for a new ``s`` or ``y``: a spare one, else a new one."""
@@ -169,7 +180,8 @@ def _line_search(evaluate: Callable[[np.ndarray], tuple[float, np.ndarray]], x: 
 
 def minimize_owlqn(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray, *, l1: float,
                    maxiter: int = 100, ftol: float = 1e-6, gtol: float = 1e-5, memory: int = 10,
-                   callback: Callable[[np.ndarray], object] | None = None) -> OWLQNResult:
+                   callback: Callable[[np.ndarray], object] | None = None,
+                   curvature: CurvaturePairs | None = None) -> OWLQNResult:
     """Minimise ``F(x) = f(x) + l1·‖x‖₁`` from ``x0`` by OWL-QN (module docstring).
 
     ``fun(x)`` returns ``(f(x), ∇f(x))`` of the smooth part only; it is never given an array that is
@@ -178,7 +190,9 @@ def minimize_owlqn(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np
     ``(F_k − F_{k+1}) / max(|F_k|, |F_{k+1}|, 1)`` is at most ``ftol``, when the largest component of
     ``|◇F|`` is at most ``gtol`` (also checked at ``x0``), or when the line search finds no decrease.
     ``callback(x)`` is called after every iteration with the new iterate; an exception it raises
-    propagates.  A non-finite ``F(x0)`` raises :class:`ValueError`.
+    propagates.  A non-finite ``F(x0)`` raises :class:`ValueError`.  ``curvature``: the pairs a run over the same
+    variables ended with (:attr:`OWLQNResult.curvature`), to go on from ``x0`` with them instead of from none
+    (they are updated in place; their ``memory`` is kept).
     """
     if not l1 >= 0:
         raise ValueError(f"l1 must be non-negative, got {l1}")
@@ -201,7 +215,7 @@ def minimize_owlqn(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np
     if not np.isfinite(value):
         raise ValueError(f"the objective at x0 is {value}")
     pg, direction = pseudo_gradient(x, gradient, l1), np.empty_like(x)
-    pairs = _CurvaturePairs(memory)
+    pairs = CurvaturePairs(memory) if curvature is None else curvature
     nit, message = 0, None
     if _max_abs(pg) <= gtol:
         message = GTOL_REACHED
@@ -227,4 +241,4 @@ def minimize_owlqn(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np
         elif decrease <= ftol:
             message = FTOL_REACHED
     return OWLQNResult(x=x, fun=value, nit=nit, nfev=nfev, message=message or MAXITER_REACHED,
-                       success=message is not None)
+                       success=message is not None, curvature=pairs)
