@@ -9,7 +9,8 @@ pairs never seen whose feature fires where the model wrongly expects that label.
 
 at first, and once, after the first half of the iteration budget, it grows by the unseen pairs with the largest
 gradient ``|∂f/∂w_rl|`` at that point (``grow`` times as many as the seen ones): the pairs the model's
-marginals make matter.  Every weight outside ``A`` is held at 0, so the optimiser minimises
+marginals make matter; L-BFGS goes on over the grown set with its curvature pairs (0 at the new weights in
+them).  Every weight outside ``A`` is held at 0, so the optimiser minimises
 
     f_A(θ) = f(w(θ)),   w(θ)_A = θ, 0 elsewhere,   ∇f_A(θ) = ∇f(w(θ))_A
 
@@ -47,7 +48,6 @@ class ActivePairs:
     def __init__(self, free: np.ndarray, joint: JointFeatureMap, growth: float):
         self.free, self.growth, self.grown = free, growth, False
         self.size, self.emission_size = joint.size, joint.transition_offset
-        self._before: np.ndarray | None = None  # where the free weights before the growth are in ``free`` now
 
     @property
     def n_emission(self) -> int:
