@@ -586,10 +586,10 @@ class _Model:
 
     def _fit_held_out_epochs(self, X, y: np.ndarray | None) -> None:
         """Without dev: choose the number of epochs (iterations) on a seeded ``held_out`` share of the training
-        instances, training on the rest, then train on all of them for that many (scikit-learn's refit).
-        Settings the learner chose on the held-out part (declared with an ``untuned`` value) are kept for the
-        final fit.  ``chosen_`` gains ``epochs`` and ``candidates_`` every epoch's held-out accuracy."""
-        learner, epochs = self.learner, self.learner.epochs
+        instances, training on the rest, then train on all of them for that many (scikit-learn's refit,
+        :meth:`Learner.refit`).  Settings the learner chose on the held-out part (declared with an ``untuned``
+        value) are kept for the final fit.  ``chosen_`` gains ``epochs`` and ``candidates_`` every epoch's held-out accuracy."""
+        learner = self.learner
         seed = learner.get_params().get("seed") or 0
         rest, rest_y, held = hold_out_instances(X, y, self.held_out, seed)
         learner.fit(self.joint, self.decoder, rest, rest_y, held, bias_row=self._bias_row())
@@ -601,12 +601,7 @@ class _Model:
         chosen = {option.name: learner.chosen_[option.name] for option in learner.options
                   if option.untuned is not None and option.name in learner.chosen_
                   and getattr(learner, option.name) is None}
-        try:
-            learner.set_params(epochs=best, **chosen)
-            learner.weights_ = None  # nor the held-out run's model
-            learner.fit(self.joint, self.decoder, X, y, None, bias_row=self._bias_row())
-        finally:
-            learner.set_params(epochs=epochs, **{name: None for name in chosen})
+        learner.refit(self.joint, self.decoder, X, y, epochs=best, chosen=chosen, bias_row=self._bias_row())
         learner.chosen_ = {**chosen, **learner.chosen_, "epochs": best}
         learner.candidates_ = candidates
         self.weights_, self.history_ = learner.weights_, learner.history_

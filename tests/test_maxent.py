@@ -261,6 +261,29 @@ def test_overflowing_objective_raises():
         objective(np.full(joint.size, 1e300))
 
 
+@pytest.mark.parametrize("chosen", RELATIVE_L2S)
+def test_a_prior_chosen_along_the_path_is_refit_along_it(chosen):
+    """The refit on all the data after a choice on held-out data runs the path as it was chosen: the stronger
+    priors' runs in full, each from the last iterate of the one before, then the chosen prior's for ``epochs``
+    iterations from there (not a run of that many iterations from 0)."""
+    joint, X, y = random_problem(23, [1] * 60, 3, 10, transitions=False)
+    refit = MaxEnt(epochs=15, unseen_pairs="all", progress=False).refit(joint, Multiclass(), X, y, epochs=4,
+                                                                         chosen={"relative_l2": chosen})
+    path, start = MaxEnt(epochs=15, unseen_pairs="all", progress=False), None
+    for r in RELATIVE_L2S[: RELATIVE_L2S.index(chosen)]:
+        start = path._fit_once(joint, Multiclass(), X, y, None, r, None, start)
+    path.set_params(epochs=4)._fit_once(joint, Multiclass(), X, y, None, chosen, None, start)
+    np.testing.assert_array_equal(refit.weights_, path.weights_)
+    assert len(refit.history_) == 4 and refit.epochs == 15  # the budget given back
+    assert refit.chosen_ == {"relative_l2": chosen, "l2": path.chosen_["l2"]}
+    cold = MaxEnt(epochs=4, relative_l2=chosen, unseen_pairs="all", progress=False).fit(joint, Multiclass(), X, y)
+    assert (chosen == RELATIVE_L2S[0]) == np.array_equal(refit.weights_, cold.weights_)
+    other = MaxEnt(epochs=15, l2=0.5, progress=False).refit(joint, Multiclass(), X, y, epochs=4, chosen={})
+    np.testing.assert_array_equal(other.weights_, MaxEnt(epochs=4, l2=0.5, progress=False).fit(joint, Multiclass(), X,
+                                                                                                  y).weights_)
+    assert other.epochs == 15
+
+
 def test_command_line_trains_maxent(tmp_path, capsys):
     from structlin.cli import main
     train = tmp_path / "train.txt"

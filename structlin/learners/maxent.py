@@ -425,6 +425,27 @@ class MaxEnt(Learner):
         self.chosen_ = {"relative_l2": relative, **chosen}
         return self
 
+    def refit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, *, epochs: int,
+              chosen: dict, bias_row: int | None = None) -> MaxEnt:
+        """:meth:`Learner.refit`; a prior chosen along the regularisation path is refit along it, as it was chosen:
+        the runs of the stronger priors in full, then the chosen one for ``epochs`` iterations, each run from the
+        last iterate of the one before (``epochs`` counts the chosen run's iterations, not a run from 0)."""
+        relative = chosen.get("relative_l2")
+        if relative is None or self.solver != "lbfgs" or set(chosen) != {"relative_l2"}:
+            return super().refit(joint, decoder, X, y, epochs=epochs, chosen=chosen, bias_row=bias_row)
+        require_finite(X, "training")
+        pairs, budget, start = self._active_pairs(joint, X, y), self.epochs, None
+        with self._shards(joint, decoder, X, y) as shards:
+            for prior in RELATIVE_L2S[: RELATIVE_L2S.index(relative)]:
+                start = self._fit_once(joint, decoder, X, y, None, prior, shards, start, pairs)
+            try:
+                self.set_params(epochs=epochs)
+                self._fit_once(joint, decoder, X, y, None, relative, shards, start, pairs)
+            finally:
+                self.set_params(epochs=budget)
+        self.chosen_ = {"relative_l2": relative, **self.chosen_}
+        return self
+
     def _active_pairs(self, joint: JointFeatureMap, X: FeatureMatrix, y: np.ndarray) -> ActivePairs | None:
         """The weights L-BFGS starts with (:mod:`.active_set`), or None when it trains every weight."""
         if self.solver != "lbfgs" or self.unseen_pairs == "all":

@@ -233,6 +233,18 @@ class Learner:
         self._check_options()
         return self
 
+    def refit(self, joint, decoder, X, y, *, epochs: int, chosen: dict, bias_row: int | None = None) -> Learner:
+        """Train on all of ``X`` with what was chosen on a held-out part of it (scikit-learn's refit): ``epochs``
+        and the ``chosen`` settings, which hold for this fit only."""
+        before = {name: getattr(self, name) for name in ("epochs", *chosen)}
+        try:
+            self.set_params(epochs=epochs, **chosen)
+            self.weights_ = None  # nor the held-out run's model
+            self.fit(joint, decoder, X, y, None, bias_row=bias_row)
+        finally:
+            self.set_params(**before)
+        return self
+
     def support_size(self) -> int | None:
         """How many training instances a dual model keeps to score with (None: the model is its weights)."""
         return None
