@@ -318,7 +318,8 @@ class JointFeatureMap:
 
     # --- inputs ---------------------------------------------------------------------------------
 
-    def index(self, matrix: FeatureMatrix | FactoredMatrix, *, overwrite: bool = False) -> FeatureMatrix | FactoredMatrix:
+    def index(self, matrix: FeatureMatrix | FactoredMatrix, *,
+              overwrite: bool = False) -> FeatureMatrix | FactoredMatrix:
         """Renumber hashed buckets to weight rows; buckets without a row are dropped (in every table of a
         :class:`~structlin.matrix.FactoredMatrix`).  ``overwrite``: the matrix is the caller's to spend, and when
         no bucket is dropped (the training matrix the map was made from) its bucket array is renumbered in place,
@@ -356,7 +357,7 @@ class JointFeatureMap:
         weights = self.emission_rows(w) if sparse else self.emission_weights(w)
 
         def multiply(table: FeatureMatrix) -> np.ndarray:
-            """``table @ W``; for SparseWeights a sparse product, in scipy's C++ (the stored pairs of each entry's row)."""
+            """``table @ W`` (for SparseWeights a sparse product: the stored pairs of each entry's row)."""
             return (table.csr(self.n_rows) @ weights).toarray() if sparse else table.dot(weights)
 
         emissions = matrix.product(multiply, self.n_labels) if isinstance(matrix, FactoredMatrix) else multiply(matrix)

@@ -588,7 +588,8 @@ class _Model:
         """Without dev: choose the number of epochs (iterations) on a seeded ``held_out`` share of the training
         instances, training on the rest, then train on all of them for that many (scikit-learn's refit,
         :meth:`Learner.refit`).  Settings the learner chose on the held-out part (declared with an ``untuned``
-        value) are kept for the final fit.  ``chosen_`` gains ``epochs`` and ``candidates_`` every epoch's held-out accuracy."""
+        value) are kept for the final fit.  ``chosen_`` gains ``epochs`` and ``candidates_`` every epoch's
+        held-out accuracy."""
         learner = self.learner
         seed = learner.get_params().get("seed") or 0
         rest, rest_y, held = hold_out_instances(X, y, self.held_out, seed)
