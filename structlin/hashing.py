@@ -53,18 +53,10 @@ class FeatureHasher:
         self._key = seed.to_bytes(8, "little")
         self._mask = np.uint64((1 << bits) - 1)
         self._memo: dict[str, int] = {}
-        # A keyed BLAKE2b state before any data: copying it skips re-processing the key for every string.
-        self._keyed = hashlib.blake2b(digest_size=8, key=self._key)
 
     def __getstate__(self) -> dict:
-        """Pickled without the memo, a cache that fills again as strings are hashed, and the keyed state."""
-        state = {**vars(self), "_memo": {}}
-        del state["_keyed"]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        vars(self).update(state)
-        self._keyed = hashlib.blake2b(digest_size=8, key=self._key)
+        """Pickled without the memo, a cache that fills again as strings are hashed."""
+        return {**vars(self), "_memo": {}}
 
     def string(self, text: str) -> int:
         """``H(text)``: the keyed 64-bit BLAKE2b digest of one string, memoised."""
@@ -74,9 +66,8 @@ class FeatureHasher:
         return code
 
     def _digest(self, text: str) -> int:
-        state = self._keyed.copy()
-        state.update(text.encode("utf-8", "surrogatepass"))
-        return int.from_bytes(state.digest(), "little")
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8, key=self._key).digest()
+        return int.from_bytes(digest, "little")
 
     def strings(self, texts) -> np.ndarray:
         """``H(text)`` of many strings, as a uint64 array."""

@@ -411,9 +411,8 @@ class MaxEnt(Learner):
                 return self
             # relative_l2 chosen on dev: one run per candidate (each keeping its best dev iteration), the best kept;
             # with L-BFGS each run starts where the one of the stronger prior ended (a regularisation path)
-            best, candidates, start = None, [], None
-            for relative in RELATIVE_L2S:
-                start = self._fit_once(joint, decoder, X, y, dev, relative, shards, start, pairs)
+            best, candidates = None, []
+            for relative in self._path(joint, decoder, X, y, dev, shards, pairs, RELATIVE_L2S):
                 score = max((r["dev_accuracy"] for r in self.history_ if r["dev_accuracy"] is not None), default=0.0)
                 candidates.append({"relative_l2": relative, "dev_accuracy": score})
                 if best is None or score > best[0]:  # the first of equals: the stronger prior; one run's weights kept
@@ -434,17 +433,27 @@ class MaxEnt(Learner):
         if relative is None or self.solver != "lbfgs" or set(chosen) != {"relative_l2"}:
             return super().refit(joint, decoder, X, y, epochs=epochs, chosen=chosen, bias_row=bias_row)
         require_finite(X, "training")
-        pairs, budget, start = self._active_pairs(joint, X, y), self.epochs, None
+        pairs, priors = self._active_pairs(joint, X, y), RELATIVE_L2S[: RELATIVE_L2S.index(relative) + 1]
         with self._shards(joint, decoder, X, y) as shards:
-            for prior in RELATIVE_L2S[: RELATIVE_L2S.index(relative)]:
-                start = self._fit_once(joint, decoder, X, y, None, prior, shards, start, pairs)
-            try:
-                self.set_params(epochs=epochs)
-                self._fit_once(joint, decoder, X, y, None, relative, shards, start, pairs)
-            finally:
-                self.set_params(epochs=budget)
+            for _ in self._path(joint, decoder, X, y, None, shards, pairs, priors, last_epochs=epochs):
+                pass
         self.chosen_ = {"relative_l2": relative, **self.chosen_}
         return self
+
+    def _path(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, dev,
+              shards: ShardedRun | None, pairs: ActivePairs | None, priors, last_epochs: int | None = None):
+        """The regularisation path over ``priors`` (``relative_l2`` values, strongest first): one run each, from the
+        last iterate of the run before (the first from 0), yielding each prior once its run is the learner's model;
+        the last run for ``last_epochs`` iterations when given, instead of ``epochs``."""
+        start, budget = None, self.epochs
+        for k, relative in enumerate(priors):
+            try:
+                if last_epochs is not None and k == len(priors) - 1:
+                    self.set_params(epochs=last_epochs)
+                start = self._fit_once(joint, decoder, X, y, dev, relative, shards, start, pairs)
+            finally:
+                self.set_params(epochs=budget)
+            yield relative
 
     def _active_pairs(self, joint: JointFeatureMap, X: FeatureMatrix, y: np.ndarray) -> ActivePairs | None:
         """The weights L-BFGS starts with (:mod:`.active_set`), or None when it trains every weight."""
