@@ -380,6 +380,34 @@ def load_documents(
     :func:`structlin.documents.strip_usenet`), ``granularity`` (``"coarse"`` or ``"fine"``) for qc.
     ``data_dir``, ``cache_dir``, ``download`` and ``progress`` go to :func:`resolve`.
     """
+    entry, chosen = _document_split(name_or_entry, split, catalog, options)
+    path = resolve(entry, chosen.name, data_dir=data_dir, cache_dir=cache_dir, download=download, progress=progress)
+    if entry.format == "folders":
+        documents = list(_folder_documents(entry, chosen, path, options))
+    else:
+        documents = _read_nltk_documents(entry, chosen, path, options)
+    start, stop = (round(f * len(documents)) for f in chosen.fraction)
+    return documents[start:stop]
+
+
+def stream_documents(name_or_entry: str | CorpusEntry, split: str | None = None, *, catalog: Catalog | None = None,
+                     **options) -> Iterator[Document]:
+    """The documents of :func:`load_documents`, yielded as they are read: a folder tree or archive split that is
+    whole is never held in memory (another corpus, or a fraction of one, is read whole first).  The split and
+    the options are checked when this is called, the corpus is resolved when the first document is asked for."""
+    entry, chosen = _document_split(name_or_entry, split, catalog, options)
+    if entry.format == "folders" and tuple(chosen.fraction) == (0.0, 1.0):
+        return _folder_documents(entry, chosen, None, options)
+
+    def whole() -> Iterator[Document]:
+        yield from load_documents(entry, split, **options)
+
+    return whole()
+
+
+def _document_split(name_or_entry: str | CorpusEntry, split: str | None, catalog: Catalog | None,
+                    options: dict) -> tuple[CorpusEntry, Split]:
+    """The entry and split of a document corpus, with the reader ``options`` checked against its reader."""
     entry = _entry_of_kind(name_or_entry, catalog, "documents")
     if split is None and len(entry.splits) != 1:
         raise UnknownNameError(f"split of corpus {entry.name!r}", "None", entry.splits)
@@ -392,15 +420,16 @@ def load_documents(
                 f"load_documents() got an unexpected option {key!r} for corpus {entry.name!r} "
                 f"(accepted: {', '.join(accepted) or 'none'}, and data_dir, cache_dir, download, progress)"
             )
-    path = resolve(entry, chosen.name, data_dir=data_dir, cache_dir=cache_dir, download=download, progress=progress)
-    if entry.format == "folders":
-        from structlin.documents import read_folders
+    return entry, chosen
 
-        documents = list(read_folders(path, encoding=entry.encoding or "utf-8", subset=chosen.subset, **options))
-    else:
-        documents = _read_nltk_documents(entry, chosen, path, options)
-    start, stop = (round(f * len(documents)) for f in chosen.fraction)
-    return documents[start:stop]
+
+def _folder_documents(entry: CorpusEntry, chosen: Split, path: Path | None, options: dict) -> Iterator[Document]:
+    """The documents of a ``folders`` corpus's split at ``path`` (None: resolved when the first is asked for)."""
+    from structlin.documents import read_folders
+
+    if path is None:
+        path = resolve(entry, chosen.name)
+    yield from read_folders(path, encoding=entry.encoding or "utf-8", subset=chosen.subset, **options)
 
 
 def _read_nltk_documents(entry: CorpusEntry, chosen: Split, path: Path, options: dict) -> list[Document]:

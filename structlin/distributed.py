@@ -46,7 +46,7 @@ import numpy as np
 
 from .decoders import Decoder
 from .errors import OptionValueError, StructlinError, UsageError
-from .featurecache import FeatureCache, ShardedCorpus
+from .featurecache import FeatureCache, ShardedCorpus, corpus_columns
 from .joint import JointFeatureMap, SparseWeights, read_weights, write_weights
 from .matrix import FeatureMatrix
 from .outputs import atomic_output
@@ -219,13 +219,14 @@ def _through_files(function: Callable, shard, prefix: str, *args):
 
 
 def _load_cache_group(folder: str, selection: list, index: int, joint: JointFeatureMap, decoder: Decoder,
-                 prepare: Callable | None):
+                      prepare: Callable | None, transform=None):
     """On a worker: the instances ``selection`` (per shard, as :class:`~structlin.featurecache.ShardedCorpus` keeps
-    them) of the feature cache in ``folder``, in memory, or what ``prepare`` makes of them; ``joint`` comes without
-    its columns, which are the cache's."""
+    them) of the feature cache in ``folder``, made values by ``transform`` (the corpus's), in memory, or what
+    ``prepare`` makes of them; ``joint`` comes without its columns, which follow from the cache's."""
     cache = FeatureCache(folder)
-    joint = JointFeatureMap(joint.labels, cache.columns, transitions=joint.transitions, candidates=joint.candidates)
-    corpus = ShardedCorpus(cache, joint, selection)
+    joint = JointFeatureMap(joint.labels, corpus_columns(cache, transform), transitions=joint.transitions,
+                            candidates=joint.candidates)
+    corpus = ShardedCorpus(cache, joint, selection, transform)
     shard = Shard(index, joint, decoder, *corpus.take(np.arange(corpus.n_instances)))
     return shard if prepare is None else prepare(shard)
 
@@ -293,8 +294,9 @@ class ShardedRun:
         for index, (group, worker) in enumerate(zip(groups, workers)):
             selection = corpus.subset(group).selection
             self.shards.append(self.client.submit(_load_cache_group, str(corpus.cache.folder), selection, index, joint,
-                                                  decoder, prepare, key=f"{self.name}-shard-{index}", pure=True,
-                                                  workers=[worker], allow_other_workers=True, retries=RETRIES))
+                                                  decoder, prepare, corpus.transform, key=f"{self.name}-shard-{index}",
+                                                  pure=True, workers=[worker], allow_other_workers=True,
+                                                  retries=RETRIES))
 
     def __enter__(self) -> ShardedRun:
         return self

@@ -399,10 +399,14 @@ class DocumentFeatureExtractor:
     # --- values ---------------------------------------------------------------------------------
 
     def fit_idf(self, counts: FeatureMatrix) -> None:
-        """``idf = log((1 + n) / (1 + df)) + 1`` per bucket, df = training documents containing it."""
+        """The idf of the training documents' ``counts`` (:meth:`fit_idf_frequencies`)."""
         buckets, df = np.unique(counts.indices, return_counts=True)
-        self.set_idf(buckets.astype(np.int64), np.log((1 + counts.n_instances) / (1 + df)) + 1,
-                     np.log(1 + counts.n_instances) + 1)
+        self.fit_idf_frequencies(buckets, df, counts.n_instances)
+
+    def fit_idf_frequencies(self, buckets: np.ndarray, df: np.ndarray, n: int) -> None:
+        """``idf = log((1 + n) / (1 + df)) + 1`` per bucket, ``df`` the number of the ``n`` training documents
+        containing it."""
+        self.set_idf(buckets.astype(np.int64), np.log((1 + n) / (1 + df)) + 1, np.log(1 + n) + 1)
 
     def set_idf(self, buckets: np.ndarray, idf: np.ndarray, unseen: float) -> None:
         """Use a fitted idf (as :meth:`fit_idf` computes it, or as a model file stores it)."""
@@ -434,6 +438,15 @@ class DocumentFeatureExtractor:
         if self.presence:
             values = FeatureMatrix(values.indptr, values.indices, np.sign(values.values), values.lengths)
         return values if self._constant_bucket is None else _with_constant(values, self._constant_bucket)
+
+    def transformed_columns(self, columns: np.ndarray) -> np.ndarray:
+        """The buckets :meth:`transform` gives to counts that use the sorted buckets ``columns``: random Fourier
+        features' dimensions in place of them, and the constant's bucket added."""
+        rff = self.feature_set.random_fourier
+        columns = columns if rff is None else np.arange(rff.dimensions, dtype=columns.dtype)
+        if self._constant_bucket is None:
+            return columns
+        return np.union1d(columns, np.array([self._constant_bucket], dtype=columns.dtype))
 
     def _idf_of(self, buckets: np.ndarray) -> np.ndarray:
         """The fitted idf of each bucket (a dense table over all ``2**bits`` buckets, built once)."""

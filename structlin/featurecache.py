@@ -1,7 +1,7 @@
 """A training corpus's features on disk, for corpora larger than memory (``stream=True``, ``--stream``).
 
 * :class:`FeatureCache` is a folder of shards: the feature matrix of consecutive instances of the corpus, cut
-  once a shard holds :data:`SHARD_POSITIONS` positions, one ``.npy`` file per array (read memory-mapped,
+  once a shard holds :data:`SHARD_POSITIONS` positions or :data:`SHARD_ENTRIES` feature entries, one ``.npy`` file per array (read memory-mapped,
   without pickle), the gold labels as ids into the cache's label list, plus ``columns.npy`` (every hashed bucket
   the corpus uses, sorted: the rows of the joint map) and ``manifest.json`` (sizes, labels, the vocabulary).
   :class:`CacheWriter` builds one in a temporary folder, renamed to its final name when complete, so that a
@@ -13,8 +13,11 @@
   cache with a file missing (or a manifest that does not read) is made again; one whose arrays turn out damaged
   while training stops the run with one line naming its folder.
 * :class:`ShardedCorpus` is what a learner trains on: the cache's instances indexed by the run's joint map, read
-  from the shards as they are needed.  An epoch visits them in the order it would visit a matrix of them
-  (:mod:`structlin.learners.epochs`), reading :data:`SEGMENT_POSITIONS` positions of that order at a time, so that
+  from the shards as they are needed.  A classifier's cache holds its documents' feature *counts*: what makes
+  them values depends on the whole corpus (tf-idf's idf), so a ``transform`` (the document extractor's) turns
+  each part into values as it is read.  An epoch visits them in the order it would visit a matrix of them
+  (:mod:`structlin.learners.epochs`), reading :data:`SEGMENT_POSITIONS` positions (or :data:`SEGMENT_ENTRIES`
+  feature entries) of that order at a time, so that
   memory holds a segment, never the corpus, and a streamed run trains the model an in-memory run trains.
 """
 
@@ -38,8 +41,14 @@ from .matrix import FeatureMatrix
 from .outputs import atomic_output
 
 FORMAT = 1  # the layout of a cache folder; a folder of another format is built again
-SHARD_POSITIONS = 1 << 15  # positions per shard (a shard ends at the first instance boundary past it)
+# A shard ends at the first instance boundary past either bound, an epoch's segment at the first batch boundary.
+# A token has tens of feature entries (non-zero values), a document hundreds: the positions bound a tagger's
+# shards and segments, the entries a classifier's (a segment of 2**23 entries: 64 MB as read, plus the values made
+# of them).
+SHARD_POSITIONS = 1 << 15  # positions per shard
+SHARD_ENTRIES = 1 << 21  # feature entries per shard
 SEGMENT_POSITIONS = 1 << 17  # positions an epoch reads from the shards at a time
+SEGMENT_ENTRIES = 1 << 23  # feature entries an epoch reads from the shards at a time
 _ARRAYS = ("indptr", "indices", "values", "lengths", "labels")
 
 
@@ -111,6 +120,15 @@ class FeatureCache:
         """The distinct words of a tagging corpus (a tagger's ``known_words_``), sorted; empty for documents."""
         return json.loads((self.folder / "vocabulary.json").read_text(encoding="utf-8"))
 
+    def column_counts(self) -> np.ndarray:
+        """How many positions use each of :attr:`columns` (for documents: each bucket's document frequency), in
+        one pass over the shards."""
+        columns = self.columns
+        counts = np.zeros(len(columns), dtype=np.int64)
+        for k in range(self.n_shards):
+            counts += np.bincount(np.searchsorted(columns, self.shard(k)[0].indices), minlength=len(columns))
+        return counts
+
     def shard(self, k: int) -> tuple[FeatureMatrix, np.ndarray]:
         """Shard ``k``: its feature matrix (hashed buckets, memory-mapped arrays) and the gold label ids of its
         positions, ids into :attr:`labels`."""
@@ -145,7 +163,7 @@ class CacheWriter:
         self.columns = np.zeros(0, dtype=np.int64)
         self.shards: list[dict] = []
         self._pending: list[tuple[FeatureMatrix, np.ndarray]] = []
-        self._pending_positions = 0
+        self._pending_positions = self._pending_entries = 0
         self._words: bool | None = None
 
     def __enter__(self) -> CacheWriter:
@@ -165,7 +183,8 @@ class CacheWriter:
         self.vocabulary.update(words)
         self._pending.append((X, ids))
         self._pending_positions += X.n_positions
-        if self._pending_positions >= SHARD_POSITIONS:
+        self._pending_entries += len(X.indices)
+        if self._pending_positions >= SHARD_POSITIONS or self._pending_entries >= SHARD_ENTRIES:
             self._flush()
 
     def _flush(self) -> None:
@@ -173,7 +192,7 @@ class CacheWriter:
             return
         X = FeatureMatrix.concatenate([X for X, _ in self._pending])
         labels = np.concatenate([ids for _, ids in self._pending])
-        self._pending, self._pending_positions = [], 0
+        self._pending, self._pending_positions, self._pending_entries = [], 0, 0
         k = len(self.shards)
         arrays = {"indptr": X.indptr, "indices": X.indices, "values": X.values, "lengths": X.lengths,
                   "labels": labels, **({"words": X.words} if X.words is not None else {})}
@@ -220,12 +239,17 @@ class ShardedCorpus:
     ``lengths``, :meth:`mean_squared_norm`).  Its instances are read shard by shard (:meth:`parts`), or any of
     them in any order (:meth:`take`, memory-mapping the shards for the call only, so that what stays resident is
     what was taken): an epoch takes its instances in the order a matrix of them would be visited, a segment of
-    about :data:`SEGMENT_POSITIONS` positions at a time (``learners.epochs.minibatches``), so that a streamed run
+    about :data:`SEGMENT_POSITIONS` positions or :data:`SEGMENT_ENTRIES` entries at a time
+    (``learners.epochs.minibatches``), so that a streamed run
     visits what an in-memory one visits, in the same order.
+
+    ``transform``, when given, makes every part read into what the learner trains on (``transform.transform(X)``,
+    before the buckets are indexed), and says which buckets those parts use (``transform.transformed_columns``):
+    a :class:`~structlin.doctemplates.DocumentFeatureExtractor` turning counts into tf-idf values.
     """
 
-    def __init__(self, cache: FeatureCache, joint: JointFeatureMap, selection: list | None = None):
-        self.cache, self.joint = cache, joint
+    def __init__(self, cache: FeatureCache, joint: JointFeatureMap, selection: list | None = None, transform=None):
+        self.cache, self.joint, self.transform = cache, joint, transform
         self.selection = selection if selection is not None else [None] * cache.n_shards
         self._label_ids = joint.encode_labels(cache.labels, unknown=-1)
         self._rho: float | None = None
@@ -235,6 +259,15 @@ class ShardedCorpus:
         """The length of every instance (a number per instance, not per position)."""
         return np.concatenate([self._chosen(k, np.asarray(self.cache.shard(k)[0].lengths))
                                for k in range(self.cache.n_shards)])
+
+    @cached_property
+    def entries(self) -> np.ndarray:
+        """The number of feature entries (stored values) of every instance, as the cache holds it."""
+        counts = []
+        for k in range(self.cache.n_shards):
+            X = self.cache.shard(k)[0]
+            counts.append(self._chosen(k, np.diff(np.asarray(X.indptr)[X.offsets])))
+        return np.concatenate(counts)
 
     @cached_property
     def _starts(self) -> np.ndarray:
@@ -267,7 +300,7 @@ class ShardedCorpus:
         chosen = set(int(k) for k in shards)
         nothing = np.zeros(0, dtype=np.int64)
         return ShardedCorpus(self.cache, self.joint, [self.selection[k] if k in chosen else nothing
-                                                      for k in range(self.cache.n_shards)])
+                                                      for k in range(self.cache.n_shards)], self.transform)
 
     def _chosen(self, k: int, per_instance: np.ndarray) -> np.ndarray:
         """``per_instance`` (one value per instance of shard ``k``) at the instances this corpus holds."""
@@ -284,6 +317,8 @@ class ShardedCorpus:
         if local is not None:
             labels = labels[X.positions(local)]
             X = X.take(local)
+        if self.transform is not None:
+            X = self.transform.transform(X)
         return self.joint.index(X), self._label_ids[labels]
 
     def parts(self) -> Iterator[tuple[FeatureMatrix, np.ndarray]]:
@@ -330,5 +365,11 @@ class ShardedCorpus:
             mask = held[self._starts[k] : self._starts[k + 1]]
             rest_selection.append(local[~mask])
             held_selection.append(local[mask])
-        return (ShardedCorpus(self.cache, self.joint, rest_selection),
-                ShardedCorpus(self.cache, self.joint, held_selection))
+        return (ShardedCorpus(self.cache, self.joint, rest_selection, self.transform),
+                ShardedCorpus(self.cache, self.joint, held_selection, self.transform))
+
+
+def corpus_columns(cache: FeatureCache, transform=None) -> np.ndarray:
+    """The buckets of the parts a :class:`ShardedCorpus` of ``cache`` with ``transform`` gives (the rows of its
+    joint map): the cache's, or those ``transform`` makes of them."""
+    return cache.columns if transform is None else transform.transformed_columns(cache.columns)

@@ -38,12 +38,13 @@ from . import __version__
 from .catalog import Catalog
 from .decoders import Decoder, Multiclass, decode_batches, length_batches, make_decoder
 from .doctemplates import DocumentFeatureExtractor
+from .documents import Document
 from .errors import (CapabilityError, CorpusFormatError, ModelFormatError, NotFittedError, OptionValueError,
                      StructlinError, UnknownNameError, UnseenLabelWarning)
 from .evaluation import ClassificationReport, TaggingReport, evaluate_classification, evaluate_tagging
 from .explain import (Explanation, InformativeFeature, TopFeatures, explain_document, explain_tokens,
                       informative_features, top_document_features, top_token_features)
-from .featurecache import CacheWriter, FeatureCache, ShardedCorpus, settings_digest
+from .featurecache import CacheWriter, FeatureCache, ShardedCorpus, corpus_columns, settings_digest
 from .hashing import FeatureHasher
 from .joint import JointFeatureMap, Scores, SparseWeights, ordered_labels
 from .learners import LEARNERS, Learner, make_learner
@@ -113,6 +114,11 @@ def _numbered(chunks: Iterable[list]) -> Iterator[tuple[int, list]]:
     for chunk in chunks:
         yield start, chunk
         start += len(chunk)
+
+
+def _reiterable(items) -> bool:
+    """Whether iterating ``items`` again reads them again (a list, a reader), not what an iterator has left."""
+    return getattr(items, "reiterable", iter(items) is not items)
 
 
 def _listed(sentences, what: str) -> list:
@@ -389,13 +395,14 @@ class _Model:
 
     learner = _Resolved("_make_learner")
 
-    def __init__(self, features, learner, *, bits, hash_seed, held_out, **options):
+    def __init__(self, features, learner, *, bits, hash_seed, held_out, stream, **options):
         """Store the parameters as given: every learner option (None when not given) among them."""
         unknown = sorted(set(options) - set(_LEARNER_OPTIONS))
         if unknown:
             raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
         self.features, self.learner, self.bits, self.hash_seed, self.held_out = (features, learner, bits,
                                                                                   hash_seed, held_out)
+        self.stream = stream
         for name in _LEARNER_OPTIONS:
             setattr(self, name, options.get(name))
 
@@ -485,6 +492,8 @@ class _Model:
         held_out = self.held_out
         if held_out is not None and not (isinstance(held_out, (int, float)) and 0 < held_out < 1):
             raise OptionValueError(f"held_out must be a fraction between 0 and 1, got {held_out!r}")
+        if not isinstance(self.stream, bool):
+            raise OptionValueError(f"stream must be True or False, got {self.stream!r}")
         self._learner, self._hasher = self._make_learner(), _feature_hasher(self.bits, self.hash_seed)
         features = self.features
         self._use_features(self._default_features(training) if features is None else
@@ -606,6 +615,61 @@ class _Model:
         learner.chosen_ = {**chosen, **learner.chosen_, "epochs": best}
         learner.candidates_ = candidates
         self.weights_, self.history_ = learner.weights_, learner.history_
+
+    # --- training from a feature cache on disk (``stream=True``) ---------------------------------------
+
+    def _fit_streamed(self, train, dev) -> None:
+        """``stream=True``: the training instances' features are written to a
+        :class:`~structlin.featurecache.FeatureCache` (found again when the same instances were cached with the
+        same feature set and hash, by this run or an earlier one), and the learner trains on it, reading what each
+        epoch needs a segment at a time (a :class:`~structlin.featurecache.ShardedCorpus`), so that memory holds
+        neither the instances nor their feature matrix.  ``train`` is any iterable of labelled instances (as
+        :meth:`_streamed_part` reads them); the first :attr:`extraction_batch` choose a default feature set."""
+        learner = self._make_learner()  # refused before anything is read
+        if not learner.capabilities.streams:
+            takers = [name for name, cls in LEARNERS.items() if cls.capabilities.streams and self._learns(cls)]
+            raise CapabilityError(f"learner {learner.name!r} does not train from a corpus on disk (stream); "
+                                  f"those that do: {', '.join(takers)}")
+        learner.check_streams()
+        chunks = _chunks(train, self.extraction_batch)
+        first = next(chunks, [])
+        self._begin(self._stream_sample(first))
+        corpus = self._sharded(self._feature_cache(train, itertools.chain([first], chunks)))
+        self._fit_indexed(corpus, None, self._dev_data(dev))
+
+    def _feature_cache(self, train, chunks) -> FeatureCache:
+        """The feature cache of the training instances ``chunks`` (lists of :attr:`extraction_batch` instances of
+        ``train``): named by a digest of the settings and the instances, found without extracting when ``train``
+        can be read again (a list, a reader: a first pass computes the digest), else built."""
+        settings = settings_digest(kind=self.kind, features=self.feature_set.to_dict(), hash=self.hasher.config())
+        hidden = quiet(self.learner.get_params().get("progress"))
+        units = f" {self._instance}s"
+        if _reiterable(train):
+            digest = hashlib.sha256(settings.encode())
+            with tqdm(desc="reading", unit=units, disable=hidden, leave=False) as bar:
+                for start, chunk in _numbered(_chunks(train, self.extraction_batch)):
+                    digest.update(self._streamed_part(chunk, start)[2])
+                    bar.update(len(chunk))
+            found = FeatureCache.find(digest.hexdigest()[:32])
+            if found is not None:
+                return found
+        digest = hashlib.sha256(settings.encode())
+        with CacheWriter() as writer, tqdm(desc="features", unit=units, disable=hidden, leave=False) as bar:
+            for start, chunk in _numbered(chunks):
+                instances, labels, content = self._streamed_part(chunk, start)
+                digest.update(content)
+                features, words = self._cached_features(instances, start)
+                writer.add(features, labels, words)
+                bar.update(len(chunk))
+            return writer.finish(digest.hexdigest()[:32])
+
+    def _learns(self, cls: type[Learner]) -> bool:
+        """Whether learners of class ``cls`` can learn this model's task."""
+        return True
+
+    def _stream_sample(self, chunk: list) -> list:
+        """What :meth:`_begin` reads to choose a default feature set, of the first labelled instances of a stream."""
+        return chunk
 
     def _train_online(self, instances: list, labels: list, classes) -> None:
         """One epoch of an online learner over a batch, going on from the current model (see the
@@ -876,10 +940,10 @@ class Tagger(_Model, TaggerI):
     def __init__(self, features=None, learner="averaged-perceptron", decoder="viterbi", *, bits: int = 22,
                  hash_seed: int = 0, held_out: float | None = None, tag_dictionary: int | None = None,
                  stream: bool = False, **options):
-        super().__init__(features, learner, bits=bits, hash_seed=hash_seed, held_out=held_out, **options)
+        super().__init__(features, learner, bits=bits, hash_seed=hash_seed, held_out=held_out, stream=stream,
+                         **options)
         self.decoder = decoder
         self.tag_dictionary = tag_dictionary
-        self.stream = stream
 
     def __sklearn_tags__(self):
         """scikit-learn's tags (read by scikit-learn only, so imported from it here): no classifier in its sense
@@ -891,11 +955,15 @@ class Tagger(_Model, TaggerI):
 
     def _make_learner(self) -> Learner:
         learner = super()._make_learner()
-        if not learner.capabilities.sequences:
-            taggers = [name for name, cls in LEARNERS.items() if cls.capabilities.sequences]
+        if not self._learns(type(learner)):
+            taggers = [name for name, cls in LEARNERS.items() if self._learns(cls)]
             raise OptionValueError(f"learner {learner.name!r} labels single instances (documents), not the tokens "
                                    f"of sentences; a tagger takes one of {', '.join(taggers)}")
         return learner
+
+    def _learns(self, cls: type[Learner]) -> bool:
+        """Learners of label chains (``capabilities.sequences``)."""
+        return cls.capabilities.sequences
 
     def _make_decoder(self) -> Decoder:
         """The decoder the parameter names, or the one it is."""
@@ -910,8 +978,6 @@ class Tagger(_Model, TaggerI):
         count = self.tag_dictionary
         if count is not None and (type(count) is not int or count < 1):
             raise OptionValueError(f"tag_dictionary must be a positive number of occurrences or None, got {count!r}")
-        if not isinstance(self.stream, bool):
-            raise OptionValueError(f"stream must be True or False, got {self.stream!r}")
         self._decoder = self._make_decoder()
         super()._begin(training)
         self.known_words_: set[str] = set()
@@ -972,7 +1038,7 @@ class Tagger(_Model, TaggerI):
         (:meth:`_fit_streamed`): any iterable of sentences, never held in memory."""
         if self.stream:
             with _collector_paused():
-                self._fit_streamed(train, dev)
+                self._fit_streamed(_not_text(train, "training data as a sequence of tagged sentences"), dev)
             return self
         with _collector_paused():
             train = _listed(train, "training data")
@@ -989,21 +1055,9 @@ class Tagger(_Model, TaggerI):
         words, tags = _tagged(dev, "dev data", self.feature_set.fields)
         return self._features(words, "dev data"), [t for sentence in tags for t in sentence]
 
-    def _fit_streamed(self, train, dev) -> None:
-        """``stream=True``: the training sentences' features are written to a
-        :class:`~structlin.featurecache.FeatureCache` (found again when the same sentences were cached with the same
-        feature set and hash, by this run or an earlier one), and the learner trains on it, reading what each epoch
-        needs a segment at a time (a :class:`~structlin.featurecache.ShardedCorpus`), so that memory holds neither
-        the sentences nor their feature matrix.  The first :attr:`extraction_batch` sentences choose a default feature set."""
-        chunks = _chunks(_not_text(train, "training data as a sequence of tagged sentences"), self.extraction_batch)
-        first = next(chunks, [])
-        self._begin(first)
-        if not self.learner.capabilities.streams:
-            takers = [name for name, cls in LEARNERS.items() if cls.capabilities.streams and cls.capabilities.sequences]
-            raise CapabilityError(f"learner {self.learner.name!r} does not train from a corpus on disk (stream); "
-                                  f"those that do: {', '.join(takers)}")
-        dev_data = self._dev_data(dev)
-        cache = self._feature_cache(train, itertools.chain([first], chunks))
+    def _sharded(self, cache: FeatureCache) -> ShardedCorpus:
+        """The tagger trained from ``cache`` (:meth:`_fit_streamed`): its map, tag dictionary and known words,
+        and the corpus the learner reads."""
         self._use_features(self.feature_set)  # a new extractor: the old one's tables hold every word type read
         self._joint = JointFeatureMap(sorted(cache.labels), cache.columns, transitions=self.decoder.uses_transitions)
         corpus = ShardedCorpus(cache, self._joint)
@@ -1011,33 +1065,14 @@ class Tagger(_Model, TaggerI):
             self.tagdict_ = TagDictionary.from_parts(((X.words, y) for X, y in corpus.parts()), len(cache.labels),
                                                      min_count=self.tag_dictionary)
             self._joint.candidates = self.tagdict_
-        self._fit_indexed(corpus, None, dev_data)
         self.known_words_ = set(cache.vocabulary)
+        return corpus
 
-    def _feature_cache(self, train, chunks) -> FeatureCache:
-        """The feature cache of the training sentences ``chunks`` (lists of :attr:`extraction_batch` sentences of
-        ``train``): named by a digest of the settings and the sentences, found without extracting when ``train``
-        can be read again (a list, a reader: a first pass computes the digest), else built."""
-        settings = settings_digest(kind=self.kind, features=self.feature_set.to_dict(), hash=self.hasher.config())
-        hidden = quiet(self.learner.get_params().get("progress"))
-        if iter(train) is not train:
-            digest = hashlib.sha256(settings.encode())
-            with tqdm(desc="reading", unit=" sentences", disable=hidden, leave=False) as bar:
-                for start, chunk in _numbered(_chunks(train, self.extraction_batch)):
-                    digest.update(self._streamed_part(chunk, start)[2])
-                    bar.update(len(chunk))
-            found = FeatureCache.find(digest.hexdigest()[:32])
-            if found is not None:
-                return found
-        digest = hashlib.sha256(settings.encode())
-        with CacheWriter() as writer, tqdm(desc="features", unit=" sentences", disable=hidden, leave=False) as bar:
-            for start, chunk in _numbered(chunks):
-                tokens, tags, content = self._streamed_part(chunk, start)
-                digest.update(content)
-                writer.add(self._features(tokens, "training data", start, training=True), tags,
-                           (w for sentence in _words(tokens) for w in sentence))
-                bar.update(len(chunk))
-            return writer.finish(digest.hexdigest()[:32])
+    def _cached_features(self, tokens: list[list], start: int) -> tuple[FeatureMatrix, Iterator[str]]:
+        """What the feature cache keeps of training sentences' ``tokens`` (the first is sentence ``start``): their
+        features, and their words."""
+        return (self._features(tokens, "training data", start, training=True),
+                (w for sentence in _words(tokens) for w in sentence))
 
     def _streamed_part(self, sentences: list, start: int) -> tuple[list[list], list[str], bytes]:
         """The tokens of tagged ``sentences`` (the first is number ``start`` of the training data), their tags
@@ -1337,10 +1372,10 @@ def _matrix_rows(matrix, what: str) -> list[dict]:
     return [{c: v for c, v in zip(columns[a:b], values[a:b]) if v != 0} for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _label_values(y, what: str, item: str = "document") -> list:
+def _label_values(y, what: str, item: str = "document", first: int = 0) -> list:
     """The labels of ``y`` (one per ``item``) as they are, numpy's scalars made Python's (``np.int64(1)`` is
     ``1``): labels of any hashable type.  None, an empty string, a NaN or infinity, an unhashable label or a
-    ``y`` of more than one dimension raise."""
+    ``y`` of more than one dimension raise (naming the item, numbered from ``first + 1``)."""
     if y is None:
         raise CorpusFormatError(what, None, "no labels: a classifier requires y to be passed, but the target y is None")
     expected = f"{what} labels as a sequence, one per {item}"
@@ -1355,7 +1390,7 @@ def _label_values(y, what: str, item: str = "document") -> list:
         labels = array.tolist()
     else:
         labels = [label.item() if isinstance(label, np.generic) else label for label in y]
-    for k, label in enumerate(labels):
+    for k, label in enumerate(labels, first):
         if label is None or (isinstance(label, str) and not label):
             raise CorpusFormatError(what, None, f"{item} {k + 1} has an empty label")
         if isinstance(label, float) and not math.isfinite(label):
@@ -1366,14 +1401,50 @@ def _label_values(y, what: str, item: str = "document") -> list:
     return labels
 
 
-def _distinct_pairs(featuresets) -> list:
-    """The distinct ``(name, value)`` pairs of ``featuresets``, in the order first seen (values that cannot be
-    dict keys compared by their ``repr``)."""
-    pairs: dict = {}
+def _add_distinct_pairs(pairs: dict, featuresets) -> dict:
+    """``pairs`` with the ``(name, value)`` pairs of ``featuresets`` it lacks added, in the order first seen (values
+    that cannot be dict keys compared by their ``repr``)."""
     for featureset in featuresets:
         for pair in featureset.items():
             pairs.setdefault(pair if _hashable(pair[1]) else repr(pair), pair)
-    return list(pairs.values())
+    return pairs
+
+
+def _kind_name(kind: str | None) -> str:
+    """How an error names a kind of document (:func:`_document_kind`)."""
+    return {"text": "a text", "fields": "a tuple of fields", "numeric": "a numeric feature dict",
+            "featureset": "a feature dict"}.get(kind, "no text, tuple of fields or feature dict")
+
+
+class _LabelledStream:
+    """The ``(document, label)`` pairs of a stream (:meth:`Classifier.fit` with ``stream``): the documents of ``X``
+    with the labels of ``y``, or, without ``y``, the labelled :class:`~structlin.documents.Document` objects ``X``
+    yields; read again at every iteration when ``X`` and ``y`` are (:attr:`reiterable`)."""
+
+    def __init__(self, X, y):
+        self.X = _not_text(X, "training data as a sequence of documents (a list of texts, not one text)")
+        self.y = None if y is None else _not_text(y, "training data labels as a sequence, one per document")
+        self.reiterable = _reiterable(self.X) and (self.y is None or _reiterable(self.y))
+
+    def __iter__(self) -> Iterator[tuple]:
+        labels = None if self.y is None else iter(self.y)
+        number = 0
+        for number, document in enumerate(self.X, 1):
+            if labels is None:
+                if not isinstance(document, Document) or document.label is None:
+                    raise CorpusFormatError("training data", None, f"document {number} is {type(document).__name__}: "
+                                            "without y, a stream yields labelled Documents")
+                yield document.text, document.label
+                continue
+            label = next(labels, _END)
+            if label is _END:
+                raise CorpusFormatError("training data", None, f"{number} documents or more but {number - 1} labels")
+            yield document, label
+        if labels is not None and next(labels, _END) is not _END:
+            raise CorpusFormatError("training data", None, f"{number} documents but more labels")
+
+
+_END = object()  # the end of an iterator, for next()
 
 
 def _hashable(value) -> bool:
@@ -1442,8 +1513,9 @@ class Classifier(_Model, ClassifierI):
 
     @_takes_learner_options
     def __init__(self, features=None, learner="averaged-perceptron", *, bits: int = 22, hash_seed: int = 0,
-                 held_out: float | None = None, **options):
-        super().__init__(features, learner, bits=bits, hash_seed=hash_seed, held_out=held_out, **options)
+                 held_out: float | None = None, stream: bool = False, **options):
+        super().__init__(features, learner, bits=bits, hash_seed=hash_seed, held_out=held_out, stream=stream,
+                         **options)
 
     def __sklearn_tags__(self):
         """scikit-learn's tags (read by scikit-learn only, so imported from it here): a classifier of one label
@@ -1515,22 +1587,78 @@ class Classifier(_Model, ClassifierI):
             raise CorpusFormatError(what, None, f"{len(documents)} documents but {len(labels)} labels")
         return documents, labels
 
-    def fit(self, X, y, dev=None) -> Classifier:
+    def fit(self, X, y=None, dev=None) -> Classifier:
         """Train on documents ``X`` and their labels ``y``; ``dev = (documents, labels)`` keeps the best dev
-        epoch.  Starts a run from the parameters, as every fit does."""
+        epoch.  Starts a run from the parameters, as every fit does.
+
+        With ``stream``, ``X`` and ``y`` are read once, a part at a time, into a feature cache on disk that
+        training reads back (:meth:`_fit_streamed`): any iterables (a generator, a reader), never held in memory;
+        without ``y``, ``X`` yields labelled :class:`~structlin.documents.Document` objects (a stream of a corpus:
+        :func:`structlin.sources.stream_documents`).  Its labels are then strings, numbers or true/false (a
+        cache records them)."""
+        if self.stream:
+            with _collector_paused():
+                self._fit_streamed(_LabelledStream(X, y), dev)
+            return self
         with _collector_paused():
             documents, labels = self._labelled(X, y, "training data", start=True)
             classes = _label_set(labels, "training data")
             self._begin(documents)
             # the names of NLTK featuresets, kept to name the weights (most_informative_features)
-            self._featureset_pairs = _distinct_pairs(d for d in documents if _document_kind(d) == "featureset")
+            self._featureset_pairs = list(_add_distinct_pairs({}, (d for d in documents
+                                                                  if _document_kind(d) == "featureset")).values())
             features = self._training_features(documents, first=True)
-            dev_data = None
-            if dev is not None:
-                dev_documents, dev_labels = self._labelled(*dev, "dev data")
-                dev_data = (self._features(dev_documents, "dev data"), dev_labels)
-            self._train(features, labels, classes, dev_data)
+            self._train(features, labels, classes, self._dev_data(dev))
         return self
+
+    def _dev_data(self, dev) -> tuple[FeatureMatrix, list] | None:
+        """The features of dev documents and their labels (``dev = (documents, labels)``), or None without dev."""
+        if dev is None:
+            return None
+        dev_documents, dev_labels = self._labelled(*dev, "dev data")
+        return self._features(dev_documents, "dev data"), dev_labels
+
+    def _stream_sample(self, chunk: list) -> list:
+        """The documents of the first ``(document, label)`` pairs of a stream, whose kind (text, fields, feature
+        dicts) every later document must have."""
+        documents = [document for document, _ in chunk]
+        self._stream_kind = next((kind for kind in map(_document_kind, documents) if kind != "empty"), "featureset")
+        self._stream_pairs: dict = {}  # the NLTK featuresets' distinct (name, value) pairs, as they are read
+        return documents
+
+    def _streamed_part(self, pairs: list, start: int) -> tuple[list, list, bytes]:
+        """The documents and labels of ``(document, label)`` pairs (the first is document ``start`` of the training
+        data), checked, and the bytes the cache's digest reads of them."""
+        documents = [document for document, _ in pairs]
+        for k, document in enumerate(documents, start + 1):
+            kind = _document_kind(document)
+            if kind != self._stream_kind and kind != "empty":
+                raise CorpusFormatError("training data", None, f"document {k} is {_kind_name(kind)}, but the first "
+                                        f"documents are {_kind_name(self._stream_kind)}")
+        labels = _label_values([label for _, label in pairs], "training data", first=start)
+        for k, label in enumerate(labels, start + 1):
+            if type(label) not in (str, int, float, bool):
+                raise CorpusFormatError("training data", None, f"document {k} has the label {label!r}: streamed "
+                                        "labels are strings, numbers or true/false (the feature cache records them)")
+        if self._stream_kind == "featureset":
+            _add_distinct_pairs(self._stream_pairs, documents)
+        return documents, labels, repr([documents, labels]).encode()
+
+    def _cached_features(self, documents: list, start: int) -> tuple[FeatureMatrix, tuple]:
+        """What the feature cache keeps of training ``documents`` (the first is document ``start``): their feature
+        counts, which :meth:`_sharded` makes values as they are read (tf-idf needs every document's)."""
+        return self._finite(self._extractor.counts(documents), "training data", start), ()
+
+    def _sharded(self, cache: FeatureCache) -> ShardedCorpus:
+        """The classifier trained from ``cache`` (:meth:`_fit_streamed`): tf-idf's idf from the cache's document
+        frequencies, its map, and the corpus the learner reads, made values by the extractor as it is read."""
+        extractor = self._extractor
+        if self.feature_set.values.endswith("tfidf"):
+            extractor.fit_idf_frequencies(cache.columns, cache.column_counts(), cache.n_instances)
+        self._joint = JointFeatureMap(_label_set(cache.labels, "training data"), corpus_columns(cache, extractor),
+                                      transitions=self.decoder.uses_transitions)
+        self._featureset_pairs = list(self._stream_pairs.values())
+        return ShardedCorpus(cache, self._joint, transform=extractor)
 
     def training_data(self, X, y) -> tuple[FeatureMatrix, np.ndarray]:
         """What a learner trains on: the indexed feature matrix of documents ``X`` and the ids of their labels

@@ -8,12 +8,13 @@ same everywhere.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from .catalog import Catalog, is_corpus_name, load_documents, load_split, stream_split
+from .catalog import stream_documents as stream_catalog_documents
 from .documents import ARCHIVE_SUFFIXES, Document, read_csv, read_fasttext, read_folders, read_svmlight, read_tsv
 from .errors import CorpusFormatError, OptionValueError
 from .readers import Sentence, read_file
@@ -68,46 +69,48 @@ def read_sentences(source: str, split: str | None, options: ReadOptions = ReadOp
     return _not_empty(list(sentences), source, "sentences")
 
 
-class SentenceStream:
-    """Tagged sentences read again from their sources at every iteration and never held (the training data of
-    ``structlin train tagger --stream``): files, or splits of catalog corpora (:func:`~structlin.catalog.stream_split`),
-    one after the other.  A source that gives no sentence is an error naming it.  ``sentences`` and ``tokens``
-    count what the last complete iteration read."""
+class CorpusStream:
+    """Units (tagged sentences, labelled documents) read again from their sources at every iteration and never
+    held: the training data of ``structlin train tagger|classifier --stream``.  The sources (files, or splits of
+    catalog corpora) are read one after the other; a source that gives no unit is an error naming it.  ``units``
+    and ``items`` count what the last complete iteration read (sentences and tokens; documents, twice)."""
 
-    def __init__(self, sources: list[tuple[str, Callable[[], Iterable[Sentence]]]]):
+    def __init__(self, sources: list[tuple[str, Callable[[], Iterable]]], what: str,
+                 size: Callable[[object], int] = lambda unit: 1):
         self.sources = sources  # (name, a function that reads it again)
-        self.sentences = self.tokens = 0
+        self.what, self.size = what, size  # "sentences" or "documents"; the items of a unit
+        self.units = self.items = 0
 
-    def __iter__(self) -> Iterator[Sentence]:
-        sentences = tokens = 0
+    def __iter__(self) -> Iterator:
+        units = items = 0
         for name, read in self.sources:
-            before = sentences
-            for sentence in read():
-                sentences += 1
-                tokens += len(sentence.words)
-                yield sentence
-            if sentences == before:
-                raise _empty(name, "sentences")
-        self.sentences, self.tokens = sentences, tokens
+            before = units
+            for unit in read():
+                units += 1
+                items += self.size(unit)
+                yield unit
+            if units == before:
+                raise _empty(name, self.what)
+        self.units, self.items = units, items
 
-    def __add__(self, other: SentenceStream) -> SentenceStream:
-        return SentenceStream([*self.sources, *other.sources])
+    def __add__(self, other: CorpusStream) -> CorpusStream:
+        return CorpusStream([*self.sources, *other.sources], self.what, self.size)
 
 
-def stream_sentences(source: str, split: str | None, options: ReadOptions = ReadOptions()) -> SentenceStream:
-    """:func:`read_sentences` as a :class:`SentenceStream`: the same sources and options, read as they are
+def stream_sentences(source: str, split: str | None, options: ReadOptions = ReadOptions()) -> CorpusStream:
+    """:func:`read_sentences` as a :class:`CorpusStream`: the same sources and options, read as they are
     needed, as often as they are iterated."""
     _refuse(options, _DOCUMENT_OPTIONS, f"{source} is read as tagged sentences")
     if is_corpus_name(Catalog.load(), source) and not options.format:
         _refuse(options, ("columns",), f"{source} is a catalog corpus, whose columns the catalog names")
-        return SentenceStream([(source, lambda: stream_split(source, split, column=options.column))])
+        read = lambda: stream_split(source, split, column=options.column)  # noqa: E731
+    else:
+        def read() -> Iterator[Sentence]:
+            return read_file(source, format=options.format or ("columns" if options.columns else None),
+                             column=options.column, columns=options.columns)
 
-    def read() -> Iterator[Sentence]:
-        return read_file(source, format=options.format or ("columns" if options.columns else None),
-                         column=options.column, columns=options.columns)
-
-    read()  # an option the format does not take is refused now, before anything is read
-    return SentenceStream([(source, read)])
+        read()  # an option the format does not take is refused now, before anything is read
+    return CorpusStream([(source, read)], "sentences", lambda sentence: len(sentence.words))
 
 
 def read_documents(source: str, split: str | None, options: ReadOptions = ReadOptions()) -> list[Document]:
@@ -115,6 +118,35 @@ def read_documents(source: str, split: str | None, options: ReadOptions = ReadOp
 
     An option that does not apply to the source (they would be ignored) is refused, and so is a
     source without documents."""
+    return _not_empty(list(_document_reader(source, split, options)()), source, "documents")
+
+
+def stream_documents(source: str, split: str | None, options: ReadOptions = ReadOptions()) -> CorpusStream:
+    """:func:`read_documents` as a :class:`CorpusStream`: the same sources and options, read as they are needed,
+    as often as they are iterated (what a TSV or CSV file gave is reported once)."""
+    return CorpusStream([(source, _document_reader(source, split, replace(options, report=_once(options.report)),
+                                                   stream=True))], "documents")
+
+
+def _once(report: Callable[[str], None] | None) -> Callable[[str], None] | None:
+    """``report``, called the first time only."""
+    if report is None:
+        return None
+    said = []
+
+    def first(line: str) -> None:
+        if not said:
+            said.append(line)
+            report(line)
+
+    return first
+
+
+def _document_reader(source: str, split: str | None, options: ReadOptions, *,
+                     stream: bool = False) -> Callable[[], Iterable[Document]]:
+    """A function that reads the documents of ``source`` (see :func:`read_documents`) each time it is called; the
+    options are checked now.  ``stream``: a catalog split is read as it goes where its format allows
+    (:func:`~structlin.catalog.stream_documents`)."""
     _refuse(options, _SENTENCE_OPTIONS, f"{source} is read as documents")
     catalog = is_corpus_name(Catalog.load(), source) and not options.format
     fmt = None if catalog else options.format or guess_document_format(source)
@@ -123,21 +155,22 @@ def read_documents(source: str, split: str | None, options: ReadOptions = ReadOp
         what = "a catalog corpus" if catalog else f"read as {fmt}"
         raise OptionValueError(f"the header and column options ({', '.join(table_options)}) apply to TSV and CSV "
                                f"files; {source} is {what}")
-    if catalog:  # load_documents refuses the options its corpus's reader does not take
+    if catalog:  # the catalog's readers refuse the options their corpus's reader does not take
         _refuse(options, ("encoding",), f"{source} is a catalog corpus, whose encoding the catalog gives")
         reading = {name: getattr(options, name) for name in ("strip", "granularity") if getattr(options, name)}
-        return load_documents(source, split, **reading)
+        if stream:  # checked now, read when called
+            stream_catalog_documents(source, split, **reading)
+            return lambda: stream_catalog_documents(source, split, **reading)
+        return lambda: load_documents(source, split, **reading)
     _refuse(options, ("granularity",), f"it applies to the catalog corpus qc; {source} is read as {fmt}")
     if fmt not in ("folders", "tar"):
         _refuse(options, ("strip",), f"it applies to folder trees of Usenet posts; {source} is read as {fmt}")
     encoding = options.encoding or "UTF-8"
     if fmt in ("tsv", "csv"):
-        documents = _read_table(source, fmt, encoding, options)
-    elif fmt in ("folders", "tar"):
-        documents = list(read_folders(source, encoding=encoding, strip=options.strip))
-    else:
-        documents = list((read_svmlight if fmt == "svmlight" else read_fasttext)(source, encoding=encoding))
-    return _not_empty(documents, source, "documents")
+        return lambda: _table_documents(source, fmt, encoding, options)
+    if fmt in ("folders", "tar"):
+        return lambda: read_folders(source, encoding=encoding, strip=options.strip)
+    return lambda: (read_svmlight if fmt == "svmlight" else read_fasttext)(source, encoding=encoding)
 
 
 def _refuse(options: ReadOptions, names: tuple[str, ...], why: str) -> None:
@@ -160,15 +193,19 @@ def _empty(source: str, what: str) -> CorpusFormatError:
     return CorpusFormatError(source, None, f"no {what} (empty {kind}; expected at least one)")
 
 
-def _read_table(source: str, fmt: str, encoding: str, options: ReadOptions) -> list[Document]:
-    """The documents of a TSV or CSV file, reported to ``options.report`` with the header and columns used."""
+def _table_documents(source: str, fmt: str, encoding: str, options: ReadOptions) -> Iterator[Document]:
+    """The documents of a TSV or CSV file; once they are all read, ``options.report`` hears how many there were,
+    with the header and columns used."""
     read = read_tsv if fmt == "tsv" else read_csv
     table = read(source, label_column=options.label_column, text_column=options.text_column, header=options.header,
                  encoding=encoding)
-    documents = list(table)
+    count, labels = 0, set()
+    for document in table:
+        count += 1
+        labels.add(document.label)
+        yield document
     if options.report:
-        labels = len({document.label for document in documents})
-        said = f"read {_count(len(documents), 'document')} ({_count(labels, 'label')}) from {source}"
+        said = f"read {_count(count, 'document')} ({_count(len(labels), 'label')}) from {source}"
         if table.header is not None:
             names = table.header
             said += (f" (header row: {', '.join(names)}; labels from {names[table.label_column]!r}, texts from "
@@ -176,7 +213,6 @@ def _read_table(source: str, fmt: str, encoding: str, options: ReadOptions) -> l
         elif table.label_column is not None:
             said += f" (no header row; labels from column {table.label_column}, texts from column {table.text_column})"
         options.report(said)
-    return documents
 
 
 def _count(number: int, noun: str) -> str:

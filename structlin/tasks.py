@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .models import Classifier, Tagger
-from .sources import read_documents, read_sentences, stream_sentences
+from .sources import CorpusStream, read_documents, read_sentences, stream_documents, stream_sentences
 
 
 @dataclass(frozen=True)
@@ -70,12 +70,16 @@ class Task:
         if decoder not in (None, "multiclass") or tag_dictionary is not None:
             raise ValueError(f"a {self.kind} labels each {self.unit} on its own; it takes no decoder ({decoder!r}) "
                              "and no tag dictionary")
-        return self.model(features, learner, bits=bits, held_out=held_out)
+        return self.model(features, learner, bits=bits, held_out=held_out, **({"stream": True} if stream else {}))
 
 
-def _fit_documents(model: Classifier, train: list, dev: list | None) -> None:
-    model.fit([d.text for d in train], [d.label for d in train],
-              None if dev is None else ([d.text for d in dev], [d.label for d in dev]))
+def _fit_documents(model: Classifier, train: list | CorpusStream, dev: list | None) -> None:
+    """Fit on labelled documents: a list, or a stream of them (read as the model's ``stream`` reads it)."""
+    dev = None if dev is None else ([d.text for d in dev], [d.label for d in dev])
+    if isinstance(train, CorpusStream):
+        model.fit(train, None, dev)
+    else:
+        model.fit([d.text for d in train], [d.label for d in train], dev)
 
 
 def _first_of_each_label(documents: list) -> list:
@@ -103,7 +107,7 @@ CLASSIFICATION = Task(
     report=lambda model, documents, progress=None: model.report([d.text for d in documents],
                                                                 [d.label for d in documents], progress=progress),
     sample=_first_of_each_label,
-    learner_defaults=Classifier.learner_defaults)
+    learner_defaults=Classifier.learner_defaults, stream=stream_documents)
 
 #: The share of the training data held out to choose the epochs (and what a learner chooses on dev) when
 #: there is no dev: ``structlin train``, ``cross-validate`` and ``tune`` use it as a model's ``held_out``.

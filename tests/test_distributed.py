@@ -137,6 +137,21 @@ def test_a_corpus_on_disk_is_read_by_the_workers_from_its_cache(client, ewt, tmp
     assert [p.name for p in tmp_path.iterdir()] == ["features"]  # the cache, and no shard folder beside it
 
 
+def test_a_streamed_classifier_is_read_by_the_workers_as_values(client, nltk_data_dir, tmp_path, monkeypatch):
+    """``stream`` with a client for documents: the cache holds counts, and each worker makes them the tf-idf values
+    the client would (the extractor travels with the shard's task): logistic regression is the serial one up to
+    rounding."""
+    from structlin.catalog import load_documents
+
+    monkeypatch.setenv("STRUCTLIN_CACHE", str(tmp_path))
+    monkeypatch.setattr(structlin.featurecache, "SHARD_POSITIONS", 300)  # several shards for each worker
+    documents = load_documents("qc", "train")[:1200]
+    texts, labels = [d.text for d in documents], [d.label for d in documents]
+    models = [Classifier(learner="maxent", epochs=10, relative_l2=0.01, progress=False, stream=True, client=c)
+              .fit(texts, labels) for c in (None, client)]
+    np.testing.assert_allclose(models[1].weights_, models[0].weights_, rtol=1e-6, atol=1e-8)
+
+
 # --- the perceptron family: iterative parameter mixing ---------------------------------------------------
 
 

@@ -1,17 +1,19 @@
-"""Training from a feature cache on disk (``stream=True``, ``structlin train tagger --stream``): the cache, the
-sharded corpus, and that a streamed run trains the model an in-memory run trains."""
+"""Training from a feature cache on disk (``stream=True``, ``structlin train tagger|classifier --stream``): the
+cache, the sharded corpus, and that a streamed run trains the model an in-memory run trains."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structlin import Tagger
+from structlin import Classifier, Tagger
 from structlin import featurecache
-from structlin.catalog import load_split
-from structlin.errors import CapabilityError, CorpusFormatError, OptionValueError
+from structlin.catalog import load_documents, load_split
+from structlin.errors import CapabilityError, CorpusFormatError, OptionValueError, StructlinError
 from structlin.featurecache import CacheWriter, FeatureCache, ShardedCorpus, cache_root
 from structlin.joint import JointFeatureMap
 from structlin.learners.epochs import minibatches
@@ -20,6 +22,7 @@ from structlin.matrix import FeatureMatrix
 from structlin.decoders import Viterbi
 from structlin.distributed import group_shards
 from structlin.readers import Sentence
+from structlin.sources import ReadOptions, read_documents, stream_documents
 from structlin.tagdict import TagDictionary
 
 from cli_run import run
@@ -70,16 +73,18 @@ def test_the_cache_gives_back_the_matrix_in_any_order(seed, n, part, tmp_path_fa
     (``take``), shard by shard (``parts``), and a held-out split holds the instances a matrix's would."""
     rng = np.random.default_rng(seed)
     X, y = random_matrix(rng, n)
-    featurecache.SHARD_POSITIONS, saved = int(rng.integers(1, 20)), featurecache.SHARD_POSITIONS
+    saved = featurecache.SHARD_POSITIONS, featurecache.SHARD_ENTRIES
+    featurecache.SHARD_POSITIONS, featurecache.SHARD_ENTRIES = int(rng.integers(1, 20)), int(rng.integers(1, 60))
     try:
         cache = written(X, y, tmp_path_factory.mktemp("cache"), part)
     finally:
-        featurecache.SHARD_POSITIONS = saved
+        featurecache.SHARD_POSITIONS, featurecache.SHARD_ENTRIES = saved
     joint = JointFeatureMap(sorted(cache.labels), cache.columns, transitions=True)
     corpus = ShardedCorpus(cache, joint)
     indexed = joint.index(X)
     assert corpus.n_instances == X.n_instances and corpus.n_positions == X.n_positions
     assert np.array_equal(corpus.lengths, X.lengths)
+    assert np.array_equal(corpus.entries, np.diff(X.indptr[X.offsets]))
     assert corpus.mean_squared_norm() == pytest.approx(X.mean_squared_norm())
     order = rng.integers(0, n, int(rng.integers(1, 2 * n)))  # repeats allowed
     got, gold = corpus.take(order)
@@ -99,12 +104,15 @@ def test_the_cache_gives_back_the_matrix_in_any_order(seed, n, part, tmp_path_fa
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), batch_size=st.integers(1, 5))
 def test_an_epoch_visits_the_batches_a_matrix_gives(seed, n, batch_size, tmp_path_factory, monkeypatch_session):
     """``minibatches`` of a streamed corpus: the batches of the matrix, in the same order, for the same seed,
-    whatever the segments."""
+    whatever the segments; a segment read holds about its bound of positions or entries (and whole batches)."""
     rng = np.random.default_rng(seed)
     X, y = random_matrix(rng, n)
     cache = written(X, y, tmp_path_factory.mktemp("cache"), 3)
     joint = JointFeatureMap(sorted(cache.labels), cache.columns, transitions=True)
     corpus = ShardedCorpus(cache, joint)
+    take, segments = corpus.take, []
+    corpus.take = lambda instances: segments.append(instances) or take(instances)
+    most = batch_size * 5  # a batch: at most batch_size instances of at most 5 positions of at most 4 entries
     indexed, ids = joint.index(X), joint.encode_labels(y.astype(str))
     for shuffle in (True, False):
         streamed = list(minibatches(corpus, None, batch_size, np.random.default_rng(seed) if shuffle else None))
@@ -113,13 +121,16 @@ def test_an_epoch_visits_the_batches_a_matrix_gives(seed, n, batch_size, tmp_pat
         for (a, gold_a), (b, gold_b) in zip(streamed, in_memory):
             assert np.array_equal(a.indices, b.indices) and np.array_equal(a.lengths, b.lengths)
             assert np.array_equal(gold_a, gold_b)
+    for segment in segments:
+        assert corpus.lengths[segment].sum() < 11 + most and corpus.entries[segment].sum() < 23 + 4 * most
 
 
 @pytest.fixture(scope="module")
 def monkeypatch_session():
-    """Segments of 11 positions for the module's property tests (many segments per epoch)."""
+    """Segments of 11 positions or 23 entries for the module's property tests (many segments per epoch)."""
     patch = pytest.MonkeyPatch()
     patch.setattr("structlin.learners.epochs.SEGMENT_POSITIONS", 11)
+    patch.setattr("structlin.learners.epochs.SEGMENT_ENTRIES", 23)
     yield patch
     patch.undo()
 
@@ -320,6 +331,166 @@ def test_train_tagger_stream_names_the_bad_line(tmp_path, capsys):
     assert code == 1 and "empty.tsv" in err and "no sentences" in err
 
 
-def test_train_classifier_takes_no_stream(tmp_path, capsys):
-    code, out, err = run(capsys, "train", "classifier", "--corpus", "qc", "--stream", "--output", tmp_path / "m")
-    assert code == 2 and "--stream" in err
+# --- classifiers: documents streamed, their counts cached, tf-idf made as they are read --------------------------
+
+
+@pytest.fixture(scope="module")
+def questions(nltk_data_dir):
+    """qc's first 1,500 training questions and 300 of its test questions, as (texts, labels) each."""
+    train, test = load_documents("qc", "train")[:1500], load_documents("qc", "test")[:300]
+    return ([d.text for d in train], [d.label for d in train]), ([d.text for d in test], [d.label for d in test])
+
+
+@pytest.mark.parametrize("options", [
+    {"learner": "averaged-perceptron", "epochs": 3},
+    {"learner": "passive-aggressive", "epochs": 3},
+    {"learner": "maxent", "solver": "sgd", "epochs": 3},
+    {"learner": "svm", "solver": "pegasos", "epochs": 3},
+    {"learner": "averaged-perceptron", "epochs": 3, "features": "text-presence"},
+    {"learner": "averaged-perceptron", "epochs": 3, "features": "numeric-rff"},
+])
+def test_a_streamed_classifier_is_the_in_memory_one(questions, small_shards, options):
+    """Same seed, same documents: the same weights to the bit, with dev and with the held-out epoch choice; the
+    idf, the values and the model's columns (a bias bucket, random Fourier dimensions) come out the same."""
+    (texts, labels), dev = questions
+    if options.get("features") == "numeric-rff":  # numeric documents: a feature dict per question
+        texts = [{k: float(len(w)) for k, w in enumerate(text.split()[:6])} for text in texts]
+        dev = ([{k: float(len(w)) for k, w in enumerate(text.split()[:6])} for text in dev[0]], dev[1])
+    for held_out, given_dev in ((None, dev), (0.1, None)):
+        models = [Classifier(stream=stream, seed=3, progress=False, held_out=held_out, **options)
+                  .fit(texts, labels, given_dev) for stream in (False, True)]
+        assert np.array_equal(weights(models[0]), weights(models[1]))
+        assert np.array_equal(models[0].joint.columns, models[1].joint.columns)
+        assert [r["dev_accuracy"] for r in models[0].history_] == [r["dev_accuracy"] for r in models[1].history_]
+        assert np.array_equal(models[0].predict(dev[0]), models[1].predict(dev[0]))
+    if "features" not in options:
+        assert models[1].score(*dev) > 0.6  # 3 epochs on 1,500 questions: 63% (SGD max-ent) to 79%
+
+
+def test_a_streamed_lbfgs_classifier_sums_the_same_objective(questions, small_shards):
+    (texts, labels), dev = questions
+    models = [Classifier(stream=stream, learner="maxent", epochs=5, progress=False).fit(texts, labels, dev)
+              for stream in (False, True)]
+    np.testing.assert_allclose(weights(models[0]), weights(models[1]), rtol=1e-7, atol=1e-9)
+
+
+def test_a_stream_of_documents_generators_and_a_file_train_alike(questions, tmp_path, cache, monkeypatch):
+    """``fit(X, y)`` with lists, with generators (read once: no first pass), and ``fit(stream)`` of labelled
+    Documents read from a TSV file: one model; the lists' and the file's runs find the cache of the first."""
+    (texts, labels), dev = questions
+    texts, labels = texts[:400], labels[:400]
+    (tmp_path / "train.tsv").write_text("".join(f"{y}\t{x}\n" for x, y in zip(texts, labels)), encoding="utf-8")
+    lists = Classifier(stream=True, epochs=2, progress=False).fit(texts, labels)
+    once = Classifier(stream=True, epochs=2, progress=False).fit(iter(texts), (y for y in labels))
+    assert len(list(cache.iterdir())) == 1
+    with monkeypatch.context() as patch:
+        patch.setattr(CacheWriter, "add", lambda *args: pytest.fail("features extracted again"))
+        found = Classifier(stream=True, epochs=2, progress=False).fit(stream_documents(str(tmp_path / "train.tsv"),
+                                                                                      None))
+    for model in (once, found):
+        assert np.array_equal(weights(lists), weights(model))
+
+
+@pytest.mark.parametrize("X, y, message", [
+    (["a b", "c d", "e f"], ["x", "y"], "3 documents or more but 2 labels"),
+    (["a b", "c d"], ["x", "y", "z"], "2 documents but more labels"),
+    (["a b", "c d", ("e", "f")], ["x", "y", "x"], "document 3 is a tuple of fields, but the first documents are a text"),
+    (["a b", "c d"], ["x", ("y",)], "document 2 has the label ('y',): streamed labels are strings, numbers"),
+    (["a b", "c d"], ["x", ""], "document 2 has an empty label"),
+    (["a b", "c d"], None, "document 1 is str: without y, a stream yields labelled Documents"),
+    ("a b c", ["x"], "expected training data as a sequence of documents"),
+    ([{0: 1.0}, {0: 2.0}, {0: float("nan")}], ["x", "y", "x"], "document 3 has a NaN or infinite feature value"),
+])
+def test_a_bad_stream_is_named_in_one_line(X, y, message, cache, monkeypatch):
+    monkeypatch.setattr(Classifier, "extraction_batch", 2)  # the first part chooses the feature set, not the third
+    with pytest.raises((CorpusFormatError, TypeError), match=re.escape(message)):
+        Classifier(stream=True, epochs=1).fit(X, y)
+    assert not cache.exists() or not any(cache.iterdir())  # no cache left behind
+
+
+def test_a_bad_label_is_numbered_across_parts(monkeypatch):
+    monkeypatch.setattr(Classifier, "extraction_batch", 3)
+    with pytest.raises(CorpusFormatError, match="document 8 has an empty label"):
+        Classifier(stream=True).fit(["a", "b"] * 5, ["x", "y"] * 3 + ["x", ""] + ["x", "y"])
+
+
+@pytest.mark.parametrize("learner", ["voted-perceptron", "naive-bayes", "winnow", "kernel-perceptron"])
+def test_a_classifier_learner_that_does_not_stream_is_refused(learner):
+    with pytest.raises(CapabilityError, match="does not train from a corpus on disk"):
+        Classifier(learner=learner, stream=True).fit(["a b", "c d"], ["x", "y"])
+
+
+def test_train_classifier_stream_from_a_file(tmp_path, capsys):
+    """A TSV file with a header row, CRLF line ends and a text that starts with a quote: read into the cache
+    (reported once), trained from it with the epochs chosen on a held-out tenth: the model trained in memory."""
+    rows = [("good fun film", "pos"), ("dull and slow", "neg"), ('"youre dead to me"... great', "pos"),
+            ("a waste of time", "neg")] * 10
+    (tmp_path / "train.tsv").write_text("text\tlabel\r\n" + "".join(f"{x}\t{y}\r\n" for x, y in rows),
+                                        encoding="utf-8")
+    for extra, model in (([], "s.model"), (["--stream"], "t.model")):
+        code, out, err = run(capsys, "train", "classifier", "--train", tmp_path / "train.tsv", *extra,
+                             "--epochs", 3, "--output", tmp_path / model)
+        assert code == 0, err
+        assert "trained on 40 documents in" in out
+        assert err.count("read 40 documents (2 labels) from") == 1
+    assert np.array_equal(weights(Classifier.load(tmp_path / "s.model")), weights(Classifier.load(tmp_path / "t.model")))
+    code, out, err = run(capsys, "evaluate", tmp_path / "t.model", "--test", tmp_path / "train.tsv")
+    assert code == 0 and re.search(r"Accuracy: +100.00%", out)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--learner", "naive-bayes"], "does not train from a corpus on disk"),
+    (["--learner", "svm"], "the pegasos solver does"),
+    (["--dev-fraction", "0.2"], "--stream reads the training data as it goes"),
+])
+def test_train_classifier_stream_refuses_what_it_cannot_do(tmp_path, capsys, extra, message):
+    (tmp_path / "train.tsv").write_text("pos\tgood\nneg\tbad\n", encoding="utf-8")
+    code, out, err = run(capsys, "train", "classifier", "--train", tmp_path / "train.tsv", "--stream", *extra,
+                         "--output", tmp_path / "m.model")
+    assert code != 0 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_train_classifier_stream_names_the_bad_line(tmp_path, capsys):
+    (tmp_path / "train.tsv").write_text("pos\tgood\n\tbad\n", encoding="utf-8")
+    code, out, err = run(capsys, "train", "classifier", "--train", tmp_path / "train.tsv", "--stream",
+                         "--output", tmp_path / "m.model")
+    assert code == 1 and "train.tsv:2: empty label" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "m.model").exists()
+
+
+def test_streamed_nltk_featuresets_name_their_informative_features():
+    """NLTK featuresets streamed: the kind is kept, the (name, value) pairs are gathered as they are read, so the
+    informative features are named as after an in-memory fit."""
+    names = ["anna", "bob", "carla", "dave", "emma", "frank", "gina", "hank"] * 6
+    featuresets = [{"last_letter": n[-1], "length": len(n)} for n in names]
+    genders = ["f" if n.endswith("a") else "m" for n in names]
+    models = [Classifier(stream=stream, epochs=3, progress=False).fit(featuresets, genders) for stream in (False, True)]
+    assert models[0].most_informative_features(3) == models[1].most_informative_features(3)
+    assert "last_letter" in str(models[1].most_informative_features(1)[0])
+
+
+def test_stream_documents_reads_a_file_again_and_reports_it_once(tmp_path):
+    (tmp_path / "a.tsv").write_text("label\ttext\r\npos\t\"quoted\" start\r\nneg\tplain\r\n", encoding="utf-8")
+    said = []
+    stream = stream_documents(str(tmp_path / "a.tsv"), None, ReadOptions(report=said.append))
+    first, again = list(stream), list(stream)
+    assert first == again == read_documents(str(tmp_path / "a.tsv"), None)
+    assert [d.text for d in first] == ['"quoted" start', "plain"] and stream.units == stream.items == 2
+    assert len(said) == 1 and said[0].startswith("read 2 documents (2 labels)")
+    (tmp_path / "empty.tsv").write_text("", encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match="empty.tsv.*no documents"):
+        list(stream_documents(str(tmp_path / "empty.tsv"), None))
+
+
+def test_stream_documents_checks_options_when_called():
+    with pytest.raises(OptionValueError, match="granularity"):
+        stream_documents("qc.tsv", None, ReadOptions(granularity="fine"))
+    with pytest.raises(StructlinError, match="strip"):
+        stream_documents("qc", "train", ReadOptions(strip=("headers",)))
+
+
+def test_a_folder_tree_corpus_streams_as_it_loads(news_archive):
+    """20 Newsgroups read as it goes (a whole folder-tree split): the documents load_documents gives."""
+    streamed = stream_documents("20news-bydate", "test")
+    loaded = load_documents("20news-bydate", "test")
+    assert list(streamed) == loaded and streamed.units == len(loaded) == 7532

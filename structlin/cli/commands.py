@@ -239,7 +239,7 @@ def _train(args) -> None:
         _print_history(model)
         if _choices(model):
             print(_choices(model))
-        units, items = (train.sentences, train.tokens) if getattr(args, "stream", False) else (len(train), task.items(train))
+        units, items = (train.units, train.items) if getattr(args, "stream", False) else (len(train), task.items(train))
         items = f" ({items:,} {task.item}s)" if task.item != task.unit else ""
         print(f"trained on {units:,} {task.unit}s{items} in {seconds:.1f}s; kept epoch "
               f"{model.learner.best_epoch_}; model written to {args.output}")

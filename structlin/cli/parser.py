@@ -274,7 +274,7 @@ def _add_train_command(train, task: Task, source_help: tuple[str, str], data_opt
         _add_cluster_options(parser)
         if task.streams:
             takers = ", ".join(name for name, cls in LEARNERS.items()
-                               if cls.capabilities.streams and cls.capabilities.sequences)
+                               if cls.capabilities.streams and (cls.capabilities.sequences or not task.decoders))
             parser.add_argument("--stream", action="store_true", help="read the training data once into a feature "
                                 "cache on disk (under STRUCTLIN_CACHE; found again by later runs on the same data and "
                                 "settings) and train from it, reading what each epoch needs a segment at a time, so "

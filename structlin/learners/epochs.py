@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..featurecache import SEGMENT_POSITIONS, ShardedCorpus
+from ..featurecache import SEGMENT_ENTRIES, SEGMENT_POSITIONS, ShardedCorpus
 from ..matrix import FeatureMatrix
 
 
@@ -39,14 +39,16 @@ def minibatches(X: FeatureMatrix | ShardedCorpus, y: np.ndarray | None, batch_si
 
     A :class:`~structlin.featurecache.ShardedCorpus` (which holds its gold ids: ``y`` is None) gives the same
     batches in the same order, read from its shards a segment of whole batches at a time (about
-    :data:`~structlin.featurecache.SEGMENT_POSITIONS` positions): memory holds a segment, never the corpus."""
+    :data:`~structlin.featurecache.SEGMENT_POSITIONS` positions, or :data:`~structlin.featurecache.SEGMENT_ENTRIES`
+    feature entries if fewer): memory holds a segment, never the corpus."""
     if isinstance(X, ShardedCorpus):
         if X.n_instances == 0:
             return
         order = np.arange(X.n_instances) if rng is None else epoch_order(X.lengths, batch_size, rng)
         ends = np.arange(batch_size, len(order) + batch_size, batch_size).clip(max=len(order))  # batch ends
-        positions = np.cumsum(X.lengths[order])[ends - 1]
-        cuts = ends[np.flatnonzero(np.diff(positions // SEGMENT_POSITIONS))]  # a batch end where a segment fills
+        positions = np.cumsum(X.lengths[order])[ends - 1] // SEGMENT_POSITIONS
+        entries = np.cumsum(X.entries[order])[ends - 1] // SEGMENT_ENTRIES
+        cuts = ends[np.flatnonzero(np.diff(positions) | np.diff(entries))]  # a batch end where a segment fills
         for segment in np.split(order, cuts):
             yield from minibatches(*X.take(segment), batch_size, None)
         return

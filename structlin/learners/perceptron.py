@@ -131,6 +131,11 @@ class Perceptron(Learner):
         self.margin_: float | None = None  # τ, set by the run's first epoch (see _margin)
         self.history_, self.best_epoch_ = list(history or []), None
 
+    def check_streams(self) -> None:
+        if self.delta:
+            raise OptionValueError("the Δ trick (delta) adds a feature for every training instance, kept in memory: it "
+                                   "does not train from a corpus on disk (stream)")
+
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
             dev: tuple[FeatureMatrix, np.ndarray] | None = None, *, bias_row: int | None = None) -> Perceptron:
         """Train on the indexed corpus ``X`` with gold label ids ``y`` (one per position).
@@ -140,9 +145,8 @@ class Perceptron(Learner):
         ``patience`` epochs without improvement.  The run's state is that of the last epoch trained
         (not the kept one): :meth:`partial_fit` goes on from there.
         """
-        if self.delta and isinstance(X, ShardedCorpus):
-            raise OptionValueError("the Δ trick (delta) adds a feature for every training instance, kept in memory: it "
-                                   "does not train from a corpus on disk (stream)")
+        if isinstance(X, ShardedCorpus):
+            self.check_streams()
         self._trick = DeltaTrick(joint, X, self.delta) if self.delta else None
         self.start(self._trick.joint if self._trick else joint)
         self.margin_ = self._margin(X)

@@ -245,6 +245,11 @@ class Learner:
             self.set_params(**before)
         return self
 
+    def check_streams(self) -> None:
+        """Refuse, before anything is read, settings that keep something per training instance in memory and so
+        cannot train from a corpus on disk (``stream``; a learner without ``capabilities.streams`` is refused by
+        the model); ``OptionValueError`` naming the setting."""
+
     def support_size(self) -> int | None:
         """How many training instances a dual model keeps to score with (None: the model is its weights)."""
         return None

@@ -230,13 +230,17 @@ class SVM(Learner):
             self.chosen_ = {"C": C}
         return StructuredHinge(joint, decoder, X, y, C=C, cost=self.cost, cost_matrix=self.cost_matrix)
 
+    def check_streams(self) -> None:
+        if self.solver != "pegasos":
+            raise OptionValueError(f"the {self.solver} solver keeps dual variables for every training instance in "
+                                   "memory: it does not train from a corpus on disk (stream); the pegasos solver does")
+
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
             dev: tuple[FeatureMatrix, np.ndarray] | None = None, *, bias_row: int | None = None) -> SVM:
         """Train from ``w = 0`` on the indexed corpus ``X`` with gold label ids ``y`` (one per position);
         ``dev = (X_dev, y_dev)`` selects the epoch kept (gold ids of −1 count as errors)."""
-        if isinstance(X, ShardedCorpus) and self.solver != "pegasos":
-            raise OptionValueError(f"the {self.solver} solver keeps dual variables for every training instance in "
-                                   "memory: it does not train from a corpus on disk (stream); the pegasos solver does")
+        if isinstance(X, ShardedCorpus):
+            self.check_streams()
         objective = self.objective(joint, decoder, X, y)
         require_finite(X, "training")
         if dev is not None:
