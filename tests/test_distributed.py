@@ -26,7 +26,11 @@ from structlin.distributed import DASK_NEEDED, ShardedRun, read_shard, shard_ins
 from structlin.errors import OptionValueError
 from structlin.learners import AveragedPerceptron, MaxEnt, Perceptron, make_learner
 from structlin.joint import SparseWeights
+from structlin.decoders import Viterbi
+from structlin.distributed import Shard
+from structlin.joint import JointFeatureMap
 from structlin.learners.maxent import _shard_objective
+from structlin.learners.svm import SVM, StructuredHinge, _shard_pegasos_epoch
 from structlin.learners.run_weights import PAIRS_ABOVE_LABELS
 from structlin.matrix import FeatureMatrix
 from structlin.readers import read_conllu
@@ -237,6 +241,42 @@ def test_a_worker_lost_mid_run_costs_nothing(client, ewt):
         client.wait_for_workers(2, timeout=60)  # its nanny restarts it
 
 
+# --- Pegasos: iterative parameter mixing ------------------------------------------------------------------
+
+
+def test_pegasos_mixes_the_shards_epochs_and_sums_the_objective(client, ewt):
+    """The SVM's Pegasos on the cluster: the history's P(w) is the serial objective of the weights it records
+    (summed over the shards), the run repeats itself, and it tags about as well as a serial run."""
+    train, dev = ewt[0][:1500], ewt[1][:500]
+    options = {"learner": "svm", "solver": "pegasos", "bits": 18, "epochs": 4,
+               "progress": False}
+    serial = Tagger(**options).fit(train, dev)
+    mixed = [Tagger(**options, client=client).fit(train, dev) for _ in range(2)]
+    np.testing.assert_array_equal(mixed[0].weights_, mixed[1].weights_)
+    X, y = Tagger(**options).training_data(train)
+    objective = StructuredHinge(mixed[0].joint, mixed[0].decoder, X, y, C=mixed[0].learner.chosen_["C"])
+    kept = mixed[0].history_[mixed[0].learner.best_epoch_ - 1]
+    assert objective(mixed[0].weights_)[0] == pytest.approx(kept["objective"], rel=1e-9)
+    assert [r["objective"] for r in mixed[0].history_] != [r["objective"] for r in serial.history_]
+    assert mixed[0].accuracy(dev) >= serial.accuracy(dev) - 0.01, (mixed[0].accuracy(dev), serial.accuracy(dev))
+
+
+def test_a_shards_pegasos_epoch_goes_on_from_the_mixed_weights_and_step_count():
+    """A shard holding the whole corpus in one mini-batch: its epoch from the weights after step 1 is the serial
+    run's step 2 (η = 1/(λ·2), λ of the whole corpus), whatever the order of the batch's instances."""
+    X = corpus([3, 2, 4, 1, 3] * 4)
+    joint = JointFeatureMap(["a", "b", "c"], np.arange(50), transitions=True)
+    y = np.random.default_rng(1).integers(0, 3, X.n_positions)
+    options = {"solver": "pegasos", "C": 0.5, "averaging": False, "batch_size": X.n_instances, "seed": 4,
+               "progress": False}
+    one, two = (SVM(epochs=epochs, **options).fit(joint, Viterbi(), joint.index(X), y) for epochs in (1, 2))
+    shard = Shard(0, joint, Viterbi(), joint.index(X), y)
+    w, average, steps = _shard_pegasos_epoch(shard, one.weights_, 1, 1, one.params(), 0.5, X.n_instances)
+    assert steps == 1 and np.array_equal(average, w)
+    np.testing.assert_allclose(w, two.weights_, rtol=1e-12, atol=1e-15)
+    assert not np.allclose(w, one.weights_)
+
+
 # --- options and refusals ------------------------------------------------------------------------------
 
 
@@ -250,7 +290,7 @@ def test_the_client_is_a_run_option_of_the_learners_that_distribute(client):
 
 @pytest.mark.parametrize("learner, options, message", [
     ("voted-perceptron", {}, "has no option client"),
-    ("svm", {}, "has no option client"),
+    ("svm", {}, "the bcfw solver keeps dual variables"),
     ("averaged-perceptron", {"delta": 1.0}, "Δ trick"),
     ("maxent", {"solver": "sgd"}, "lbfgs solver only"),
 ])
@@ -327,9 +367,12 @@ def _scheduler_address(path: Path) -> str:
 
 
 @pytest.mark.parametrize("argv, status, message", [
-    (["--learner", "svm", "--workers", "2"], 2, "learner 'svm' does not train on a Dask cluster (--workers, "
-                                                "--scheduler); those that do: perceptron, averaged-perceptron, "
-                                                "passive-aggressive, mira, maxent"),
+    (["--learner", "winnow", "--workers", "2"], 2, "learner 'winnow' does not train on a Dask cluster (--workers, "
+                                                   "--scheduler); those that do: perceptron, averaged-perceptron, "
+                                                   "passive-aggressive, mira, maxent, svm"),
+    (["--learner", "svm", "--workers", "2"], 1, "the bcfw solver keeps dual variables for every training instance "
+                                                "where the instance is: it does not train on a Dask cluster (client); "
+                                                "the pegasos solver does"),
     (["--workers", "2", "--scheduler", "tcp://127.0.0.1:8786"], 2, "not allowed with argument"),
     (["--scheduler", "nonsense"], 1, "cannot connect to a Dask scheduler at nonsense: missing port number"),
     (["--workers", "0"], 2, "expected an integer of at least 1"),

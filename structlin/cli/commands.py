@@ -256,6 +256,7 @@ def _cluster(args, learner):
         takers = ", ".join(name for name, cls in LEARNERS.items() if cls.capabilities.distributed)
         raise UsageError(f"learner {learner.name!r} does not train on a Dask cluster (--workers, --scheduler); "
                          f"those that do: {takers}")
+    learner.check_distributes()
     with dask_client(args.workers, args.scheduler) as client:
         learner.set_params(client=client)
         if not args.quiet:

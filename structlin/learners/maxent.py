@@ -368,7 +368,11 @@ class MaxEnt(Learner):
             raise OptionValueError(f"tol applies to the lbfgs solver, not {self.solver!r}")
         if self.unseen_pairs != UNSEEN_PAIRS and self.solver != "lbfgs":
             raise OptionValueError(f"unseen_pairs applies to the lbfgs solver, not {self.solver!r}")
-        if self.client is not None and self.solver != "lbfgs":
+        if self.client is not None:
+            self.check_distributes()
+
+    def check_distributes(self) -> None:
+        if self.solver != "lbfgs":
             raise OptionValueError(f"max-ent trains on a Dask cluster (client) with the lbfgs solver only, not "
                                    f"{self.solver!r}")
 

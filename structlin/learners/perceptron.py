@@ -103,7 +103,11 @@ class Perceptron(Learner):
     client = None  # the subclasses that do not distribute (voted perceptron, Winnow) declare no client
 
     def _check_options(self) -> None:
-        if self.client is not None and self.delta:
+        if self.client is not None:
+            self.check_distributes()
+
+    def check_distributes(self) -> None:
+        if self.delta:
             raise OptionValueError("the Δ trick (delta) ties an id feature to each example of one run: it does not "
                                    "train on a Dask cluster (client)")
 

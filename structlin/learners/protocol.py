@@ -250,6 +250,11 @@ class Learner:
         cannot train from a corpus on disk (``stream``; a learner without ``capabilities.streams`` is refused by
         the model); ``OptionValueError`` naming the setting."""
 
+    def check_distributes(self) -> None:
+        """Refuse, before a cluster is started, settings that keep state tied to one sequence of visits or to the
+        instances where they are, and so cannot train on a Dask cluster (a learner without
+        ``capabilities.distributed`` is refused by its caller); ``OptionValueError`` naming the setting."""
+
     def support_size(self) -> int | None:
         """How many training instances a dual model keeps to score with (None: the model is its weights)."""
         return None

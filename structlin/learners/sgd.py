@@ -26,7 +26,7 @@ _RESCALE_BELOW, _RESCALE_ABOVE = 1e-6, 1e6
 
 class SGDWeights:
     """``w = a·v`` with lazy shrinkage, optional momentum and the exact running average of the steps'
-    iterates; starts at ``w = 0``.
+    iterates; starts at ``w = 0``, or at ``initial`` after ``steps`` steps (a run that goes on elsewhere).
 
     The flat weight vector of ``size`` is addressed by rows of ``width`` consecutive weights (a joint
     feature map's weights are ``width = labels`` per feature row, and its tail a whole number of such
@@ -34,20 +34,21 @@ class SGDWeights:
     single weights.
     """
 
-    def __init__(self, size: int, width: int = 1, *, momentum: float = 0.0, averaged: bool = True):
+    def __init__(self, size: int, width: int = 1, *, momentum: float = 0.0, averaged: bool = True,
+                 initial: np.ndarray | None = None, steps: int = 0):
         if not 0.0 <= momentum < 1.0:
             raise ValueError(f"momentum must be in [0, 1), got {momentum}")
         if size % width:
             raise ValueError(f"size {size} is not a whole number of rows of width {width}")
         self.momentum, self.averaged = momentum, averaged
         shape = (size // width, width)
-        self._v = np.zeros(shape)
+        self._v = np.zeros(shape) if initial is None else np.array(initial, dtype=np.float64).reshape(shape)
         self._a = 1.0
         self._velocity = np.zeros(shape) if momentum else None
         self._u = np.zeros(shape) if averaged else None
         self._running = 0.0  # S_k
         self._total = np.zeros(shape) if averaged else None  # Σ a_k v_k folded in at rescalings
-        self.steps = 0  # every step, for the learning-rate schedule
+        self.steps = steps  # every step, for the learning-rate schedule (``steps`` taken before ``initial``)
         self._averaged_steps = 0
         self.epochs = 0
 

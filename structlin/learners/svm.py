@@ -35,6 +35,14 @@ The dual objective is ``D(α) = −(λ/2)‖w‖² + ℓ`` and the duality gap
 
 is computed exactly after every pass (one loss-augmented decoding of the corpus); the sum of the
 ``g_i`` met during the pass, each at the ``w`` of its step, is its cheap surrogate.
+
+On a Dask cluster (the ``client`` option, Pegasos only) the epochs are iteratively mixed, as the perceptron's
+(McDonald, Hall & Mann 2010): each shard ``s`` of :mod:`structlin.distributed` runs one epoch of Pegasos steps
+over its ``n_s`` instances from the mixed weights ``w`` and the step count ``k`` so far (``λ`` that of the whole
+corpus), and ``w`` becomes the mixture ``Σ_s μ_s w_s``, ``μ_s = n_s / n``; ``k`` advances by every shard's
+steps, as a serial epoch's.  The average returned is that of the rounds' mixed averages from the second on.
+``P(w)`` is summed over the shards.  BCFW keeps its dual blocks, a vector per training instance, where the
+instance is: it does not distribute.
 """
 
 from __future__ import annotations
@@ -46,13 +54,15 @@ from pathlib import Path
 import numpy as np
 
 from ..decoders import Cost, Decoder, length_batches
+from ..distributed import Shard, ShardedRun
 from ..errors import CorpusFormatError, OptionValueError
 from ..featurecache import ShardedCorpus
 from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
 from .epochs import minibatches
-from .protocol import (BATCH_SIZE, CALLBACK, COST, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities, HistoryField,
-                       Learner, Option, with_defaults)
+from .protocol import (BATCH_SIZE, CALLBACK, CLIENT, COST, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities,
+                       HistoryField, Learner, Option, with_defaults)
+from .run_weights import weighted_sum
 from .sgd import SGDWeights
 from .training import TrainingRun, require_finite
 
@@ -71,17 +81,21 @@ class StructuredHinge:
     """``P(w)`` of the module docstring on one indexed corpus ``X`` with gold label ids ``y``, and what
     both solvers share: ``lam`` (λ), the loss-augmented oracle and the task loss Δ.  Calling it with
     ``w`` returns ``(P(w), a subgradient of P at w, train errors)``, the errors being the positions
-    the model's ``decoder`` labels wrong (documents, for a classifier)."""
+    the model's ``decoder`` labels wrong (documents, for a classifier).  ``instances``: the ``n`` of λ and of
+    ``P``'s mean (default: ``X``'s instances; a shard's objective takes the whole corpus's, so that the shards'
+    terms add up to ``P``)."""
 
     def __init__(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, *, C: float,
-                 cost: float = 1.0, cost_matrix: np.ndarray | None = None):
+                 cost: float = 1.0, cost_matrix: np.ndarray | None = None, instances: int | None = None):
         self.joint, self.decoder, self.X = joint, decoder, X
         self.y = None if y is None else np.asarray(y, dtype=np.int64)
+        self.C, self.cost_matrix = C, cost_matrix
         self.cost = Cost(cost, cost_matrix)
         # Greedy's loss-augmented decoding is no max: train on the exact chain argmax its scores define.
         self.inference = decoder.exact
         self.n = X.n_instances
-        self.lam = 1.0 / (C * max(self.n, 1))
+        self.instances = max(self.n if instances is None else instances, 1)
+        self.lam = 1.0 / (C * self.instances)
         # Taken once: every evaluation of P scores the whole corpus in these batches of similar length (a corpus
         # on disk is read again, shard by shard).
         self._batches = None if isinstance(X, ShardedCorpus) else _length_batched(X, self.y)
@@ -108,7 +122,7 @@ class StructuredHinge:
         return np.maximum(losses, 0.0)  # ŷ maximises, so H_t ≥ 0 but for rounding
 
     def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray, int]:
-        joint, n = self.joint, max(self.n, 1)
+        joint, n = self.joint, self.instances
         subgradient = np.multiply(w, self.lam)
         total, errors = 0.0, 0
         for batch, gold in self.batches():
@@ -164,7 +178,7 @@ class SVM(Learner):
 
     name = "svm"
     summary = "hinge loss: Crammer–Singer / structured SVM by Pegasos or BCFW, with the duality gap"
-    capabilities = Capabilities(streams=True)  # with the pegasos solver
+    capabilities = Capabilities(streams=True, distributed=True)  # with the pegasos solver
     solvers = ("pegasos", "bcfw")
     options = (Option("epochs", int, None, "passes over the data (default: 10 for pegasos, at most 50 for bcfw)",
                       minimum=1, nullable=True),
@@ -186,7 +200,7 @@ class SVM(Learner):
                       cli=False),
                Option("tol", float, 1e-3, "bcfw: stop at this duality gap P(w) − D(α), on the scale of P, a mean over "
                       "instances", minimum=0),
-               EVAL_EVERY, SEED, BATCH_SIZE, PATIENCE, CALLBACK, PROGRESS)
+               EVAL_EVERY, SEED, BATCH_SIZE, PATIENCE, CALLBACK, PROGRESS, CLIENT)
     options = with_defaults(options, patience=SVM_PATIENCE)
     history_fields = (HistoryField("objective", "objective", "{:.6g}"),
                       HistoryField("gradient_norm", "gradient norm", "{:.3g}"),
@@ -197,6 +211,14 @@ class SVM(Learner):
             raise OptionValueError(f"tol applies to the bcfw solver, not {self.solver!r}")
         if self.cost_matrix is not None and self.cost != 1.0:
             raise OptionValueError("give cost or cost_matrix, not both")
+        if self.client is not None:
+            self.check_distributes()
+
+    def check_distributes(self) -> None:
+        if self.solver != "pegasos":
+            raise OptionValueError(f"the {self.solver} solver keeps dual variables for every training instance where "
+                                   "the instance is: it does not train on a Dask cluster (client); the pegasos solver "
+                                   "does")
 
     @property
     def max_epochs(self) -> int:
@@ -246,7 +268,9 @@ class SVM(Learner):
         if dev is not None:
             require_finite(dev[0], "dev")
         with TrainingRun(self, joint, decoder, dev, spill=isinstance(X, ShardedCorpus)) as run:
-            if self.solver == "pegasos":
+            if self.client is not None:
+                self._pegasos_mixed(objective, run)
+            elif self.solver == "pegasos":
                 self._pegasos(objective, run)
             else:
                 self._bcfw(objective, run)
@@ -255,8 +279,9 @@ class SVM(Learner):
         self.history_, self.best_epoch_ = run.history, run.best_step
         return self
 
-    def _record(self, run: TrainingRun, objective: StructuredHinge, w: np.ndarray, **bcfw) -> dict:
-        """Append the epoch's history record (``P(w)`` over the corpus; the BCFW quantities or None)."""
+    def _record(self, run: TrainingRun, objective, w: np.ndarray, **bcfw) -> dict:
+        """Append the epoch's history record (``P(w)`` over the corpus, as ``objective(w)`` gives it with a
+        subgradient and the train errors; the BCFW quantities or None)."""
         value, subgradient, errors = objective(w)
         extra = {"dual_objective": None, "duality_gap": None, "block_gap_sum": None}
         if bcfw:
@@ -280,6 +305,25 @@ class SVM(Learner):
                 bar.update(batch.n_instances)
             squared_norm = weights.squared_norm()  # recomputed every epoch, against the drift of the updates
             self._record(run, objective, weights.hypothesis())
+
+    def _pegasos_mixed(self, objective: StructuredHinge, run: TrainingRun) -> None:
+        """:meth:`_pegasos` on the Dask cluster of ``client``: the shards' epochs mixed (the module docstring)."""
+        X, size = objective.X, objective.joint.size
+        with ShardedRun(self.client, objective.joint, objective.decoder, X, objective.y, seed=self.seed) as shards:
+            shares = np.array(shards.sizes) / X.n_instances  # μ_s
+            settings = (self.params(), objective.C, X.n_instances)
+            w, steps, averages = np.zeros(size), 0, np.zeros(size)
+            self.stopped_ = f"{self.max_epochs} epochs"
+            bar = run.bar(self.max_epochs * X.n_instances, "inst")
+            for epoch in range(self.max_epochs):
+                results = shards.map(_shard_pegasos_epoch, w, epoch, steps, *settings)
+                w = weighted_sum([(share, w_s) for share, (w_s, _, _) in zip(shares, results)])
+                steps += sum(taken for _, _, taken in results)
+                if self.averaging and epoch:  # the rounds' mixed averages from the second on
+                    averages += weighted_sum([(share, a_s) for share, (_, a_s, _) in zip(shares, results)])
+                bar.update(X.n_instances)
+                hypothesis = averages / epoch if self.averaging and epoch else w
+                self._record(run, lambda v: _summed_hinge(shards, v, *settings), hypothesis)
 
     def _pegasos_step(self, objective: StructuredHinge, weights: SGDWeights, batch: FeatureMatrix, gold: np.ndarray,
                       squared_norm: float) -> float:
@@ -346,6 +390,45 @@ class SVM(Learner):
             if record["duality_gap"] <= self.tol:
                 self.stopped_ = f"duality gap {record['duality_gap']:.3g} <= tol {self.tol:g}"
                 return
+
+
+def _shard_objective(shard: Shard, params: dict, C: float, n: int) -> StructuredHinge:
+    """``P``'s terms over a shard of a corpus of ``n`` instances (λ = 1/(C·n), the mean over ``n``)."""
+    learner = SVM(**params)
+    cost_matrix = learner.cost_matrix if isinstance(learner.cost_matrix, np.ndarray) else None
+    return StructuredHinge(shard.joint, shard.decoder, shard.X, shard.y, C=C, cost=learner.cost,
+                           cost_matrix=cost_matrix, instances=n)
+
+
+def _shard_pegasos_epoch(shard: Shard, w: np.ndarray, epoch: int, steps: int, params: dict, C: float, n: int):
+    """On a worker: one epoch of Pegasos steps over ``shard`` from the weights ``w`` after ``steps`` steps (in the
+    order of ``default_rng([seed, epoch, shard])``); ``(w_s, the mean of its iterates, its number of steps)``."""
+    learner = SVM(**params)
+    objective = _shard_objective(shard, params, C, n)
+    weights = SGDWeights(len(w), shard.joint.n_labels, averaged=True, initial=w, steps=steps)
+    squared_norm = weights.squared_norm()
+    for batch, gold in minibatches(shard.X, shard.y, learner.batch_size, np.random.default_rng([learner.seed, epoch,
+                                                                                                shard.index])):
+        squared_norm = learner._pegasos_step(objective, weights, batch, gold, squared_norm)
+    return weights.current(), weights.average(), weights.steps - steps
+
+
+def _summed_hinge(shards: ShardedRun, w: np.ndarray, params: dict, C: float, n: int) -> tuple[float, np.ndarray, int]:
+    """``P(w)``, its subgradient and the train errors, summed over the shards' terms (the prior added once)."""
+    lam, value, subgradient, errors = 1.0 / (C * n), 0.0, None, 0
+    for value_s, subgradient_s, errors_s in shards.map(_shard_hinge, w, params, C, n):
+        value, errors = value + value_s, errors + errors_s
+        subgradient = subgradient_s if subgradient is None else subgradient + subgradient_s
+    return value + 0.5 * lam * float(w @ w), subgradient + lam * w, errors
+
+
+def _shard_hinge(shard: Shard, w: np.ndarray, params: dict, C: float, n: int) -> tuple[float, np.ndarray, int]:
+    """On a worker: the shard's data terms of ``P(w)`` and of its subgradient (without the prior), and its
+    train errors."""
+    objective = _shard_objective(shard, params, C, n)
+    value, subgradient, errors = objective(w)
+    subgradient -= objective.lam * w
+    return value - 0.5 * objective.lam * float(w @ w), subgradient, errors
 
 
 class BlockWeights:
