@@ -89,7 +89,7 @@ class StructuredHinge:
                  cost: float = 1.0, cost_matrix: np.ndarray | None = None, instances: int | None = None):
         self.joint, self.decoder, self.X = joint, decoder, X
         self.y = None if y is None else np.asarray(y, dtype=np.int64)
-        self.C, self.cost_matrix = C, cost_matrix
+        self.C = C
         self.cost = Cost(cost, cost_matrix)
         # Greedy's loss-augmented decoding is no max: train on the exact chain argmax its scores define.
         self.inference = decoder.exact
