@@ -148,6 +148,31 @@ class Scores:
 
 
 @dataclass
+class AveragedWeights:
+    """The average ``w − u/visits`` of a dense flat weight vector ``w`` and its averaging sums ``u`` (the averaged
+    perceptron's hypothesis), not made: :meth:`JointFeatureMap.scores` makes only the rows a matrix uses, by the
+    same arithmetic as :meth:`dense` (the same scores, to the bit).  A run scores an epoch's average on dev so and
+    makes only the one it keeps: memory holds the weights, the sums and the best average, not also the one being
+    scored.  It reads ``w`` and ``u`` when it is scored or made: make it before they change."""
+
+    w: np.ndarray
+    u: np.ndarray
+    visits: int
+
+    def take(self, indices) -> np.ndarray:
+        """The average at flat ``indices``."""
+        out = np.divide(self.u[indices], self.visits)
+        np.subtract(self.w[indices], out, out=out)
+        return out
+
+    def dense(self) -> np.ndarray:
+        """The whole flat vector (a new array)."""
+        out = np.divide(self.u, self.visits)
+        np.subtract(self.w, out, out=out)
+        return out
+
+
+@dataclass
 class SparseWeights:
     """A flat weight vector of ``size`` entries (the layout of the module docstring) that stores only some emission
     entries: ``keys`` (increasing flat indices ``row · L + label``) with their ``values``, every other emission
@@ -350,8 +375,10 @@ class JointFeatureMap:
 
     # --- scores and feature differences ---------------------------------------------------------
 
-    def scores(self, w: np.ndarray | SparseWeights, matrix: FeatureMatrix | FactoredMatrix) -> Scores:
+    def scores(self, w: np.ndarray | SparseWeights | AveragedWeights, matrix: FeatureMatrix | FactoredMatrix) -> Scores:
         """Emission scores of every label at every position (``X @ W``) and the transition views."""
+        if isinstance(w, AveragedWeights):
+            return self._average_scores(w, matrix)
         trans, start, end = self.transition_weights(w)
         sparse = isinstance(w, SparseWeights)
         weights = self.emission_rows(w) if sparse else self.emission_weights(w)
@@ -361,6 +388,16 @@ class JointFeatureMap:
             return (table.csr(self.n_rows) @ weights).toarray() if sparse else table.dot(weights)
 
         emissions = matrix.product(multiply, self.n_labels) if isinstance(matrix, FactoredMatrix) else multiply(matrix)
+        return Scores(emissions, matrix.lengths, trans, start, end, self.allowed(matrix))
+
+    def _average_scores(self, w: AveragedWeights, matrix: FeatureMatrix) -> Scores:
+        """:meth:`scores` of an unmade average: the emission rows ``matrix`` uses are made, and the product runs on
+        ``matrix`` renumbered onto them (each position's entries in the same order: the same sums)."""
+        L = self.n_labels
+        rows, local = np.unique(matrix.indices, return_inverse=True)
+        block = w.take((rows[:, None] * L + np.arange(L)).reshape(-1)).reshape(-1, L)
+        emissions = replace(matrix, indices=local.reshape(-1).astype(np.int32)).dot(block)
+        trans, start, end = self.tail_weights(w.take(np.arange(self.transition_offset, self.size)))
         return Scores(emissions, matrix.lengths, trans, start, end, self.allowed(matrix))
 
     def emission_rows(self, w: SparseWeights) -> scipy.sparse.csr_matrix:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from structlin.joint import JointFeatureMap, SparseWeights
+from structlin.joint import AveragedWeights, JointFeatureMap, SparseWeights
 from structlin.matrix import FeatureMatrix
 
 from brute import dense_rows, phi
@@ -249,6 +249,25 @@ def test_sparse_weights_score_as_the_dense_vector(seed, transitions):
     indices = rng.integers(0, joint.size, size=10)
     np.testing.assert_array_equal(sparse.take(indices), w[indices])
     assert len(sparse.keys) == np.count_nonzero(w[: joint.transition_offset])
+
+
+@pytest.mark.parametrize("transitions", [True, False])
+@pytest.mark.parametrize("seed", range(20))
+def test_an_unmade_average_scores_as_the_made_one_to_the_bit(seed, transitions):
+    """AveragedWeights(w, u, T) scores, reads and makes exactly what the vector w − u/T does: a run may score an
+    epoch's average on dev without making it."""
+    rng = np.random.default_rng(seed)
+    L = int(rng.integers(1, 5))
+    joint = JointFeatureMap([f"t{k}" for k in range(L)], np.arange(6) * 3, transitions=transitions)
+    w, u, visits = rng.normal(size=joint.size), rng.normal(size=joint.size) * 50, int(rng.integers(1, 1000))
+    unmade, made = AveragedWeights(w, u, visits), w - u / visits
+    np.testing.assert_array_equal(unmade.dense(), made)
+    matrix = random_instance(rng)
+    lazy, full = joint.scores(unmade, matrix), joint.scores(made, matrix)
+    for name in ("emissions", "transitions", "start", "end"):
+        np.testing.assert_array_equal(getattr(lazy, name), getattr(full, name))
+    indices = rng.integers(0, joint.size, size=10)
+    np.testing.assert_array_equal(unmade.take(indices), made[indices])
 
 
 def test_sparse_weights_by_hand():

@@ -186,7 +186,10 @@ class Perceptron(Learner):
 
     def _snapshot(self):
         """The model as of now, as :meth:`_keep` takes it: the hypothesis' weights (without the Δ
-        trick's id features)."""
+        trick's id features).  The average of full vectors is left unmade
+        (:class:`~structlin.joint.AveragedWeights`): the run scores it on dev and makes it only to keep it."""
+        if self.averaged and self._visits and self._trick is None and isinstance(self._state, DenseWeights):
+            return self._state.unmade_average(self._visits)
         return self._real_weights(self._hypothesis())
 
     def _final_snapshot(self):
@@ -458,7 +461,7 @@ class VotedPerceptron(Perceptron):
     def _snapshot(self) -> _Votes:
         indices, values, visits = zip(*self._updates) if self._updates else ((), (), ())
         survival = np.diff(np.concatenate([[1], visits, [self._visits + 1]]))
-        return _Votes(self._real_weights(self._state.current()), super()._snapshot(),
+        return _Votes(self._real_weights(self._state.current()), self._real_weights(self._hypothesis()),
                       np.array([len(i) for i in indices], dtype=np.int64),
                       np.concatenate(indices or [np.zeros(0, np.int64)]), np.concatenate(values or [np.zeros(0)]),
                       survival, self.n_labels_)

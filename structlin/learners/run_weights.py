@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..joint import JointFeatureMap, Scores, SparseWeights, find_keys
+from ..joint import AveragedWeights, JointFeatureMap, Scores, SparseWeights, find_keys
 
 #: The pending store is merged into the main one when it holds more pairs than this, or than a sixteenth of it.
 _PENDING = 4096
@@ -82,9 +82,12 @@ class DenseWeights:
 
     def average(self, visits: int) -> np.ndarray:
         """``w − u/visits`` (one new array)."""
-        out = np.divide(self.u, visits)
-        np.subtract(self.w, out, out=out)
-        return out
+        return self.unmade_average(visits).dense()
+
+    def unmade_average(self, visits: int) -> AveragedWeights:
+        """``w − u/visits``, not made (:class:`~structlin.joint.AveragedWeights`): read from ``w`` and ``u`` as
+        they are when it is scored or made."""
+        return AveragedWeights(self.w, self.u, visits)
 
     def final_average(self, visits: int) -> np.ndarray:
         """:meth:`average` written over the sums' memory, for a run's last snapshot: the run then holds two full

@@ -33,7 +33,7 @@ from tqdm import tqdm
 from ..decoders import Decoder, decode_corpus
 from ..errors import StructlinError
 from ..featurecache import ShardedCorpus, cache_root
-from ..joint import JointFeatureMap, read_weights, write_weights
+from ..joint import AveragedWeights, JointFeatureMap, read_weights, write_weights
 from ..matrix import FeatureMatrix
 
 UNITS = ("epoch", "iteration")
@@ -84,6 +84,11 @@ def require_finite(X: FeatureMatrix, what: str) -> None:
         instance = int(np.searchsorted(X.offsets, row, side="right")) - 1
         raise StructlinError(f"{what} instance {instance} (0-based) has a non-finite feature value "
                              f"({X.values[bad[0]]}); check the feature values of the input")
+
+
+def _made(snapshot):
+    """A snapshot to keep: an unmade average (:class:`~structlin.joint.AveragedWeights`) made, any other as it is."""
+    return snapshot.dense() if isinstance(snapshot, AveragedWeights) else snapshot
 
 
 class _KeptOnDisk:
@@ -174,11 +179,11 @@ class TrainingRun:
     def _evaluate(self, record: dict, snapshot) -> None:
         record["dev_accuracy"] = self.score(snapshot)
         if record["dev_accuracy"] > self.best_score:
+            self.best = None  # the one before first, so that memory never holds two
             if self._kept is not None:
-                self.best = None  # the one before first, so that memory never holds two
-                self._kept.keep(snapshot)
+                self._kept.keep(_made(snapshot))
             else:
-                self.best = snapshot
+                self.best = _made(snapshot)
             self.best_score, self.waited, self.best_step = record["dev_accuracy"], 0, record["step"]
         else:
             self.waited += 1
@@ -221,5 +226,5 @@ class TrainingRun:
         if self._kept is not None and self._kept.path is not None:
             self.best = self._kept.read()
         if self.best is None:  # no dev set
-            self.best, self.best_step = self._snapshot(), len(self.history)
+            self.best, self.best_step = _made(self._snapshot()), len(self.history)
         return self.best
