@@ -278,7 +278,8 @@ def _add_train_command(train, task: Task, source_help: tuple[str, str], data_opt
             parser.add_argument("--stream", action="store_true", help="read the training data once into a feature "
                                 "cache on disk (under STRUCTLIN_CACHE; found again by later runs on the same data and "
                                 "settings) and train from it, reading what each epoch needs a segment at a time, so "
-                                f"that memory holds neither the corpus nor its features ({takers}; not with --dev-fraction; "
+                                f"that memory holds neither the corpus nor its features ({takers}; svm with the pegasos "
+                                "solver; not with --dev-fraction; "
                                 "with --workers or --scheduler the workers read the cache's shards)")
     parser.add_argument("--output", "-o", required=not tune, help="where to write the model" + (
         " (tune: the best candidate's, trained again)" if tune else ""))
@@ -292,7 +293,7 @@ def _add_cluster_options(parser) -> None:
     cluster = parser.add_mutually_exclusive_group()
     cluster.add_argument("--workers", type=_at_least(1), metavar="N", help="train data-parallel on a local Dask "
                          f"cluster of N worker processes, started for the run ({takers}; max-ent with the lbfgs "
-                         "solver; needs structlin[dask])")
+                         "solver, svm with the pegasos solver; needs structlin[dask])")
     cluster.add_argument("--scheduler", metavar="ADDRESS", help="train data-parallel on the Dask cluster whose "
                          "scheduler is at ADDRESS, e.g. tcp://127.0.0.1:8786 (started with dask scheduler and dask "
                          "worker; workers read the shards from files under STRUCTLIN_CACHE, which workers on other "
