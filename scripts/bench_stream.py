@@ -66,10 +66,12 @@ def document_corpora(workdir: Path, copies: int) -> dict[str, int]:
     (kept when present); their document counts."""
     splits = {split: [(d.label, " ".join(d.text.split())) for d in load_documents("20news-bydate", split)]
               for split in ("train", "test")}
-    files = {"news-train": splits["train"], f"news-train-x{copies}": splits["train"] * copies, "news-test": splits["test"]}
+    files = {"news-train": splits["train"], f"news-train-x{copies}": splits["train"] * copies,
+             "news-test": splits["test"]}
     for name, rows in files.items():
-        if not (workdir / f"{name}.tsv").exists():
-            (workdir / f"{name}.tsv").write_text("".join(f"{label}\t{text}\n" for label, text in rows), encoding="utf-8")
+        path = workdir / f"{name}.tsv"
+        if not path.exists():
+            path.write_text("".join(f"{label}\t{text}\n" for label, text in rows), encoding="utf-8")
     return {name: len(rows) for name, rows in files.items()}
 
 
@@ -97,8 +99,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", choices=("tagger", "classifier"), default="tagger")
     parser.add_argument("--epochs", type=int, default=10, help="averaged perceptron epochs (default: 10)")
-    parser.add_argument("--copies", type=int, default=8, help="classifier: the larger corpus is the training posts this "
-                        "many times over (default: 8)")
+    parser.add_argument("--copies", type=int, default=8, help="classifier: the larger corpus is the training posts "
+                        "this many times over (default: 8)")
     parser.add_argument("--workdir", help="where the corpora and caches go (default: a temporary folder, removed)")
     parser.add_argument("--json", help="also write the settings and rows to this JSON file")
     args = parser.parse_args()

@@ -1,11 +1,11 @@
 """A training corpus's features on disk, for corpora larger than memory (``stream=True``, ``--stream``).
 
 * :class:`FeatureCache` is a folder of shards: the feature matrix of consecutive instances of the corpus, cut
-  once a shard holds :data:`SHARD_POSITIONS` positions or :data:`SHARD_ENTRIES` feature entries, one ``.npy`` file per array (read memory-mapped,
-  without pickle), the gold labels as ids into the cache's label list, plus ``columns.npy`` (every hashed bucket
-  the corpus uses, sorted: the rows of the joint map) and ``manifest.json`` (sizes, labels, the vocabulary).
-  :class:`CacheWriter` builds one in a temporary folder, renamed to its final name when complete, so that a
-  cache is never read half-written and a failed run leaves nothing behind.
+  once a shard holds :data:`SHARD_POSITIONS` positions or :data:`SHARD_ENTRIES` feature entries, one ``.npy``
+  file per array (read memory-mapped, without pickle), the gold labels as ids into the cache's label list, plus
+  ``columns.npy`` (every hashed bucket the corpus uses, sorted: the rows of the joint map) and ``manifest.json``
+  (sizes, labels, the vocabulary).  :class:`CacheWriter` builds one in a temporary folder, renamed to its final
+  name when complete, so that a cache is never read half-written and a failed run leaves nothing behind.
 * The folder's name is a digest of what the features depend on: the settings (feature set, hashing) and the
   content of the corpus (its text and labels, hashed as they are read).  The same corpus with the same settings
   finds its cache again, in this run and in later ones; any change makes another.  Caches live under
@@ -15,10 +15,10 @@
 * :class:`ShardedCorpus` is what a learner trains on: the cache's instances indexed by the run's joint map, read
   from the shards as they are needed.  A classifier's cache holds its documents' feature *counts*: what makes
   them values depends on the whole corpus (tf-idf's idf), so a ``transform`` (the document extractor's) turns
-  each part into values as it is read.  An epoch visits them in the order it would visit a matrix of them
-  (:mod:`structlin.learners.epochs`), reading :data:`SEGMENT_POSITIONS` positions (or :data:`SEGMENT_ENTRIES`
-  feature entries) of that order at a time, so that
-  memory holds a segment, never the corpus, and a streamed run trains the model an in-memory run trains.
+  each part into values as it is read.  An epoch visits the instances in the order it would visit a matrix of
+  them (:mod:`structlin.learners.epochs`), reading :data:`SEGMENT_POSITIONS` positions (or
+  :data:`SEGMENT_ENTRIES` feature entries) of that order at a time, so that memory holds a segment, never the
+  corpus, and a streamed run trains the model an in-memory run trains.
 """
 
 from __future__ import annotations
@@ -240,8 +240,8 @@ class ShardedCorpus:
     them in any order (:meth:`take`, memory-mapping the shards for the call only, so that what stays resident is
     what was taken): an epoch takes its instances in the order a matrix of them would be visited, a segment of
     about :data:`SEGMENT_POSITIONS` positions or :data:`SEGMENT_ENTRIES` entries at a time
-    (``learners.epochs.minibatches``), so that a streamed run
-    visits what an in-memory one visits, in the same order.
+    (``learners.epochs.minibatches``), so that a streamed run visits what an in-memory one visits, in the same
+    order.
 
     ``transform``, when given, makes every part read into what the learner trains on (``transform.transform(X)``,
     before the buckets are indexed), and says which buckets those parts use (``transform.transformed_columns``):

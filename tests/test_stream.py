@@ -394,7 +394,8 @@ def test_a_stream_of_documents_generators_and_a_file_train_alike(questions, tmp_
 @pytest.mark.parametrize("X, y, message", [
     (["a b", "c d", "e f"], ["x", "y"], "3 documents or more but 2 labels"),
     (["a b", "c d"], ["x", "y", "z"], "2 documents but more labels"),
-    (["a b", "c d", ("e", "f")], ["x", "y", "x"], "document 3 is a tuple of fields, but the first documents are a text"),
+    (["a b", "c d", ("e", "f")], ["x", "y", "x"],
+     "document 3 is a tuple of fields, but the first documents are a text"),
     (["a b", "c d"], ["x", ("y",)], "document 2 has the label ('y',): streamed labels are strings, numbers"),
     (["a b", "c d"], ["x", ""], "document 2 has an empty label"),
     (["a b", "c d"], None, "document 1 is str: without y, a stream yields labelled Documents"),
@@ -433,7 +434,8 @@ def test_train_classifier_stream_from_a_file(tmp_path, capsys):
         assert code == 0, err
         assert "trained on 40 documents in" in out
         assert err.count("read 40 documents (2 labels) from") == 1
-    assert np.array_equal(weights(Classifier.load(tmp_path / "s.model")), weights(Classifier.load(tmp_path / "t.model")))
+    in_memory, streamed = (Classifier.load(tmp_path / name) for name in ("s.model", "t.model"))
+    assert np.array_equal(weights(in_memory), weights(streamed))
     code, out, err = run(capsys, "evaluate", tmp_path / "t.model", "--test", tmp_path / "train.tsv")
     assert code == 0 and re.search(r"Accuracy: +100.00%", out)
 
