@@ -1595,8 +1595,11 @@ class Classifier(_Model, ClassifierI):
         training reads back (:meth:`_fit_streamed`): any iterables (a generator, a reader), never held in memory;
         without ``y``, ``X`` yields labelled :class:`~structlin.documents.Document` objects (a stream of a corpus:
         :func:`structlin.sources.stream_documents`).  Its labels are then strings, numbers or true/false (a
-        cache records them)."""
+        cache records them).  A matrix (2-D array, scipy sparse matrix) gives its rows, as without ``stream``."""
         if self.stream:
+            vars(self).pop("n_features_in_", None)
+            if scipy.sparse.issparse(X) or getattr(X, "ndim", None) == 2:  # in memory already: its rows, as in fit
+                X = self._inputs(X, "training data", "", start=True)
             with _collector_paused():
                 self._fit_streamed(_LabelledStream(X, y), dev)
             return self

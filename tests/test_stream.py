@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pytest
+import scipy.sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -389,6 +390,16 @@ def test_a_stream_of_documents_generators_and_a_file_train_alike(questions, tmp_
                                                                                       None))
     for model in (once, found):
         assert np.array_equal(weights(lists), weights(model))
+
+
+def test_a_matrix_streams_its_rows_as_fit_reads_them():
+    """A 2-D array or a scipy sparse matrix: its rows' feature dicts, as without stream (and n_features_in_)."""
+    X = np.random.default_rng(0).random((40, 5)).round(2)
+    y = ["a" if row[0] > 0.5 else "b" for row in X]
+    for matrix in (X, scipy.sparse.csr_matrix(X)):
+        models = [Classifier(stream=stream, epochs=3, progress=False).fit(matrix, y) for stream in (False, True)]
+        assert np.array_equal(weights(models[0]), weights(models[1]))
+        assert models[1].n_features_in_ == 5 and list(models[1].predict(matrix)) == list(models[0].predict(matrix))
 
 
 @pytest.mark.parametrize("X, y, message", [
