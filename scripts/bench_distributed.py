@@ -7,7 +7,9 @@ and without dev data (a fixed number of epochs or iterations):
 * ``averaged-perceptron`` -- ``--epochs`` epochs; on the cluster by iterative parameter mixing (the shards'
                              epochs mixed by their share of the instances);
 * ``crf``                 -- max-ent on the Viterbi decoder (a linear-chain CRF), ``--crf-iterations`` L-BFGS
-                             iterations; on the cluster the objective's data term is summed over the shards.
+                             iterations; on the cluster the objective's data term is summed over the shards;
+* ``svm-pegasos``         -- the structured SVM by Pegasos, ``--epochs`` epochs; on the cluster by iterative
+                             parameter mixing of the shards' epochs (only with ``--learners``: not by default).
 
 Every run is in its own forked child process, so that its peak resident set size is its own.  A cluster run's
 memory is the client's (the child's) plus its workers' (each worker's own peak, asked for when training ends),
@@ -37,9 +39,10 @@ from _bench import peak_rss_mib, percent, run_in_child, source_state, table, wri
 from structlin import Tagger
 from structlin.catalog import load_split
 from structlin.distributed import dask_client
-from structlin.learners import AveragedPerceptron, MaxEnt
+from structlin.learners import SVM, AveragedPerceptron, MaxEnt
 
-LEARNERS = ("averaged-perceptron", "crf")
+LEARNERS = ("averaged-perceptron", "crf", "svm-pegasos")
+DEFAULT_LEARNERS = ("averaged-perceptron", "crf")
 
 
 def worker_peak_rss_mib() -> float:
@@ -52,6 +55,8 @@ def worker_peak_rss_mib() -> float:
 def learner(name: str, args):
     if name == "averaged-perceptron":
         return AveragedPerceptron(epochs=args.epochs, progress=False)
+    if name == "svm-pegasos":
+        return SVM(solver="pegasos", epochs=args.epochs, progress=False)
     return MaxEnt(epochs=args.crf_iterations, progress=False)
 
 
@@ -78,11 +83,12 @@ def train_and_score(name: str, workers: int, args, train, test) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2, help="worker processes of the cluster runs (default: 2)")
-    parser.add_argument("--epochs", type=int, default=10, help="averaged perceptron epochs (default: 10)")
+    parser.add_argument("--epochs", type=int, default=10, help="averaged perceptron and Pegasos epochs (default: 10)")
     parser.add_argument("--crf-iterations", type=int, default=50, help="CRF L-BFGS iterations (default: 50)")
     parser.add_argument("--bits", type=int, default=22, help="feature hash size 2**bits (default: 22)")
     parser.add_argument("--limit", type=int, help="train on the first LIMIT sentences only (a smoke run)")
-    parser.add_argument("--learners", default=",".join(LEARNERS), help=f"among {', '.join(LEARNERS)} (default: both)")
+    parser.add_argument("--learners", default=",".join(DEFAULT_LEARNERS),
+                        help=f"among {', '.join(LEARNERS)} (default: {', '.join(DEFAULT_LEARNERS)})")
     parser.add_argument("--json", help="also write the settings and rows to this JSON file")
     args = parser.parse_args()
     chosen = args.learners.split(",")
