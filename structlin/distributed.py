@@ -88,8 +88,10 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
         return
     distributed = dask_distributed()
     if workers is not None:
+        # the scheduler's HTTP server (dashboard, health checks) on a free port: Dask's fixed 8787 may be another
+        # cluster's, and Dask then says so on stderr
         with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                      dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
             yield client
         return
     try:  # anything that stops the connection (a refused port, an address that is no scheduler's) is the address's
