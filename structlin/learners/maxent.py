@@ -368,8 +368,6 @@ class MaxEnt(Learner):
             raise OptionValueError(f"tol applies to the lbfgs solver, not {self.solver!r}")
         if self.unseen_pairs != UNSEEN_PAIRS and self.solver != "lbfgs":
             raise OptionValueError(f"unseen_pairs applies to the lbfgs solver, not {self.solver!r}")
-        if self.client is not None:
-            self.check_distributes()
 
     def check_distributes(self) -> None:
         if self.solver != "lbfgs":

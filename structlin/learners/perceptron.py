@@ -102,10 +102,6 @@ class Perceptron(Learner):
     margin, relative_margin = None, 0.0  # what the subclasses without these options (PA, MIRA, Winnow) train with
     client = None  # the subclasses that do not distribute (voted perceptron, Winnow) declare no client
 
-    def _check_options(self) -> None:
-        if self.client is not None:
-            self.check_distributes()
-
     def check_distributes(self) -> None:
         if self.delta:
             raise OptionValueError("the Δ trick (delta) ties an id feature to each example of one run: it does not "

@@ -207,13 +207,19 @@ class Learner:
                                    f"{', '.join(declared)})")
         for option in self.options:
             setattr(self, option.name, option.check(params.get(option.name, option.default)))
-        self._check_options()
+        self._check_settings()
         self.chosen_: dict = {}  # settings a fit chose from the data (a smoothing chosen on dev, a scaled margin)
         self.candidates_: list[dict] = []  # the candidates a fit scored on dev, each with its dev_accuracy
 
     @classmethod
     def option(cls, name: str) -> Option:
         return next(option for option in cls.options if option.name == name)
+
+    def _check_settings(self) -> None:
+        """:meth:`_check_options`, and with a Dask ``client`` :meth:`check_distributes`."""
+        self._check_options()
+        if getattr(self, "client", None) is not None:
+            self.check_distributes()
 
     def _check_options(self) -> None:
         """Refuse combinations of options that exclude each other (each option alone is already checked)."""
@@ -230,7 +236,7 @@ class Learner:
             raise OptionValueError(f"learner {self.name!r} has no option {', '.join(unknown)}")
         for name, value in params.items():
             setattr(self, name, declared[name].check(value))
-        self._check_options()
+        self._check_settings()
         return self
 
     def refit(self, joint, decoder, X, y, *, epochs: int, chosen: dict, bias_row: int | None = None) -> Learner:

@@ -211,8 +211,6 @@ class SVM(Learner):
             raise OptionValueError(f"tol applies to the bcfw solver, not {self.solver!r}")
         if self.cost_matrix is not None and self.cost != 1.0:
             raise OptionValueError("give cost or cost_matrix, not both")
-        if self.client is not None:
-            self.check_distributes()
 
     def check_distributes(self) -> None:
         if self.solver != "pegasos":
@@ -392,9 +390,9 @@ class SVM(Learner):
                 return
 
 
-def _shard_objective(shard: Shard, params: dict, C: float, n: int) -> StructuredHinge:
-    """``P``'s terms over a shard of a corpus of ``n`` instances (λ = 1/(C·n), the mean over ``n``)."""
-    learner = SVM(**params)
+def _shard_objective(shard: Shard, learner: SVM, C: float, n: int) -> StructuredHinge:
+    """``P``'s terms with ``learner``'s costs over a shard of a corpus of ``n`` instances (λ = 1/(C·n), the mean over
+    ``n``)."""
     cost_matrix = learner.cost_matrix if isinstance(learner.cost_matrix, np.ndarray) else None
     return StructuredHinge(shard.joint, shard.decoder, shard.X, shard.y, C=C, cost=learner.cost,
                            cost_matrix=cost_matrix, instances=n)
@@ -404,7 +402,7 @@ def _shard_pegasos_epoch(shard: Shard, w: np.ndarray, epoch: int, steps: int, pa
     """On a worker: one epoch of Pegasos steps over ``shard`` from the weights ``w`` after ``steps`` steps (in the
     order of ``default_rng([seed, epoch, shard])``); ``(w_s, the mean of its iterates, its number of steps)``."""
     learner = SVM(**params)
-    objective = _shard_objective(shard, params, C, n)
+    objective = _shard_objective(shard, learner, C, n)
     weights = SGDWeights(len(w), shard.joint.n_labels, averaged=True, initial=w, steps=steps)
     squared_norm = weights.squared_norm()
     for batch, gold in minibatches(shard.X, shard.y, learner.batch_size, np.random.default_rng([learner.seed, epoch,
@@ -425,7 +423,7 @@ def _summed_hinge(shards: ShardedRun, w: np.ndarray, params: dict, C: float, n: 
 def _shard_hinge(shard: Shard, w: np.ndarray, params: dict, C: float, n: int) -> tuple[float, np.ndarray, int]:
     """On a worker: the shard's data terms of ``P(w)`` and of its subgradient (without the prior), and its
     train errors."""
-    objective = _shard_objective(shard, params, C, n)
+    objective = _shard_objective(shard, SVM(**params), C, n)
     value, subgradient, errors = objective(w)
     subgradient -= objective.lam * w
     return value - 0.5 * objective.lam * float(w @ w), subgradient, errors
