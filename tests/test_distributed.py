@@ -323,6 +323,18 @@ def test_train_with_local_workers(files, capsys):
     assert code == 0 and json.loads(out)["accuracy"] > 0.8
 
 
+def test_local_workers_keep_the_allocators_adaptive_defaults(monkeypatch):
+    """Dask's workers start with MALLOC_TRIM_THRESHOLD_ set (pages faulted in again at every evaluation); the local
+    cluster of --workers starts them without it."""
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    with structlin.distributed.dask_client(workers=2) as client:
+        seen = client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
+    assert list(seen.values()) == [None, None]
+    with dask_distributed.LocalCluster(n_workers=1, processes=True, dashboard_address=":0") as cluster, \
+            dask_distributed.Client(cluster) as plain:
+        assert list(plain.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_")).values()) == ["65536"]
+
+
 def test_train_with_local_workers_from_a_feature_cache(files, capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("STRUCTLIN_CACHE", str(tmp_path))
     code, out, err = run(capsys, "train", "tagger", "--train", files / "train.txt", "--dev", files / "dev.txt",

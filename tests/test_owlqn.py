@@ -13,7 +13,7 @@ import pytest
 import scipy.optimize
 from scipy.special import expit
 
-from structlin.learners import owlqn
+from structlin.learners import owlqn, vectors
 from structlin.learners.owlqn import (
     FTOL_REACHED,
     GTOL_REACHED,
@@ -349,3 +349,19 @@ def test_bad_arguments_raise(arguments):
 def test_non_finite_start_raises():
     with pytest.raises(ValueError, match="x0"):
         minimize_owlqn(lambda x: (float("inf"), np.zeros_like(x)), np.zeros(3), l1=1.0)
+
+
+# --- the vectors' dots and norms without BLAS -----------------------------------------------------------------
+
+
+def test_dot_and_norm_by_hand():
+    assert vectors.dot(np.array([1.0, 2.0, 3.0]), np.array([4.0, -5.0, 6.0])) == 12.0
+    assert vectors.norm(np.array([3.0, 4.0])) == 5.0
+    assert vectors.dot(np.array([]), np.array([])) == 0.0 and vectors.norm(np.array([])) == 0.0
+
+
+def test_dot_agrees_with_blas_on_long_vectors():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(1_000_003), rng.standard_normal(1_000_003)
+    assert vectors.dot(a, b) == pytest.approx(float(a @ b), rel=1e-12, abs=1e-9)
+    assert vectors.norm(a) == pytest.approx(float(np.linalg.norm(a)), rel=1e-12)

@@ -50,6 +50,7 @@ from .protocol import (BATCH_SIZE, CALLBACK, CLIENT, EVAL_EVERY, PATIENCE, PROGR
                        Learner, Option)
 from .sgd import SGDWeights
 from .training import TrainingRun, require_finite
+from .vectors import dot, norm
 
 #: The priors relative_l2=None chooses from on dev (scripts/choose_defaults.py's grid, docs/benchmarks.md
 #: "Defaults"), from the strongest; without dev (or with --no-tune) the panel's single choice.
@@ -85,6 +86,10 @@ class Objective(ABC):
                                  f"overflowed; scale the feature values down or raise l2 (now {self.l2})")
         self._last = (w, value, gradient)
         return value, gradient
+
+    def _prior(self, w: np.ndarray) -> float:
+        """The prior's term ``(l2/2)‖w‖²``."""
+        return 0.5 * self.l2 * dot(w, w)
 
     def outside_gradient(self, theta: np.ndarray, pairs: ActivePairs) -> np.ndarray:
         """``∇f(w(θ))``'s emission block, flat, exact at the weights outside ``pairs`` (where ``w = 0``, so
@@ -192,12 +197,12 @@ class MaxEntObjective(Objective):
         joint.emission_weights(gradient)[:] += emission
         if tail is not None:
             gradient[joint.transition_offset :] += tail
-        return loss + 0.5 * self.l2 * (w @ w), gradient
+        return loss + self._prior(w), gradient
 
     def restricted(self, theta: np.ndarray, pairs: ActivePairs) -> tuple[float, np.ndarray]:
         loss, gradient = self.free_data_term(pairs.sparse(theta))
         gradient += self.l2 * theta
-        return loss + 0.5 * self.l2 * (theta @ theta), gradient
+        return loss + self._prior(theta), gradient
 
     def free_data_term(self, w: SparseWeights) -> tuple[float, np.ndarray]:
         """``−Σ log p(y|x)`` at ``w`` and its gradient at ``w``'s stored emission entries, then its tail."""
@@ -248,7 +253,7 @@ class ShardedObjective(Objective):
         for value_s, gradient_s in self.shards.map(term, w):
             value += value_s
             gradient += gradient_s
-        return value + 0.5 * self.l2 * (free @ free), gradient
+        return value + self._prior(free), gradient
 
 
 class StreamedShards:
@@ -529,7 +534,7 @@ class MaxEnt(Learner):
             value, gradient = objective.at(x)
             if self.l1:
                 value, gradient = value + self.l1 * np.abs(x).sum(), pseudo_gradient(x, gradient, self.l1)
-            run.record(lambda: snapshot(x), objective=value, gradient_norm=float(np.linalg.norm(gradient)),
+            run.record(lambda: snapshot(x), objective=value, gradient_norm=norm(gradient),
                        evaluations=objective.evaluations - evaluations)
             evaluations = objective.evaluations
 
@@ -555,4 +560,4 @@ class MaxEnt(Learner):
                 bar.update(batch.n_instances)
             w = weights.hypothesis()
             value, gradient = objective(w)
-            run.record(lambda w=w: w, objective=value, gradient_norm=float(np.linalg.norm(gradient)))
+            run.record(lambda w=w: w, objective=value, gradient_norm=norm(gradient))

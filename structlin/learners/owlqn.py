@@ -54,7 +54,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg.blas import dasum, daxpy
+from scipy.linalg.blas import dasum
+
+from .vectors import dot, norm
 
 SUFFICIENT_DECREASE = 1e-4  # the Armijo constant
 HALVINGS = 30  # of the step, before the line search gives up
@@ -124,7 +126,7 @@ class CurvaturePairs:
     def add(self, s: np.ndarray, y: np.ndarray) -> None:
         """Store ``(s, y)``, dropping the oldest pair beyond ``memory``, unless its curvature ``s·y`` is not
         clearly positive."""
-        sy, yy = float(s @ y), float(y @ y)
+        sy, yy = dot(s, y), dot(y, y)
         if not sy > CURVATURE_FLOOR * yy:
             self.spare += [s, y]
             return
@@ -138,12 +140,12 @@ class CurvaturePairs:
         np.copyto(out, v)
         alphas = []
         for s, y, rho in reversed(self.pairs):
-            alphas.append(rho * float(s @ out))
-            daxpy(y, out, a=-alphas[-1])  # out −= α·y, in place
+            alphas.append(rho * dot(s, out))
+            out -= alphas[-1] * y
         if self.pairs:
             out *= self.scale
         for (s, y, rho), alpha in zip(self.pairs, reversed(alphas)):
-            daxpy(s, out, a=alpha - rho * float(y @ out))  # out += (α − β)·s, in place
+            out += (alpha - rho * dot(y, out)) * s
 
     def direction(self, pg: np.ndarray, constrain: bool, out: np.ndarray) -> None:
         """``out = p = −H·◇F``, with its components of the wrong sign zeroed when ``constrain``.  If that
@@ -152,7 +154,7 @@ class CurvaturePairs:
         np.negative(out, out=out)
         if constrain:
             out[out * pg >= 0] = 0.0
-        if out @ pg >= 0:
+        if dot(out, pg) >= 0:
             self.spare += [v for s, y, _ in self.pairs for v in (s, y)]
             self.pairs.clear()
             np.negative(pg, out=out)
@@ -172,7 +174,7 @@ def _line_search(evaluate: Callable[[np.ndarray], tuple[float, np.ndarray]], x: 
             trial[step < 0] = 0.0
         np.subtract(trial, x, out=step)
         trial_value, trial_gradient = evaluate(trial)
-        if trial_value <= value + SUFFICIENT_DECREASE * float(pg @ step):  # False for NaN
+        if trial_value <= value + SUFFICIENT_DECREASE * dot(pg, step):  # False for NaN
             return trial, trial_value, trial_gradient
         step_size /= 2
     return None
@@ -206,7 +208,7 @@ def minimize_owlqn(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np
         nonlocal nfev
         nfev += 1
         smooth, gradient = fun(point)
-        return float(smooth) + l1 * dasum(point), np.asarray(gradient, dtype=np.float64)
+        return float(smooth) + (l1 * dasum(point) if l1 else 0.0), np.asarray(gradient, dtype=np.float64)
 
     x = np.array(x0, dtype=np.float64)
     if x.ndim != 1:
@@ -221,7 +223,7 @@ def minimize_owlqn(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np
         message = GTOL_REACHED
     while message is None and nit < maxiter:
         pairs.direction(pg, constrain=l1 > 0, out=direction)
-        step_size = 1.0 if pairs.pairs else 1.0 / float(np.linalg.norm(direction))
+        step_size = 1.0 if pairs.pairs else 1.0 / norm(direction)
         step = pairs.vector(x)
         found = _line_search(evaluate, x, value, pg, direction, step_size, step, project=l1 > 0)
         if found is None:

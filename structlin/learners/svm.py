@@ -65,6 +65,7 @@ from .protocol import (BATCH_SIZE, CALLBACK, CLIENT, COST, EVAL_EVERY, PATIENCE,
 from .run_weights import weighted_sum
 from .sgd import SGDWeights
 from .training import TrainingRun, require_finite
+from .vectors import norm
 
 #: The defaults of relative_C and patience (BCFW's passes stop after 3 dev evaluations without a better one),
 #: chosen by scripts/choose_defaults.py (docs/benchmarks.md, "Defaults").
@@ -286,7 +287,7 @@ class SVM(Learner):
             dual = bcfw["dual_objective"]
             extra.update(bcfw, duality_gap=value - dual)
         w = w.copy()  # BCFW goes on changing its w in place
-        return run.record(lambda: w, objective=value, gradient_norm=float(np.linalg.norm(subgradient)),
+        return run.record(lambda: w, objective=value, gradient_norm=norm(subgradient),
                           primal_objective=value, **extra, train_errors=errors)
 
     def _pegasos(self, objective: StructuredHinge, run: TrainingRun) -> None:
