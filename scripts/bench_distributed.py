@@ -1,6 +1,6 @@
 """Data-parallel training on a local Dask cluster against serial training: UD English EWT UPOS tagging.
 
-Two learners, each trained serially and on a local cluster of ``--workers`` worker processes (one thread
+Each learner trained serially and on a local cluster of ``--workers`` worker processes (one thread
 each; ``Tagger(client=...)``, as ``structlin train tagger --workers N`` does), on the same training sentences
 and without dev data (a fixed number of epochs or iterations):
 
@@ -9,7 +9,10 @@ and without dev data (a fixed number of epochs or iterations):
 * ``crf``                 -- max-ent on the Viterbi decoder (a linear-chain CRF), ``--crf-iterations`` L-BFGS
                              iterations; on the cluster the objective's data term is summed over the shards;
 * ``svm-pegasos``         -- the structured SVM by Pegasos, ``--epochs`` epochs; on the cluster by iterative
-                             parameter mixing of the shards' epochs (only with ``--learners``: not by default).
+                             parameter mixing of the shards' epochs (only with ``--learners``: not by default);
+* ``svm-bcfw``            -- the structured SVM by BCFW (its default solver), ``--epochs`` passes; on the cluster
+                             each pass adds the shards' passes over their own dual blocks (CoCoA+; only with
+                             ``--learners``).
 
 Every run is in its own forked child process, so that its peak resident set size is its own.  A cluster run's
 memory is the client's (the child's) plus its workers' (each worker's own peak, asked for when training ends),
@@ -41,7 +44,7 @@ from structlin.catalog import load_split
 from structlin.distributed import dask_client
 from structlin.learners import SVM, AveragedPerceptron, MaxEnt
 
-LEARNERS = ("averaged-perceptron", "crf", "svm-pegasos")
+LEARNERS = ("averaged-perceptron", "crf", "svm-pegasos", "svm-bcfw")
 DEFAULT_LEARNERS = ("averaged-perceptron", "crf")
 
 
@@ -55,6 +58,8 @@ def worker_peak_rss_mib() -> float:
 def learner(name: str, args):
     if name == "averaged-perceptron":
         return AveragedPerceptron(epochs=args.epochs, progress=False)
+    if name == "svm-bcfw":
+        return SVM(solver="bcfw", epochs=args.epochs, progress=False)
     if name == "svm-pegasos":
         return SVM(solver="pegasos", epochs=args.epochs, progress=False)
     return MaxEnt(epochs=args.crf_iterations, progress=False)

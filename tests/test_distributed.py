@@ -30,7 +30,7 @@ from structlin.decoders import Viterbi
 from structlin.distributed import Shard
 from structlin.joint import JointFeatureMap
 from structlin.learners.maxent import _shard_objective
-from structlin.learners.svm import SVM, StructuredHinge, _shard_pegasos_epoch
+from structlin.learners.svm import SVM, BlockWeights, StructuredHinge, _shard_pegasos_epoch, bcfw_pass
 from structlin.learners.run_weights import PAIRS_ABOVE_LABELS
 from structlin.matrix import FeatureMatrix
 from structlin.readers import read_conllu
@@ -173,7 +173,7 @@ def test_parameter_mixing_tags_about_as_well_as_serial_and_repeats_itself(client
 
 
 @pytest.mark.parametrize("learner, epochs", [("perceptron", 5), ("passive-aggressive", 5), ("mira", 5),
-                                            ("maxent", 20)])
+                                            ("maxent", 20), ("svm", 10)])
 def test_every_learner_that_distributes_classifies_questions(client, nltk_data_dir, learner, epochs):
     from structlin.catalog import load_documents
 
@@ -277,6 +277,81 @@ def test_a_shards_pegasos_epoch_goes_on_from_the_mixed_weights_and_step_count():
     assert not np.allclose(w, one.weights_)
 
 
+# --- BCFW: the shards' passes averaged ----------------------------------------------------------------------
+
+
+def test_bcfw_on_the_cluster_adds_the_shards_passes_over_their_own_blocks(client):
+    """Two passes recomputed here: each shard runs BCFW over its blocks on its subproblem (σ' = 2 shards) from the
+    pass's w, its order seeded by the seed, the pass and the shard, and the pass adds the shards' changes of w and
+    ℓ; the blocks a shard leaves are where the next pass starts from."""
+    X = corpus([3, 2, 4, 1, 3, 2, 5, 1] * 3)
+    joint = JointFeatureMap(["a", "b", "c"], np.arange(50), transitions=True)
+    X, y = joint.index(X), np.random.default_rng(1).integers(0, 3, X.n_positions)
+    options = {"C": 0.5, "seed": 4, "progress": False}
+    mixed = SVM(epochs=2, client=client, **options).fit(joint, Viterbi(), X, y)
+
+    n, w, total_loss, dual = X.n_instances, np.zeros(joint.size), 0.0, []
+    parts = shard_instances(X, 2, options["seed"])
+    objectives = [StructuredHinge(joint, Viterbi(), X.take(part), y[X.positions(part)], C=0.5, instances=n)
+                  for part in parts]
+    blocks = [BlockWeights(joint, objective.X) for objective in objectives]
+    losses = [np.zeros(objective.n) for objective in objectives]
+    for number in range(2):
+        changes = []
+        for k, objective in enumerate(objectives):
+            view, before = w.copy(), float(losses[k].sum())
+            after, _ = bcfw_pass(objective, blocks[k], view, losses[k], before,
+                                 np.random.default_rng([options["seed"], number, k]).permutation(objective.n), sigma=2)
+            changes.append(((view - w) / 2, after - before))
+        for delta, change in changes:
+            w, total_loss = w + delta, total_loss + change
+        dual.append(total_loss - 0.5 * objectives[0].lam * float(w @ w))
+    np.testing.assert_allclose(mixed.weights_, w, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose([r["dual_objective"] for r in mixed.history_], dual, rtol=1e-10)
+    assert dual[1] > dual[0] > 0
+    summed = np.zeros(joint.size)  # w = Σ_i w_i over every shard's blocks
+    for b in blocks:
+        for i in range(len(b.offsets) - 1):
+            np.add.at(summed, b.support(i), b.block(i))
+    np.testing.assert_allclose(summed, w, atol=1e-12)
+    assert not np.allclose(w, 0)
+
+
+def test_bcfw_on_the_cluster_never_lowers_the_dual_and_tags_about_as_well_as_serial(client, ewt):
+    train, dev = ewt[0][:1500], ewt[1][:500]
+    options = {"learner": "svm", "bits": 18, "epochs": 5, "progress": False}
+    serial = Tagger(**options).fit(train, dev)
+    mixed = [Tagger(**options, client=client).fit(train, dev) for _ in range(2)]
+    np.testing.assert_array_equal(mixed[0].weights_, mixed[1].weights_)
+    history = mixed[0].history_
+    duals = [r["dual_objective"] for r in history]
+    assert all(b >= a - 1e-12 * abs(a) for a, b in zip(duals, duals[1:])), duals
+    X, y = Tagger(**options).training_data(train)
+    objective = StructuredHinge(mixed[0].joint, mixed[0].decoder, X, y, C=mixed[0].learner.chosen_["C"])
+    kept = history[mixed[0].learner.best_epoch_ - 1]
+    assert objective(mixed[0].weights_)[0] == pytest.approx(kept["primal_objective"], rel=1e-9)
+    assert all(r["duality_gap"] > 0 for r in history)
+    assert mixed[0].accuracy(dev) >= serial.accuracy(dev) - 0.01, (mixed[0].accuracy(dev), serial.accuracy(dev))
+
+
+def test_bcfw_survives_a_lost_worker_from_its_blocks_on_disk(client, ewt):
+    train = ewt[0][:400]
+    options = {"learner": "svm", "bits": 16, "epochs": 5, "progress": False, "client": client}
+    undisturbed = Tagger("pos-basic", **options).fit(train)
+    victim = next(iter(client.run(os.getpid).values()))
+
+    def kill_a_worker(record, learner):
+        if record["step"] == 2:
+            os.kill(victim, signal.SIGKILL)
+
+    try:
+        survived = Tagger("pos-basic", callback=kill_a_worker, **options).fit(train)
+        np.testing.assert_array_equal(survived.weights_, undisturbed.weights_)
+        assert len(survived.history_) == 5
+    finally:
+        client.wait_for_workers(2, timeout=60)
+
+
 # --- options and refusals ------------------------------------------------------------------------------
 
 
@@ -290,7 +365,6 @@ def test_the_client_is_a_run_option_of_the_learners_that_distribute(client):
 
 @pytest.mark.parametrize("learner, options, message", [
     ("voted-perceptron", {}, "has no option client"),
-    ("svm", {}, "the bcfw solver keeps dual variables"),
     ("averaged-perceptron", {"delta": 1.0}, "Δ trick"),
     ("maxent", {"solver": "sgd"}, "lbfgs solver only"),
 ])
@@ -382,9 +456,6 @@ def _scheduler_address(path: Path) -> str:
     (["--learner", "winnow", "--workers", "2"], 2, "learner 'winnow' does not train on a Dask cluster (--workers, "
                                                    "--scheduler); those that do: perceptron, averaged-perceptron, "
                                                    "passive-aggressive, mira, maxent, svm"),
-    (["--learner", "svm", "--workers", "2"], 1, "the bcfw solver keeps dual variables for every training instance "
-                                                "where the instance is: it does not train on a Dask cluster (client); "
-                                                "the pegasos solver does"),
     (["--workers", "2", "--scheduler", "tcp://127.0.0.1:8786"], 2, "not allowed with argument"),
     (["--scheduler", "nonsense"], 1, "cannot connect to a Dask scheduler at nonsense: missing port number"),
     (["--workers", "0"], 2, "expected an integer of at least 1"),

@@ -293,7 +293,7 @@ def _add_cluster_options(parser) -> None:
     cluster = parser.add_mutually_exclusive_group()
     cluster.add_argument("--workers", type=_at_least(1), metavar="N", help="train data-parallel on a local Dask "
                          f"cluster of N worker processes, started for the run ({takers}; max-ent with the lbfgs "
-                         "solver, svm with the pegasos solver; needs structlin[dask])")
+                         "solver; needs structlin[dask])")
     cluster.add_argument("--scheduler", metavar="ADDRESS", help="train data-parallel on the Dask cluster whose "
                          "scheduler is at ADDRESS, e.g. tcp://127.0.0.1:8786 (started with dask scheduler and dask "
                          "worker; workers read the shards from files under STRUCTLIN_CACHE, which workers on other "

@@ -36,19 +36,30 @@ The dual objective is ``D(α) = −(λ/2)‖w‖² + ℓ`` and the duality gap
 is computed exactly after every pass (one loss-augmented decoding of the corpus); the sum of the
 ``g_i`` met during the pass, each at the ``w`` of its step, is its cheap surrogate.
 
-On a Dask cluster (the ``client`` option, Pegasos only) the epochs are iteratively mixed, as the perceptron's
+On a Dask cluster (the ``client`` option) Pegasos's epochs are iteratively mixed, as the perceptron's
 (McDonald, Hall & Mann 2010): each shard ``s`` of :mod:`structlin.distributed` runs one epoch of Pegasos steps
 over its ``n_s`` instances from the mixed weights ``w`` and the step count ``k`` so far (``λ`` that of the whole
 corpus), and ``w`` becomes the mixture ``Σ_s μ_s w_s``, ``μ_s = n_s / n``; ``k`` advances by every shard's
 steps, as a serial epoch's.  The average returned is that of the rounds' mixed averages from the second on.
-``P(w)`` is summed over the shards.  BCFW keeps its dual blocks, a vector per training instance, where the
-instance is: it does not distribute.
+``P(w)`` is summed over the shards.
+
+BCFW on a cluster adds the shards' passes over their own blocks (CoCoA+, Ma et al. 2015, with ``σ' = S`` for
+``S`` shards).  Each pass every shard ``s`` runs BCFW steps over its blocks on its local subproblem: the
+loss-augmented argmax and the block gap at its view ``u = w + σ'·Δw_s`` (``Δw_s`` the change of its blocks so
+far in the pass), the line search with the curvature ``σ'·λ‖w_i − w_s‖²``.  The pass then adds every shard's
+changes: ``w ← w + Σ_s Δw_s``, ``ℓ ← ℓ + Σ_s Δℓ_s``.  With ``σ' = S`` the dual after the sum is at least the sum
+of the shards' subproblems, each no lower than at its start, so ``D`` never falls; ``w = Σ_i w_i`` holds
+throughout, so the duality gap is exact as in a serial run (which is the case ``S = 1``).  A shard's blocks stay
+on its worker, and are written after every pass to the run's folder, from which a task run again (its worker
+lost) reads the state it started from.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -59,13 +70,14 @@ from ..errors import CorpusFormatError, OptionValueError
 from ..featurecache import ShardedCorpus
 from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
+from ..outputs import atomic_output
 from .epochs import minibatches
 from .protocol import (BATCH_SIZE, CALLBACK, CLIENT, COST, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities,
                        HistoryField, Learner, Option, with_defaults)
 from .run_weights import weighted_sum
 from .sgd import SGDWeights
 from .training import TrainingRun, require_finite
-from .vectors import norm
+from .vectors import dot, norm
 
 #: The defaults of relative_C and patience (BCFW's passes stop after 3 dev evaluations without a better one),
 #: chosen by scripts/choose_defaults.py (docs/benchmarks.md, "Defaults").
@@ -213,12 +225,6 @@ class SVM(Learner):
         if self.cost_matrix is not None and self.cost != 1.0:
             raise OptionValueError("give cost or cost_matrix, not both")
 
-    def check_distributes(self) -> None:
-        if self.solver != "pegasos":
-            raise OptionValueError(f"the {self.solver} solver keeps dual variables for every training instance where "
-                                   "the instance is: it does not train on a Dask cluster (client); the pegasos solver "
-                                   "does")
-
     @property
     def max_epochs(self) -> int:
         """``epochs``, or the solver's default when it is None."""
@@ -268,7 +274,7 @@ class SVM(Learner):
             require_finite(dev[0], "dev")
         with TrainingRun(self, joint, decoder, dev, spill=isinstance(X, ShardedCorpus)) as run:
             if self.client is not None:
-                self._pegasos_mixed(objective, run)
+                (self._pegasos_mixed if self.solver == "pegasos" else self._bcfw_mixed)(objective, run)
             elif self.solver == "pegasos":
                 self._pegasos(objective, run)
             else:
@@ -322,7 +328,7 @@ class SVM(Learner):
                     averages += weighted_sum([(share, a_s) for share, (_, a_s, _) in zip(shares, results)])
                 bar.update(X.n_instances)
                 hypothesis = averages / epoch if self.averaging and epoch else w
-                self._record(run, lambda v: _summed_hinge(shards, v, *settings), hypothesis)
+                self._record(run, lambda v: _summed_hinge(shards, v, objective.lam, _shard_hinge, *settings), hypothesis)
 
     def _pegasos_step(self, objective: StructuredHinge, weights: SGDWeights, batch: FeatureMatrix, gold: np.ndarray,
                       squared_norm: float) -> float:
@@ -352,43 +358,84 @@ class SVM(Learner):
         return squared_norm
 
     def _bcfw(self, objective: StructuredHinge, run: TrainingRun) -> None:
-        joint, X, y, lam, n = objective.joint, objective.X, objective.y, objective.lam, objective.n
-        blocks = BlockWeights(joint, X)
-        w, total_loss, block_loss = np.zeros(joint.size), 0.0, np.zeros(n)
-        emission = joint.emission_weights(w)
+        n = objective.n
+        blocks, w = BlockWeights(objective.joint, objective.X), np.zeros(objective.joint.size)
+        block_loss, total_loss = np.zeros(n), 0.0
         rng = np.random.default_rng(self.seed)
-        offsets = X.offsets
         self.stopped_ = f"{self.max_epochs} passes"
         bar = run.bar(self.max_epochs * n, "inst")
         for _ in range(self.max_epochs):
-            gap_sum = 0.0
-            for done, i in enumerate(rng.permutation(n), 1):
-                batch, gold = X.slice(i, i + 1), y[offsets[i] : offsets[i + 1]]
-                scores = joint.row_scores(batch, batch.indices, emission, w[joint.transition_offset :])
-                predicted = objective.oracle(scores, gold)
-                indices, values, _ = joint.feature_difference(batch, gold, predicted)
-                support, w_i = blocks.support(i), blocks.block(i)
-                w_s = np.bincount(np.searchsorted(support, indices), values, minlength=len(support)) / (lam * n)
-                loss_s = objective.task_loss(gold, predicted, batch.lengths)[0] / n
-                direction = w_i - w_s
-                gap = lam * float(direction @ w[support]) - block_loss[i] + loss_s
-                curvature = lam * float(direction @ direction)
-                gamma = min(max(gap / curvature, 0.0), 1.0) if curvature > 0 else 0.0
-                direction *= gamma
-                w[support] -= direction
-                w_i -= direction
-                change = gamma * (loss_s - block_loss[i])
-                block_loss[i] += change
-                total_loss += change
-                gap_sum += gap
-                if done % 64 == 0:
-                    bar.update(64)
-            bar.update(n % 64)
-            record = self._record(run, objective, w, dual_objective=float(total_loss - 0.5 * lam * (w @ w)),
-                                  block_gap_sum=float(gap_sum))
-            if record["duality_gap"] <= self.tol:
-                self.stopped_ = f"duality gap {record['duality_gap']:.3g} <= tol {self.tol:g}"
+            total_loss, gap_sum = bcfw_pass(objective, blocks, w, block_loss, total_loss, rng.permutation(n), bar)
+            if self._record_pass(run, objective, objective.lam, w, total_loss, gap_sum):
                 return
+
+    def _bcfw_mixed(self, objective: StructuredHinge, run: TrainingRun) -> None:
+        """:meth:`_bcfw` on the Dask cluster of ``client``: each pass, every shard's blocks on its subproblem at the
+        pass's ``w``, the shards' changes added (the module docstring)."""
+        n, settings = objective.n, (self.params(), objective.C, objective.n)
+        with ShardedRun(self.client, objective.joint, objective.decoder, objective.X, objective.y, seed=self.seed,
+                        prepare=partial(_block_shard, *settings)) as shards:
+            folder, n_shards = str(shards.directory), len(shards.sizes)
+            w, total_loss = np.zeros(objective.joint.size), 0.0
+            self.stopped_ = f"{self.max_epochs} passes"
+            bar = run.bar(self.max_epochs * n, "inst")
+            for number in range(self.max_epochs):
+                gap_sum = 0.0
+                for delta, change, gap in shards.map(_shard_bcfw_pass, w, number, folder, self.seed, n_shards):
+                    w += delta
+                    total_loss += change
+                    gap_sum += gap
+                for path in Path(folder).glob(f"bcfw-*-{number}.*"):  # read by this pass; the next reads number + 1
+                    path.unlink()
+                bar.update(n)
+                summed = partial(_summed_hinge, shards, lam=objective.lam, terms=_block_shard_terms)
+                if self._record_pass(run, summed, objective.lam, w, total_loss, gap_sum):
+                    return
+
+    def _record_pass(self, run: TrainingRun, objective: Callable, lam: float, w: np.ndarray, total_loss: float,
+                     gap_sum: float) -> bool:
+        """Record a BCFW pass (``objective(w)``: ``P(w)``, a subgradient, the train errors; ``total_loss``: ``ℓ``);
+        True when its duality gap stops the run."""
+        record = self._record(run, objective, w, dual_objective=float(total_loss - 0.5 * lam * dot(w, w)),
+                              block_gap_sum=float(gap_sum))
+        if record["duality_gap"] <= self.tol:
+            self.stopped_ = f"duality gap {record['duality_gap']:.3g} <= tol {self.tol:g}"
+            return True
+        return False
+
+def bcfw_pass(objective: StructuredHinge, blocks: BlockWeights, w: np.ndarray, block_loss: np.ndarray,
+              total_loss: float, order: np.ndarray, bar=None, sigma: float = 1.0) -> tuple[float, float]:
+    """One BCFW pass over the blocks of ``objective``'s instances in ``order`` (the module docstring's steps, with
+    the ``n`` of its λ and its means), changing ``w``, ``blocks`` and ``block_loss`` in place; returns ``ℓ``
+    (``total_loss`` changed by as much as the blocks' losses) and the sum of the block gaps ``g_i`` met.  With
+    ``sigma = σ'`` (a shard's pass on a cluster) ``w`` is the shard's view ``w + σ'·Δw``: the line search takes
+    the curvature ``σ'·λ‖w_i − w_s‖²`` and ``w`` moves ``σ'`` times as far as the block."""
+    joint, X, y, lam, n = objective.joint, objective.X, objective.y, objective.lam, objective.instances
+    emission, offsets, gap_sum = joint.emission_weights(w), X.offsets, 0.0
+    for done, i in enumerate(order, 1):
+        batch, gold = X.slice(i, i + 1), y[offsets[i] : offsets[i + 1]]
+        scores = joint.row_scores(batch, batch.indices, emission, w[joint.transition_offset :])
+        predicted = objective.oracle(scores, gold)
+        indices, values, _ = joint.feature_difference(batch, gold, predicted)
+        support, w_i = blocks.support(i), blocks.block(i)
+        w_s = np.bincount(np.searchsorted(support, indices), values, minlength=len(support)) / (lam * n)
+        loss_s = objective.task_loss(gold, predicted, batch.lengths)[0] / n
+        direction = w_i - w_s
+        gap = lam * float(direction @ w[support]) - block_loss[i] + loss_s
+        curvature = lam * sigma * float(direction @ direction)
+        gamma = min(max(gap / curvature, 0.0), 1.0) if curvature > 0 else 0.0
+        direction *= gamma
+        w[support] -= direction if sigma == 1 else sigma * direction
+        w_i -= direction
+        change = gamma * (loss_s - block_loss[i])
+        block_loss[i] += change
+        total_loss += change
+        gap_sum += gap
+        if bar is not None and done % 64 == 0:
+            bar.update(64)
+    if bar is not None:
+        bar.update(len(order) % 64)
+    return total_loss, gap_sum
 
 
 def _shard_objective(shard: Shard, learner: SVM, C: float, n: int) -> StructuredHinge:
@@ -412,22 +459,83 @@ def _shard_pegasos_epoch(shard: Shard, w: np.ndarray, epoch: int, steps: int, pa
     return weights.current(), weights.average(), weights.steps - steps
 
 
-def _summed_hinge(shards: ShardedRun, w: np.ndarray, params: dict, C: float, n: int) -> tuple[float, np.ndarray, int]:
-    """``P(w)``, its subgradient and the train errors, summed over the shards' terms (the prior added once)."""
-    lam, value, subgradient, errors = 1.0 / (C * n), 0.0, None, 0
-    for value_s, subgradient_s, errors_s in shards.map(_shard_hinge, w, params, C, n):
+def _summed_hinge(shards: ShardedRun, w: np.ndarray, lam: float, terms: Callable, *args) -> tuple[float, np.ndarray, int]:
+    """``P(w)``, its subgradient and the train errors, summed over the shards' ``terms(shard, w, *args)`` (the
+    prior, of ``lam``, added once)."""
+    value, subgradient, errors = 0.0, None, 0
+    for value_s, subgradient_s, errors_s in shards.map(terms, w, *args):
         value, errors = value + value_s, errors + errors_s
         subgradient = subgradient_s if subgradient is None else subgradient + subgradient_s
-    return value + 0.5 * lam * float(w @ w), subgradient + lam * w, errors
+    return value + 0.5 * lam * dot(w, w), subgradient + lam * w, errors
 
 
 def _shard_hinge(shard: Shard, w: np.ndarray, params: dict, C: float, n: int) -> tuple[float, np.ndarray, int]:
-    """On a worker: the shard's data terms of ``P(w)`` and of its subgradient (without the prior), and its
-    train errors."""
-    objective = _shard_objective(shard, SVM(**params), C, n)
+    """On a worker: the shard's data terms of ``P(w)`` and of its subgradient, and its train errors."""
+    return _data_terms(_shard_objective(shard, SVM(**params), C, n), w)
+
+
+def _data_terms(objective: StructuredHinge, w: np.ndarray) -> tuple[float, np.ndarray, int]:
+    """``objective``'s terms of ``P(w)`` and of its subgradient without the prior, and its train errors."""
     value, subgradient, errors = objective(w)
     subgradient -= objective.lam * w
-    return value - 0.5 * objective.lam * float(w @ w), subgradient, errors
+    return value - 0.5 * objective.lam * dot(w, w), subgradient, errors
+
+
+@dataclass
+class _BlockShard(Shard):
+    """A shard as a worker keeps it for BCFW: its objective (λ and the means of the whole corpus), its blocks and
+    their losses, and the pass they are the starting state of (None when they are not: before the first pass,
+    during a pass, or on a worker that did not make them; the state is then read from the run's folder)."""
+
+    objective: StructuredHinge | None = None
+    blocks: BlockWeights | None = None
+    losses: np.ndarray | None = None
+    number: int | None = None
+
+
+def _block_shard(params: dict, C: float, n: int, shard: Shard) -> _BlockShard:
+    """On a worker (a :class:`~structlin.distributed.ShardedRun`'s ``prepare``): the shard with its objective and
+    its blocks' layout."""
+    return _BlockShard(**{field.name: getattr(shard, field.name) for field in fields(shard)}, objective=_shard_objective(shard, SVM(**params), C, n),
+                       blocks=BlockWeights(shard.joint, shard.X))
+
+
+def _block_shard_terms(shard: _BlockShard, w: np.ndarray) -> tuple[float, np.ndarray, int]:
+    """On a worker: :func:`_data_terms` of the shard's objective."""
+    return _data_terms(shard.objective, w)
+
+
+def _dual_state_paths(folder: str, index: int, number: int) -> tuple[Path, Path]:
+    """The files of shard ``index``'s blocks and block losses before pass ``number`` of a mixed BCFW run."""
+    stem = Path(folder) / f"bcfw-{index}-{number}"
+    return stem.with_suffix(".blocks.npy"), stem.with_suffix(".losses.npy")
+
+
+def _shard_bcfw_pass(shard: _BlockShard, w: np.ndarray, number: int, folder: str, seed: int, n_shards: int):
+    """On a worker: pass ``number`` of BCFW over the shard's blocks with ``σ' = n_shards`` (the module docstring),
+    from the pass's ``w`` and the shard's dual state as the pass before left it (in this worker's memory, else read
+    from ``folder``; zero before the first), in the order of ``default_rng([seed, number, index])``.  The new state
+    is kept, and written to ``folder`` for a task run again on another worker.  Returns the shard's changes of ``w`` and of ``ℓ``, and the sum of the block gaps met."""
+    objective, blocks = shard.objective, shard.blocks
+    if shard.number != number:  # not the state this worker left: zero, or the last pass's files
+        if number:
+            blocks_path, losses_path = _dual_state_paths(folder, shard.index, number)
+            blocks.values, shard.losses = np.load(blocks_path), np.load(losses_path)
+        else:
+            blocks.values, shard.losses = np.zeros_like(blocks.values), np.zeros(objective.n)
+    shard.number, block_loss = None, shard.losses  # changed in place from here on
+    before = float(block_loss.sum())
+    view = np.array(w)
+    after, gap_sum = bcfw_pass(objective, blocks, view, block_loss, before,
+                               np.random.default_rng([seed, number, shard.index]).permutation(objective.n),
+                               sigma=n_shards)
+    for path, values in zip(_dual_state_paths(folder, shard.index, number + 1), (blocks.values, block_loss)):
+        with atomic_output(path, "wb") as file:
+            np.save(file, values)
+    shard.number = number + 1
+    view -= w
+    view /= n_shards
+    return view, after - before, gap_sum
 
 
 class BlockWeights:
