@@ -18,7 +18,7 @@ from structlin.decoders import Multiclass, Viterbi
 from structlin.errors import OptionValueError
 from structlin.joint import JointFeatureMap
 from structlin.learners import BernoulliNaiveBayes, NaiveBayes, make_learner
-from structlin.learners.naive_bayes import ALPHAS, SHARES, VARIANTS, _information
+from structlin.learners.naive_bayes import ALPHAS, SHARES, VARIANTS, WEIGHTINGS, _information
 from structlin.matrix import FeatureMatrix
 from structlin.templates import FeatureSet
 
@@ -56,6 +56,26 @@ def test_multinomial_weights_are_log_prior_and_signed_log_likelihoods():
     np.testing.assert_allclose(scores, np.log([2 / 3, 1 / 3]) + COUNTS @ np.log(likelihood), rtol=1e-13)
     record = learner.history_[0]
     assert record["train_mistakes"] == 0 and record["mixed_sign_rows"] == 0 and learner.best_epoch_ == 1
+
+
+def test_tf_idf_weighting_sums_rennies_transformed_counts():
+    """weighting="tf-idf": the estimates sum, instead of the counts, log(1 + c)·log(D/df) with each document
+    made unit length (Rennie et al. 2003); the bias keeps log P(y), and a document's prediction still uses its
+    counts."""
+    alpha = 0.5
+    learner = NaiveBayes(alpha=alpha, weighting="tf-idf", variant="multinomial", vocabulary=1.0)
+    learner.fit(JOINT, Multiclass(), signed_matrix(COUNTS), Y, bias_row=0)
+    idf = np.log(3 / np.array([2, 2, 1]))  # a and b in two of the three documents, c in one
+    transformed = np.log1p(COUNTS) * idf
+    transformed /= np.linalg.norm(transformed, axis=1, keepdims=True)
+    summed = np.array([transformed[Y == label].sum(axis=0) for label in (0, 1)]).T  # N_fy, features × labels
+    likelihood = (summed + alpha) / (summed.sum(axis=0) + 3 * alpha)
+    E = JOINT.emission_weights(learner.weights_)
+    np.testing.assert_allclose(E[1:], SIGNS[:, None] * np.log(likelihood), rtol=1e-13)
+    np.testing.assert_allclose(E[0], -np.log([2 / 3, 1 / 3]), rtol=1e-14)
+    counted = NaiveBayes(alpha=alpha, weighting="counts", variant="multinomial", vocabulary=1.0)
+    counted.fit(JOINT, Multiclass(), signed_matrix(COUNTS), Y, bias_row=0)
+    assert not np.allclose(JOINT.emission_weights(counted.weights_)[1:], E[1:])
 
 
 def test_bernoulli_weights_hold_the_absent_features_in_the_bias():
@@ -252,7 +272,8 @@ def _accuracy(clf: Classifier, documents, labels) -> float:
     return float(np.mean(np.array(clf.predict(documents)) == np.array(labels)))
 
 
-GRIDS = {"naive-bayes": [{"vocabulary": k, "variant": v, "alpha": a} for k in SHARES for v in VARIANTS for a in ALPHAS],
+GRIDS = {"naive-bayes": [{"vocabulary": k, "weighting": g, "variant": v, "alpha": a} for k in SHARES
+                         for g in WEIGHTINGS for v in VARIANTS for a in ALPHAS],
          "bernoulli-nb": [{"vocabulary": k, "alpha": a} for k in SHARES for a in ALPHAS]}
 
 
@@ -322,7 +343,7 @@ def test_train_and_evaluate_show_the_choice(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["chosen"] == Classifier.load(model).learner.chosen_ and len(report["candidates"]) == len(GRIDS["naive-bayes"])
     assert main(["train", "classifier", "--train", str(train), "--learner", "naive-bayes", "--alpha", "1",
-                 "--variant", "multinomial", "--vocabulary", "1", "--output", str(model)]) == 0
+                 "--variant", "multinomial", "--vocabulary", "1", "--weighting", "counts", "--output", str(model)]) == 0
     assert "chosen from the data" not in capsys.readouterr().out
     assert main(["evaluate", str(model), "--test", str(train), "--json"]) == 0
     assert "chosen" not in json.loads(capsys.readouterr().out)

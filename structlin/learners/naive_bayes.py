@@ -61,6 +61,9 @@ VARIANTS = ("multinomial", "complement")
 #: The shares of the vocabulary ``vocabulary=None`` chooses from, on dev, with alpha (and variant): the features
 #: most informative of the label kept (docs/benchmarks.md, "Defaults").
 SHARES = (1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001)
+#: The training values ``weighting=None`` chooses from, on dev, with alpha: the counts, or Rennie et al.'s
+#: transformed counts (:func:`_tf_idf`).
+WEIGHTINGS = ("counts", "tf-idf")
 #: The share of the training instances held out to choose alpha on when there is no dev.
 HELD_OUT = 0.1
 
@@ -78,8 +81,10 @@ class NaiveBayes(Learner):
     ``alpha`` is the additive smoothing of the estimates (1: Laplace), ``variant`` the estimate
     (``multinomial`` or ``complement``, see the module docstring), ``vocabulary`` the share of the training
     features kept: those whose presence in a document tells most about its label, by the mutual information
-    of the two (McCallum & Nigam 1998's feature selection; the others get no weight).  By default (None)
-    all three are chosen, among :data:`SHARES` × :data:`VARIANTS` × :data:`ALPHAS`, by accuracy on dev —
+    of the two (McCallum & Nigam 1998's feature selection; the others get no weight), ``weighting`` what the
+    estimates sum: the training counts, or Rennie et al.'s transformed counts (:func:`_tf_idf`; a document to
+    classify is scored on its counts either way, as in the paper).  By default (None) all four are chosen, among
+    :data:`SHARES` × :data:`WEIGHTINGS` × :data:`VARIANTS` × :data:`ALPHAS`, by accuracy on dev —
     without dev, on a seeded 10% of the training instances held out, the counts of the rest scoring each
     candidate — and the model is then estimated from all the training data; ``chosen_`` and ``candidates_``
     say what was chosen and each candidate's score.  Each candidate costs one pass over the count table of
@@ -105,6 +110,9 @@ class NaiveBayes(Learner):
                       "documents; default: chosen on dev with alpha; with --no-tune, multinomial)", choices=VARIANTS,
                       nullable=True, untuned="multinomial"),
                VOCABULARY,
+               Option("weighting", str, None, "the training values the estimates sum: counts, or tf-idf (Rennie et al. "
+                      "2003: log(1 + count)·idf, each document of unit length; default: chosen on dev with alpha; "
+                      "with --no-tune, counts)", choices=WEIGHTINGS, nullable=True, untuned="counts"),
                Option("seed", int, 0, "seed of the instances held out to choose alpha on without dev", minimum=0))
     history_fields = (HistoryField("train_mistakes", "mistakes", "{:>6}"),)
 
@@ -152,8 +160,8 @@ class NaiveBayes(Learner):
 
     def _choices(self) -> dict[str, tuple]:
         """Each setting's candidates: the given value, else the values it is chosen among."""
-        return {"vocabulary": _given(self.vocabulary, SHARES), "variant": _given(self.variant, VARIANTS),
-                "alpha": _given(self.alpha, ALPHAS)}
+        return {"vocabulary": _given(self.vocabulary, SHARES), "weighting": _given(self.weighting, WEIGHTINGS),
+                "variant": _given(self.variant, VARIANTS), "alpha": _given(self.alpha, ALPHAS)}
 
     def _estimator(self, joint: JointFeatureMap, X: FeatureMatrix, y: np.ndarray, bias_row: int):
         """The counts of ``X`` once, and a function of the settings (:meth:`_settings`) giving the weights
@@ -166,22 +174,26 @@ class NaiveBayes(Learner):
         feature = row != bias_row
         row, label, value = row[feature], y[position[feature]], X.values[feature].astype(np.float64)
         events = self._events(value)
-        row, label, value, events = (a[events > 0] for a in (row, label, value, events))
+        position = position[feature]
+        row, label, value, events, position = (a[events > 0] for a in (row, label, value, events, position))
         L = joint.n_labels
         rows, local = np.unique(row, return_inverse=True)
         V = len(rows)
         sign = np.where(np.bincount(local, value, minlength=V) < 0, -1.0, 1.0)
         mixed_sign_rows = len(np.unique(local[np.sign(value) != sign[local]]))
-        counts = np.bincount(local * L + label, events, minlength=V * L).reshape(V, L)
         documents = np.bincount(y, minlength=L).astype(np.float64)
         present = np.bincount(local * L + label, minlength=V * L).reshape(V, L).astype(np.float64)
+        counts = {"counts": np.bincount(local * L + label, events, minlength=V * L).reshape(V, L)}
+        if "tf-idf" in self._choices().get("weighting", ()):
+            weighted = _tf_idf(events, local, position, present.sum(axis=1), X.n_positions)
+            counts["tf-idf"] = np.bincount(local * L + label, weighted, minlength=V * L).reshape(V, L)
         ranked = np.argsort(-_information(present, documents), kind="stable")
         with np.errstate(divide="ignore"):  # a label without training instances: log P(y) = −∞
             log_prior = np.log(documents / documents.sum())
 
-        def weights(vocabulary: float = 1.0, **setting) -> tuple[np.ndarray, int]:
+        def weights(vocabulary: float = 1.0, weighting: str = "counts", **setting) -> tuple[np.ndarray, int]:
             kept = np.sort(ranked[: max(1, round(vocabulary * V))])
-            log_likelihood, constant = self._log_likelihoods(counts[kept], documents, **setting)
+            log_likelihood, constant = self._log_likelihoods(counts[weighting][kept], documents, **setting)
             w = np.zeros(joint.size)
             emission = joint.emission_weights(w)
             emission[rows[kept]] = sign[kept, None] * log_likelihood
@@ -213,7 +225,7 @@ class BernoulliNaiveBayes(NaiveBayes):
     name = "bernoulli-nb"
     summary = "Bernoulli naive Bayes (binary features) in closed form, as joint weights (classifiers)"
     capabilities = replace(NaiveBayes.capabilities, presence=True, counts=False)
-    options = tuple(option for option in NaiveBayes.options if option.name != "variant")
+    options = tuple(option for option in NaiveBayes.options if option.name not in ("variant", "weighting"))
 
     def _choices(self) -> dict[str, tuple]:
         """The candidate vocabularies and smoothings (there is one estimate)."""
@@ -232,6 +244,20 @@ class BernoulliNaiveBayes(NaiveBayes):
         p = (counts + alpha) / (documents + 2 * alpha)
         log_absent = np.log1p(-p)
         return np.log(p) - log_absent, log_absent.sum(axis=0)
+
+
+def _tf_idf(events: np.ndarray, feature: np.ndarray, document: np.ndarray, document_frequency: np.ndarray,
+            n_documents: int) -> np.ndarray:
+    """Rennie, Shih, Teevan & Karger (2003)'s transformed training counts: each entry's count ``c`` of feature
+    ``f`` in a document made ``log(1 + c)·log(D / df_f)``, then each document's made unit length (L2), so that
+    repeated words, words in every document and long documents weigh less in the estimates::
+
+        d_f = log(1 + c_f) · log(D / df_f),     d ← d / ‖d‖₂
+
+    (a document whose every feature is in every document keeps zeros)."""
+    weighted = np.log1p(events) * np.log(n_documents / document_frequency[feature])
+    norms = np.sqrt(np.bincount(document, weighted**2, minlength=n_documents))
+    return weighted / np.where(norms > 0, norms, 1.0)[document]
 
 
 def _given(value, candidates: tuple) -> tuple:
