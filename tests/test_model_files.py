@@ -102,9 +102,10 @@ def test_pickled_models_predict_identically(models):
 
 def _assert_pickle_holds_what_the_file_holds(model, path) -> None:
     """A pickle of ``model`` (which has predicted, filling its caches) is about the size of its file: both are
-    deflated."""
+    deflated.  The pickle also names every option of the model, unset ones too (a few kilobytes: the caches
+    left out are megabytes)."""
     model.save(path)
-    assert len(pickle.dumps(model)) <= 1.1 * path.stat().st_size + 1000
+    assert len(pickle.dumps(model)) <= 1.1 * path.stat().st_size + 4096
 
 
 def test_a_pickle_holds_what_the_file_holds(ewt_tagger, tmp_path):

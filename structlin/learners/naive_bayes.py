@@ -15,16 +15,18 @@ Complement NB (Rennie, Shih, Teevan & Karger 2003) estimates each label's parame
 every *other* label, which are many and balanced where a small label's own are few, and scores a label
 by how unlike its complement a document is::
 
-    complement:   score(y, x) = log P(y) − Σ_f x_f log P̃(f|y)     P̃(f|y) = (N_f − N_fy + α) / (N − N_y + α·V)
+    complement:   score(y, x) = − Σ_f x_f log P̃(f|y)     P̃(f|y) = (N_f − N_fy + α) / (N − N_y + α·V)
 
-(``N_f``, ``N``: the sums over all labels) — the paper's rule without weight normalisation, as
-scikit-learn's ``ComplementNB`` (whose probabilities are likewise the softmax of the scores, not Bayes'
-rule).
+(``N_f``, ``N``: the sums over all labels) — the rule of the paper's algorithm (its Table 4, without the prior:
+the complement's estimates are balanced, and a prior would bring back the skew they remove) without weight
+normalisation, as scikit-learn's ``ComplementNB`` (whose probabilities are likewise the softmax of the scores,
+not Bayes' rule).
 
 The estimates are over the ``V`` features seen in training (a feature seen only at prediction time has no row and is
 ignored, as NB ignores out-of-vocabulary words), and the prior ``P(y) = D_y / D``, unsmoothed.  So the
 weight of feature ``f`` and label ``y`` is ``log P(f|y)`` (Bernoulli: ``log P(f|y) − log(1 − P(f|y))``),
-and the per-label constant ``log P(y)`` (Bernoulli: ``+ Σ_f log(1 − P(f|y))``) is the weight of the
+and the per-label constant ``log P(y)`` (Bernoulli: ``+ Σ_f log(1 − P(f|y))``; the complement: none) is the
+weight of the
 *bias feature*, the one feature every document has (a ``bias`` template in the feature set, e.g.
 ``features/text-nb.toml``): the joint map of a classifier has no other place for a label constant.  The
 model passes the bias feature's row (``bias_row``) to :meth:`NaiveBayes.fit`, which sets that row to
@@ -193,11 +195,11 @@ class NaiveBayes(Learner):
 
         def weights(vocabulary: float = 1.0, weighting: str = "counts", **setting) -> tuple[np.ndarray, int]:
             kept = np.sort(ranked[: max(1, round(vocabulary * V))])
-            log_likelihood, constant = self._log_likelihoods(counts[weighting][kept], documents, **setting)
+            log_likelihood, constant = self._log_likelihoods(counts[weighting][kept], documents, log_prior, **setting)
             w = np.zeros(joint.size)
             emission = joint.emission_weights(w)
             emission[rows[kept]] = sign[kept, None] * log_likelihood
-            emission[bias_row] = (log_prior + constant) / bias_value
+            emission[bias_row] = constant / bias_value
             return w, mixed_sign_rows
 
         return weights
@@ -206,15 +208,17 @@ class NaiveBayes(Learner):
         """How many events of its feature each training entry counts: the count ``|value|``."""
         return np.abs(values)
 
-    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, alpha: float, variant: str):
+    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, log_prior: np.ndarray, alpha: float,
+                         variant: str):
         """The weights of every feature of the vocabulary (``V × L``) from its event ``counts`` —
-        ``log P(f|y)``, or for the complement ``−log P̃(f|y)`` — and the per-label constant besides
-        ``log P(y)``: none."""
+        ``log P(f|y)``, or for the complement ``−log P̃(f|y)`` — and the per-label constant: ``log P(y)``, none
+        for the complement (−∞ for a label without training documents either way)."""
         vocabulary = len(counts)
         if variant == "complement":
             others = counts.sum(axis=1, keepdims=True) - counts
-            return np.log(others.sum(axis=0) + alpha * vocabulary) - np.log(others + alpha), 0.0
-        return np.log(counts + alpha) - np.log(counts.sum(axis=0) + alpha * vocabulary), 0.0
+            return (np.log(others.sum(axis=0) + alpha * vocabulary) - np.log(others + alpha),
+                    np.where(documents > 0, 0.0, -np.inf))
+        return np.log(counts + alpha) - np.log(counts.sum(axis=0) + alpha * vocabulary), log_prior
 
 
 class BernoulliNaiveBayes(NaiveBayes):
@@ -238,12 +242,12 @@ class BernoulliNaiveBayes(NaiveBayes):
                                    f"\"none\"), got {values[np.abs(values) != 1][0]:g}")
         return np.ones(len(values))
 
-    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, alpha: float):
-        """``log P(f|y) − log(1 − P(f|y))`` per feature of the vocabulary and the constant ``Σ_f log(1 − P(f|y))``
-        per label."""
+    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, log_prior: np.ndarray, alpha: float):
+        """``log P(f|y) − log(1 − P(f|y))`` per feature of the vocabulary and the constant ``log P(y) +
+        Σ_f log(1 − P(f|y))`` per label."""
         p = (counts + alpha) / (documents + 2 * alpha)
         log_absent = np.log1p(-p)
-        return np.log(p) - log_absent, log_absent.sum(axis=0)
+        return np.log(p) - log_absent, log_prior + log_absent.sum(axis=0)
 
 
 def _tf_idf(events: np.ndarray, feature: np.ndarray, document: np.ndarray, document_frequency: np.ndarray,
