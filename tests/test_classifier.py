@@ -209,7 +209,7 @@ def test_learner_options_are_parameters_of_the_classifier():
     assert (clf.learner.epochs, clf.learner.seed, clf.learner.batch_size) == (3, 7, 2)
     assert clf.learner is not given and given.epochs == 10 and not hasattr(given, "weights_")  # left as given
     with pytest.raises(OptionValueError, match=r"learner 'naive-bayes' has no option C \(its options: alpha, "
-                                               r"variant, vocabulary, seed\)"):
+                                               r"variant, vocabulary, weighting, seed\)"):
         Classifier("text-presence", learner="naive-bayes", C=1.0).fit(DOCS, LABELS)
     with pytest.raises(OptionValueError, match="learner 'averaged-perceptron' has no option l2"):
         Classifier("text-unigram", given, l2=0.5).fit(DOCS, LABELS)
