@@ -403,6 +403,7 @@ class SVM(Learner):
             return True
         return False
 
+
 def bcfw_pass(objective: StructuredHinge, blocks: BlockWeights, w: np.ndarray, block_loss: np.ndarray,
               total_loss: float, order: np.ndarray, bar=None, sigma: float = 1.0) -> tuple[float, float]:
     """One BCFW pass over the blocks of ``objective``'s instances in ``order`` (the module docstring's steps, with
