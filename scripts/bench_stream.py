@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from _bench import source_state, table, write_json
 from bench_scaling import universal
 
@@ -85,6 +87,13 @@ def layout_mib(cache: Path, tokens: int) -> float:
     raise LookupError(f"no feature cache of {tokens} tokens in {cache}")
 
 
+def model_rows(path: Path) -> int:
+    """The weight rows of a saved model: the feature buckets with a non-zero weight, about the rows the run
+    touched (which is what a perceptron-family run keeps, learners.run_weights.TouchedRows)."""
+    with np.load(path, allow_pickle=False) as arrays:
+        return len(arrays["columns"])
+
+
 def run(command: list[str], env: dict) -> tuple[float, float]:
     """Run ``command``; its wall-clock seconds and peak resident memory in MiB (``wait4``'s ``ru_maxrss``)."""
     began = time.perf_counter()
@@ -128,7 +137,7 @@ def main() -> None:
             name = f"{corpus}, {'streamed, cache ' + cache if stream else 'in memory'}"
             weights = layout_mib(workdir / "cache", sizes[corpus]) if stream else rows[-1]["weights_mib"]
             rows.append({"system": name, "corpus": corpus, unit: sizes[corpus], "stream": stream, "cache": cache,
-                         "seconds": seconds, "peak_mib": peak, "weights_mib": weights,
+                         "seconds": seconds, "peak_mib": peak, "weights_mib": weights, "model_rows": model_rows(model),
                          "test": 100 * json.loads(report)["accuracy"]})
             print(f"{name}: {seconds:.1f} s, {peak:.0f} MiB, weights {weights:.0f} MiB, test {rows[-1]['test']:.2f}",
                   flush=True)
@@ -137,8 +146,7 @@ def main() -> None:
             shutil.rmtree(workdir, ignore_errors=True)
     print(table(rows, [(unit, lambda r: r[unit], ",d"), ("s", lambda r: r["seconds"], ".1f"),
                        ("peak MiB", lambda r: r["peak_mib"], ".0f"), ("weights MiB", lambda r: r["weights_mib"], ".0f"),
-                       ("peak − run's vectors", lambda r: r["peak_mib"] - (3 if r["stream"] else 4) * r["weights_mib"],
-                        ".0f"),
+                       ("model rows", lambda r: r["model_rows"], ",d"),
                        ("test %", lambda r: r["test"], ".2f")]))
     by = {(r["corpus"], r["stream"], r["cache"]): r for r in rows}
     for cache in ("empty", "found"):

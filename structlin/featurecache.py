@@ -23,6 +23,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import hashlib
 import json
 import os
@@ -50,6 +52,28 @@ SHARD_ENTRIES = 1 << 21  # feature entries per shard
 SEGMENT_POSITIONS = 1 << 17  # positions an epoch reads from the shards at a time
 SEGMENT_ENTRIES = 1 << 23  # feature entries an epoch reads from the shards at a time
 _ARRAYS = ("indptr", "indices", "values", "lengths", "labels")
+
+
+def release_freed_memory() -> None:
+    """Give the pages the C heap holds free back to the system (glibc's ``malloc_trim``; nothing elsewhere).
+
+    A segment's arrays are freed when the next one is read, but the allocator keeps the pages of freed blocks it
+    cannot return from the middle of its heap, so that without this a streamed run's resident memory creeps up
+    epoch after epoch (EWT + Brown + the treebank: by 70 MiB over 10 epochs).  Dask's workers trim alike."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _libc_with_malloc_trim():
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
+    return libc if libc is not None and hasattr(libc, "malloc_trim") else None
+
+
+_LIBC = _libc_with_malloc_trim()
 
 
 def cache_root() -> Path:

@@ -1,13 +1,15 @@
-"""Tests of structlin.learners.run_weights: the growing store of touched pairs against full vectors."""
+"""Tests of structlin.learners.run_weights: the stores of touched rows and of touched pairs against full vectors."""
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 import pytest
 
 from structlin.joint import JointFeatureMap, SparseWeights
 from structlin.learners import run_weights
-from structlin.learners.run_weights import DenseWeights, GrowingWeights
+from structlin.learners.run_weights import DenseWeights, GrowingWeights, TouchedRows
 from structlin.matrix import FeatureMatrix
 
 
@@ -19,34 +21,70 @@ def random_batch(rng, n_rows: int) -> FeatureMatrix:
                          lengths)
 
 
+@pytest.mark.parametrize("store", [GrowingWeights, TouchedRows])
 @pytest.mark.parametrize("averaged", [True, False])
 @pytest.mark.parametrize("seed", range(12))
-def test_growing_weights_follow_the_full_vectors(seed, averaged, monkeypatch):
-    """Random updates (repeated indices, tail entries, pairs met again and for the first time) applied to both
-    stores: the same weights, averages, scores and reads at every step, with the pending store merged often."""
+def test_touched_stores_follow_the_full_vectors(store, seed, averaged, monkeypatch):
+    """Random updates (repeated indices, tail entries, rows and pairs met again and for the first time) applied to
+    a store and to full vectors: the same weights, averages (made and unmade), visit sums, scores and reads at
+    every step, with the pending store merged often.  The touched rows' scores are the full vectors' to the bit
+    (the same products summed in the same order)."""
     monkeypatch.setattr(run_weights, "_PENDING", 3)
     rng = np.random.default_rng(seed)
     L = int(rng.integers(1, 5))
     joint = JointFeatureMap([f"t{k}" for k in range(L)], np.arange(7) * 2, transitions=bool(seed % 2))
-    dense, growing = DenseWeights(joint, averaged), GrowingWeights(joint, averaged)
+    dense, kept = DenseWeights(joint, averaged), store(joint, averaged)
+    exact = np.testing.assert_array_equal if store is TouchedRows else partial(np.testing.assert_allclose, atol=1e-12)
     visits, touched = 0, np.zeros(0, np.int64)
     for _ in range(15):
         indices = rng.integers(0, joint.size, size=int(rng.integers(0, 9)))
         touched = np.concatenate([touched, indices])
         values, at = rng.normal(size=len(indices)), visits + rng.integers(0, 3, size=len(indices))
         dense.add(indices, values, at)
-        growing.add(indices, values, at)
+        kept.add(indices, values, at)
         visits += 3
         batch = random_batch(rng, joint.n_rows)
-        np.testing.assert_allclose(growing.scores(joint, batch).emissions, dense.scores(joint, batch).emissions,
-                                   atol=1e-12)
+        exact(kept.scores(joint, batch).emissions, dense.scores(joint, batch).emissions)
         probe = rng.integers(0, joint.size, size=6)
-        np.testing.assert_array_equal(growing[probe], dense[probe])
-    np.testing.assert_array_equal(growing.current().dense(), dense.current())
+        np.testing.assert_array_equal(kept[probe], dense[probe])
+        if averaged and store is TouchedRows:
+            unmade, expected = kept.unmade_average(visits), dense.unmade_average(visits)
+            exact(joint.scores(unmade, batch).emissions, joint.scores(expected, batch).emissions)
+            np.testing.assert_array_equal(unmade.take(probe), expected.take(probe))
+    np.testing.assert_array_equal(np.asarray(kept.current()), dense.current())
     if averaged:
-        np.testing.assert_allclose(growing.average(visits).dense(), dense.average(visits), atol=1e-12)
-    assert growing.n_pairs == len(np.unique(touched[touched < joint.transition_offset]))
-    assert len(growing) == len(dense) == joint.size
+        exact(np.asarray(kept.average(visits)), dense.average(visits))
+        exact(np.asarray(kept.visit_sums(visits)), dense.visit_sums(visits))
+    emission = np.unique(touched[touched < joint.transition_offset])
+    if store is GrowingWeights:
+        assert kept.n_pairs == len(emission)
+    else:
+        assert kept.n_rows_touched == len(np.unique(emission // L))
+    assert len(kept) == len(dense) == joint.size
+
+
+def test_touched_rows_are_assigned_and_carried_as_full_vectors_are():
+    """``assign`` (parameter mixing's weights and visit sums) and ``carry`` (a map extended by partial_fit) leave a
+    store of touched rows equal to full vectors treated alike, keeping only the rows that are not 0."""
+    old = JointFeatureMap(["a", "b"], [3, 7, 10])
+    rng = np.random.default_rng(5)
+    rows, dense = TouchedRows(old, averaged=True), DenseWeights(old, averaged=True)
+    for state in (rows, dense):
+        state.add(np.array([1, 4, 1, old.transition_offset]), np.array([1.0, -2.0, 0.5, 3.0]), np.array([0, 0, 1, 1]))
+    w, sums = np.zeros(old.size), np.zeros(old.size)
+    w[[0, 5]], sums[[0, 1]] = rng.normal(size=2), rng.normal(size=2)
+    for state in (rows, dense):
+        state.assign(w, sums, 4)
+    assert rows.row_of.tolist() == [0, 2]  # rows 0 (w and the sums) and 2 (w): row 1 is 0 in both
+    np.testing.assert_array_equal(rows.average(4), dense.average(4))
+    new = old.extended(FeatureMatrix([0, 2], [1, 12], np.ones(2), [1]))
+    for state in (rows, dense):
+        state.carry(new, old)
+    np.testing.assert_array_equal(rows.current(), dense.current())
+    np.testing.assert_array_equal(rows.average(4), dense.average(4))
+    initial = TouchedRows(new, averaged=False, initial=dense.current())
+    assert initial.n_rows_touched == 2 and len(initial) == new.size
+    np.testing.assert_array_equal(initial.current(), dense.current())
 
 
 def test_the_final_average_takes_the_sums_memory_and_a_run_can_go_on():

@@ -505,6 +505,31 @@ def test_a_run_that_keeps_only_touched_pairs_trains_the_dense_runs_model(ewt, le
     assert isinstance(loaded.weights_, SparseWeights) and len(loaded.history_) == 3
 
 
+@pytest.mark.parametrize("learner", ["averaged-perceptron", "passive-aggressive"])
+def test_a_run_that_keeps_only_touched_rows_trains_the_dense_runs_model(ewt, learner, monkeypatch):
+    """With few labels a run keeps the rows it touched (TouchedRows): the very weights, dev history and
+    predictions of a run of full vectors, in fewer rows than the map has."""
+    from structlin.learners import perceptron, run_weights
+
+    train, dev = ewt[0][:300], ewt[1][:100]
+    states = []
+    start = perceptron.Perceptron.start
+
+    def keep_state(self, *args, **kwargs):
+        start(self, *args, **kwargs)
+        states.append(self._state)
+
+    monkeypatch.setattr(perceptron.Perceptron, "start", keep_state)
+    rows = Tagger(learner=learner, epochs=2, progress=False).fit(train, dev)
+    monkeypatch.setattr(perceptron, "weight_store", lambda capabilities, n_labels: run_weights.DenseWeights)
+    dense = Tagger(learner=learner, epochs=2, progress=False).fit(train, dev)
+    assert [type(state) for state in states] == [run_weights.TouchedRows, run_weights.DenseWeights]
+    np.testing.assert_array_equal(rows.weights_, dense.weights_)
+    untimed = [[{k: v for k, v in r.items() if k != "seconds"} for r in m.history_] for m in (rows, dense)]
+    assert untimed[0] == untimed[1] and rows.predict(dev) == dense.predict(dev)
+    assert 0 < states[0].n_rows_touched < rows.joint.n_rows * 0.9
+
+
 def _assert_the_matrix_tags(tagger: Tagger, sentences, predicted: list[list[str]]) -> None:
     """``predicted`` are the tags of decoding the written-out feature matrix of ``sentences`` in one piece (how
     tagging went before it multiplied each word type's features once, :meth:`Tagger._input_scores`), or, where

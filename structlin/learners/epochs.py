@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..featurecache import SEGMENT_ENTRIES, SEGMENT_POSITIONS, ShardedCorpus
+from ..featurecache import SEGMENT_ENTRIES, SEGMENT_POSITIONS, ShardedCorpus, release_freed_memory
 from ..matrix import FeatureMatrix
 
 
@@ -51,6 +51,7 @@ def minibatches(X: FeatureMatrix | ShardedCorpus, y: np.ndarray | None, batch_si
         cuts = ends[np.flatnonzero(np.diff(positions) | np.diff(entries))]  # a batch end where a segment fills
         for segment in np.split(order, cuts):
             yield from minibatches(*X.take(segment), batch_size, None)
+        release_freed_memory()  # once an epoch: the segments' freed pages, not faulted in again for every segment
         return
     if rng is None:
         for start in range(0, X.n_instances, batch_size):

@@ -52,7 +52,7 @@ from ..modelfile import ArraySpec
 from .delta_trick import DeltaTrick
 from .epochs import minibatches
 from .protocol import CLIENT, COST, EPOCHS, RUN_OPTIONS, Capabilities, HistoryField, Learner, Option, with_defaults
-from .run_weights import DenseWeights, GrowingWeights, stores_pairs, weighted_sum
+from .run_weights import DenseWeights, GrowingWeights, weight_store, weighted_sum
 from .training import TrainingRun, accuracy, dev_accuracy
 
 #: The defaults of relative_margin, chosen by scripts/choose_defaults.py (least mean regret on the panel's dev
@@ -121,11 +121,11 @@ class Perceptron(Learner):
         """Begin a run on ``joint``'s layout: the generator at ``seed``, no visit yet, and the weights
         zero, or ``weights`` with their ``history`` to go on from a trained model (a loaded one, whose
         file keeps only the weights to predict with: the averaging then starts afresh from them).  The
-        weights are kept for the (feature, label) pairs the run touches (:class:`~.run_weights.GrowingWeights`)
-        when :func:`~.run_weights.stores_pairs` says so (many labels), in full otherwise (and with the Δ trick)."""
+        weights are kept for the rows or the (feature, label) pairs the run touches, as
+        :func:`~.run_weights.weight_store` says (the pairs with many labels), in full with the Δ trick."""
         self._joint = joint
         self._rng = np.random.default_rng(self.seed)
-        store = GrowingWeights if stores_pairs(self.capabilities, joint.n_labels) and not self.delta else DenseWeights
+        store = DenseWeights if self.delta else weight_store(self.capabilities, joint.n_labels)
         self._state = store(joint, self.averaged, weights)
         self._visits = 0
         self.margin_: float | None = None  # τ, set by the run's first epoch (see _margin)
@@ -182,9 +182,9 @@ class Perceptron(Learner):
 
     def _snapshot(self):
         """The model as of now, as :meth:`_keep` takes it: the hypothesis' weights (without the Δ
-        trick's id features).  The average of full vectors is left unmade
+        trick's id features).  The average of full vectors or touched rows is left unmade
         (:class:`~structlin.joint.AveragedWeights`): the run scores it on dev and makes it only to keep it."""
-        if self.averaged and self._visits and self._trick is None and isinstance(self._state, DenseWeights):
+        if self.averaged and self._visits and self._trick is None and not isinstance(self._state, GrowingWeights):
             return self._state.unmade_average(self._visits)
         return self._real_weights(self._hypothesis())
 
