@@ -42,12 +42,13 @@ def test_touched_stores_follow_the_full_vectors(store, seed, averaged, monkeypat
         values, at = rng.normal(size=len(indices)), visits + rng.integers(0, 3, size=len(indices))
         dense.add(indices, values, at)
         kept.add(indices, values, at)
+        kept = kept.settled()  # touched rows go on as full vectors once most rows are touched
         visits += 3
         batch = random_batch(rng, joint.n_rows)
         exact(kept.scores(joint, batch).emissions, dense.scores(joint, batch).emissions)
         probe = rng.integers(0, joint.size, size=6)
         np.testing.assert_array_equal(kept[probe], dense[probe])
-        if averaged and store is TouchedRows:
+        if averaged and not isinstance(kept, GrowingWeights):
             unmade, expected = kept.unmade_average(visits), dense.unmade_average(visits)
             exact(joint.scores(unmade, batch).emissions, joint.scores(expected, batch).emissions)
             np.testing.assert_array_equal(unmade.take(probe), expected.take(probe))
@@ -58,9 +59,24 @@ def test_touched_stores_follow_the_full_vectors(store, seed, averaged, monkeypat
     emission = np.unique(touched[touched < joint.transition_offset])
     if store is GrowingWeights:
         assert kept.n_pairs == len(emission)
+    elif len(np.unique(emission // L)) * 2 <= joint.n_rows:
+        assert isinstance(kept, TouchedRows) and kept.n_rows_touched == len(np.unique(emission // L))
     else:
-        assert kept.n_rows_touched == len(np.unique(emission // L))
+        assert isinstance(kept, DenseWeights)
     assert len(kept) == len(dense) == joint.size
+
+
+def test_touched_rows_settle_into_full_vectors_once_most_rows_are_touched():
+    """Half of the rows touched: still compact; one more: the full vectors, with the same weights and sums."""
+    joint = JointFeatureMap(["a", "b"], [0, 5, 9, 12])
+    rows = TouchedRows(joint, averaged=True)
+    rows.add(np.array([0, 3]), np.array([1.0, -2.0]), np.array([0, 1]))  # rows 0 and 1 of 4
+    assert rows.settled() is rows
+    rows.add(np.array([5]), np.array([0.5]), np.array([2]))  # row 2
+    full = rows.settled()
+    assert isinstance(full, DenseWeights)
+    np.testing.assert_array_equal(full.w[:8], [1.0, 0, 0, -2.0, 0, 0.5, 0, 0])
+    np.testing.assert_array_equal(full.u[:8], [0.0, 0, 0, -2.0, 0, 1.0, 0, 0])
 
 
 def test_touched_rows_are_assigned_and_carried_as_full_vectors_are():

@@ -247,6 +247,7 @@ class Perceptron(Learner):
                 indices, values, owner = joint.feature_difference(batch, gold, predicted)
                 values = self._step(state, batch, gold, predicted, indices, values, owner)
                 state.add(indices, values, self._visits + owner)
+                state = self._state = state.settled()
                 token_errors += int(wrong.sum())
                 mistakes += int(np.count_nonzero(np.add.reduceat(wrong, batch.offsets[:-1][batch.lengths > 0])))
             self._visits += batch.n_instances
