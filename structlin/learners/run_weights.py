@@ -8,7 +8,8 @@ vectors.  A perceptron changes the weights of a position's features with its gol
 only when it gets the position wrong, so most rows of a tagging corpus (features seen only at positions it
 gets right: rare words, rare contexts) are never touched.  :class:`TouchedRows` keeps every label's weight of
 the rows an update has touched (a dense block, scored as fast as the full vectors; EWT + Brown + the treebank,
-12 labels: 0.47 M of 1.31 M rows).  :class:`GrowingWeights` keeps an emission weight only once an update has
+12 labels: 0.47 M of 1.31 M rows), and goes on as :class:`DenseWeights` once most rows are touched (a text
+classifier's misclassified document touches all its words).  :class:`GrowingWeights` keeps an emission weight only once an update has
 touched that very pair, a few of the ``L`` labels of each row, so memory grows with what is learned (EWT UPOS:
 0.8 M of 5.7 M pairs) and not with ``rows × labels``, at about twice the time of scoring full rows.  All three
 give the same model, to the bit: a weight never touched is 0 in each.  Which one a learner keeps:
