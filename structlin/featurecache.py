@@ -353,17 +353,19 @@ class ShardedCorpus:
 
     def take(self, instances) -> tuple[FeatureMatrix, np.ndarray]:
         """The instances ``instances`` (in that order) as one indexed matrix, with their gold label ids: read
-        from each shard that holds some, then put in order."""
+        from each shard that holds some, each part written at its instances' places in the request
+        (:meth:`FeatureMatrix.placed`)."""
         instances = np.asarray(instances, dtype=np.int64)
         shard = np.searchsorted(self._starts, instances, side="right") - 1
-        by_shard = np.argsort(shard, kind="stable")
-        parts = [self._read(int(k), instances[by_shard][shard[by_shard] == k] - self._starts[k])
-                 for k in np.unique(shard)] or [self._read(0, by_shard)]  # no instance: an empty matrix
-        X = FeatureMatrix.concatenate([X for X, _ in parts])
-        y = np.concatenate([y for _, y in parts])
-        back = np.empty_like(by_shard)
-        back[by_shard] = np.arange(len(by_shard))  # where each instance of the request is in the shard order
-        return X.take(back), y[X.positions(back)]
+        places = [np.flatnonzero(shard == k) for k in np.unique(shard)]
+        parts = [self._read(int(shard[at[0]]), instances[at] - self._starts[shard[at[0]]]) for at in places]
+        if not parts:  # no instance: an empty matrix
+            parts, places = [self._read(0, instances)], [instances]
+        X = FeatureMatrix.placed([X for X, _ in parts], places)
+        y = np.empty(X.n_positions, dtype=parts[0][1].dtype)
+        for (_, labels), at in zip(parts, places):
+            y[X.positions(at)] = labels
+        return X, y
 
     def mean_squared_norm(self) -> float:
         """``ρ = Σ_p ‖x_p‖² / positions`` (:meth:`FeatureMatrix.mean_squared_norm`), in one pass over the shards

@@ -75,6 +75,30 @@ class FeatureMatrix:
                    np.concatenate([part.values for part in parts]), np.concatenate([part.lengths for part in parts]),
                    words)
 
+    @classmethod
+    def placed(cls, parts: list[FeatureMatrix], places: list[np.ndarray]) -> FeatureMatrix:
+        """One matrix of the instances of ``parts``, instance ``i`` of ``parts[k]`` at instance ``places[k][i]``
+        (the places of all parts are a permutation of ``0 … n − 1``): ``concatenate(parts).take(order)`` for
+        the order that sorts the places, written once into the result rather than copied twice (word codes kept
+        when every part has them)."""
+        n = sum(part.n_instances for part in parts)
+        lengths, entries = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        for part, at in zip(parts, places):
+            lengths[at] = part.lengths
+            entries[at] = np.diff(part.indptr[part.offsets])
+        first_position, first_entry = (np.concatenate([[0], np.cumsum(sizes)]) for sizes in (lengths, entries))
+        counts = np.empty(first_position[-1], dtype=np.int64)
+        indices, values = np.empty(first_entry[-1], dtype=np.int32), np.empty(first_entry[-1], dtype=np.float32)
+        words = None if any(part.words is None for part in parts) else np.empty(first_position[-1], dtype=np.uint64)
+        for part, at in zip(parts, places):
+            positions = ranges(first_position[at], first_position[at + 1])
+            counts[positions] = np.diff(part.indptr)
+            stored = ranges(first_entry[at], first_entry[at + 1])
+            indices[stored], values[stored] = part.indices, part.values
+            if words is not None:
+                words[positions] = part.words
+        return cls(np.concatenate([[0], np.cumsum(counts)]), indices, values, lengths, words)
+
     @property
     def n_instances(self) -> int:
         return len(self.lengths)

@@ -198,6 +198,26 @@ def test_concatenate_parts_gives_back_the_whole(seed):
     assert FeatureMatrix.concatenate([whole.slice(0, 1), replace(whole.slice(1, whole.n_instances), words=None)]).words is None
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_placed_parts_are_the_concatenation_taken_in_order(seed):
+    """Parts (some empty, instances of no position) placed at a random permutation of the places give what
+    concatenating them and taking the instances in the order of their places gives, word codes included."""
+    rng = np.random.default_rng(seed)
+    parts = [random_matrix(rng) for _ in range(int(rng.integers(1, 4)))]
+    for part in parts:
+        part.words = rng.integers(0, 2**63, size=part.n_positions, dtype=np.uint64)
+    sizes = [part.n_instances for part in parts]
+    where = rng.permutation(sum(sizes))
+    places = np.split(where, np.cumsum(sizes)[:-1])
+    placed = FeatureMatrix.placed(parts, places)
+    expected = FeatureMatrix.concatenate(parts).take(np.argsort(where))
+    for name in ("indptr", "indices", "values", "lengths", "words"):
+        np.testing.assert_array_equal(getattr(placed, name), getattr(expected, name))
+    without = FeatureMatrix.placed([parts[0], replace(parts[0], words=None)], [np.arange(sizes[0]),
+                                                                          sizes[0] + np.arange(sizes[0])])
+    assert without.words is None and without.n_instances == 2 * sizes[0]
+
+
 # --- FactoredMatrix: X = Σ_k S_k T_k --------------------------------------------------------------------------
 
 
