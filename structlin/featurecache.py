@@ -65,12 +65,13 @@ def release_freed_memory() -> None:
 
 
 def _libc_with_malloc_trim():
+    """The C library, when it is one with ``malloc_trim`` (glibc), else None."""
     name = ctypes.util.find_library("c")
     try:
         libc = ctypes.CDLL(name) if name else None
     except OSError:
         return None
-    return libc if libc is not None and hasattr(libc, "malloc_trim") else None
+    return libc if hasattr(libc, "malloc_trim") else None
 
 
 _LIBC = _libc_with_malloc_trim()
