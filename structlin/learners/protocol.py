@@ -46,8 +46,9 @@ class Capabilities:
     arrays of its own (``scores(joint, X)``, ``model_arrays``, their ``array_specs`` and ``restore``)
     rather than from a weight vector.  ``hypotheses``: the hypotheses one trained model can predict with,
     chosen by its ``hypothesis`` option.  ``sequences``: it trains on label chains, not only on one label
-    per instance.  ``sparse``: it can keep only the (feature, label) pairs it touched, and does with many
-    labels (:func:`~.run_weights.stores_pairs`).
+    per instance.  ``sparse``: a weight it never touched stays 0, so it keeps only the rows it touched, or
+    with many labels the (feature, label) pairs (:func:`~.run_weights.weight_store`,
+    :func:`~.run_weights.stores_pairs`).
     ``distributed``: given a Dask ``client`` (its option :data:`CLIENT`), ``fit`` trains data-parallel on
     that cluster (:mod:`structlin.distributed`).  ``streams``: ``fit`` takes a
     :class:`~structlin.featurecache.ShardedCorpus` (a corpus on disk, its gold ids inside, ``y`` None) for ``X``

@@ -9,11 +9,11 @@ only when it gets the position wrong, so most rows of a tagging corpus (features
 gets right: rare words, rare contexts) are never touched.  :class:`TouchedRows` keeps every label's weight of
 the rows an update has touched (a dense block, scored as fast as the full vectors; EWT + Brown + the treebank,
 12 labels: 0.47 M of 1.31 M rows), and goes on as :class:`DenseWeights` once most rows are touched (a text
-classifier's misclassified document touches all its words).  :class:`GrowingWeights` keeps an emission weight only once an update has
-touched that very pair, a few of the ``L`` labels of each row, so memory grows with what is learned (EWT UPOS:
-0.8 M of 5.7 M pairs) and not with ``rows × labels``, at about twice the time of scoring full rows.  All three
-give the same model, to the bit: a weight never touched is 0 in each.  Which one a learner keeps:
-:func:`weight_store`.
+classifier's misclassified document touches all its words).  :class:`GrowingWeights` keeps an emission
+weight only once an update has touched that very pair, a few of the ``L`` labels of each row, so memory grows
+with what is learned (EWT UPOS: 0.8 M of 5.7 M pairs) and not with ``rows × labels``, at about twice the time
+of scoring full rows.  All three give the same model, to the bit: a weight never touched is 0 in each.  Which
+one a learner keeps: :func:`weight_store`.
 
 New pairs first go to a small *pending* store beside the main one (both sorted by key), and are merged into
 the main store when the pending one has grown to a sixteenth of it, so that a batch that meets new pairs costs
@@ -232,7 +232,8 @@ class TouchedRows:
         """The full flat vector of a compact one (untouched rows 0)."""
         out, L = np.zeros(self.size), self.n_labels
         start = self.tail_size + L  # the first touched row's
-        out[: self.emission_size].reshape(-1, L)[self.row_of] = compact[start : start + len(self.row_of) * L].reshape(-1, L)
+        rows = compact[start : start + len(self.row_of) * L].reshape(-1, L)
+        out[: self.emission_size].reshape(-1, L)[self.row_of] = rows
         out[self.emission_size :] = compact[: self.tail_size]
         return out
 
