@@ -358,8 +358,9 @@ class ShardedCorpus:
         (:meth:`FeatureMatrix.placed`)."""
         instances = np.asarray(instances, dtype=np.int64)
         shard = np.searchsorted(self._starts, instances, side="right") - 1
-        places = [np.flatnonzero(shard == k) for k in np.unique(shard)]
-        parts = [self._read(int(shard[at[0]]), instances[at] - self._starts[shard[at[0]]]) for at in places]
+        held = np.unique(shard)
+        places = [np.flatnonzero(shard == k) for k in held]
+        parts = [self._read(int(k), instances[at] - self._starts[k]) for k, at in zip(held, places)]
         if not parts:  # no instance: an empty matrix
             parts, places = [self._read(0, instances)], [instances]
         X = FeatureMatrix.placed([X for X, _ in parts], places)

@@ -26,8 +26,7 @@ The estimates are over the ``V`` features seen in training (a feature seen only 
 ignored, as NB ignores out-of-vocabulary words), and the prior ``P(y) = D_y / D``, unsmoothed.  So the
 weight of feature ``f`` and label ``y`` is ``log P(f|y)`` (Bernoulli: ``log P(f|y) − log(1 − P(f|y))``),
 and the per-label constant ``log P(y)`` (Bernoulli: ``+ Σ_f log(1 − P(f|y))``; the complement: none) is the
-weight of the
-*bias feature*, the one feature every document has (a ``bias`` template in the feature set, e.g.
+weight of the *bias feature*, the one feature every document has (a ``bias`` template in the feature set, e.g.
 ``features/text-nb.toml``): the joint map of a classifier has no other place for a label constant.  The
 model passes the bias feature's row (``bias_row``) to :meth:`NaiveBayes.fit`, which sets that row to
 ``constant / b`` for the bias feature's value ``b``, so that ``b · weight`` is the constant.  The softmax

@@ -328,7 +328,8 @@ class SVM(Learner):
                     averages += weighted_sum([(share, a_s) for share, (_, a_s, _) in zip(shares, results)])
                 bar.update(X.n_instances)
                 hypothesis = averages / epoch if self.averaging and epoch else w
-                self._record(run, lambda v: _summed_hinge(shards, v, objective.lam, _shard_hinge, *settings), hypothesis)
+                self._record(run, lambda v: _summed_hinge(shards, v, objective.lam, _shard_hinge, *settings),
+                             hypothesis)
 
     def _pegasos_step(self, objective: StructuredHinge, weights: SGDWeights, batch: FeatureMatrix, gold: np.ndarray,
                       squared_norm: float) -> float:
@@ -426,7 +427,7 @@ def bcfw_pass(objective: StructuredHinge, blocks: BlockWeights, w: np.ndarray, b
         curvature = lam * sigma * float(direction @ direction)
         gamma = min(max(gap / curvature, 0.0), 1.0) if curvature > 0 else 0.0
         direction *= gamma
-        w[support] -= direction if sigma == 1 else sigma * direction
+        w[support] -= sigma * direction  # σ' = 1: exactly the serial step
         w_i -= direction
         change = gamma * (loss_s - block_loss[i])
         block_loss[i] += change
@@ -460,7 +461,8 @@ def _shard_pegasos_epoch(shard: Shard, w: np.ndarray, epoch: int, steps: int, pa
     return weights.current(), weights.average(), weights.steps - steps
 
 
-def _summed_hinge(shards: ShardedRun, w: np.ndarray, lam: float, terms: Callable, *args) -> tuple[float, np.ndarray, int]:
+def _summed_hinge(shards: ShardedRun, w: np.ndarray, lam: float, terms: Callable,
+                  *args) -> tuple[float, np.ndarray, int]:
     """``P(w)``, its subgradient and the train errors, summed over the shards' ``terms(shard, w, *args)`` (the
     prior, of ``lam``, added once)."""
     value, subgradient, errors = 0.0, None, 0
@@ -497,7 +499,8 @@ class _BlockShard(Shard):
 def _block_shard(params: dict, C: float, n: int, shard: Shard) -> _BlockShard:
     """On a worker (a :class:`~structlin.distributed.ShardedRun`'s ``prepare``): the shard with its objective and
     its blocks' layout."""
-    return _BlockShard(**{field.name: getattr(shard, field.name) for field in fields(shard)}, objective=_shard_objective(shard, SVM(**params), C, n),
+    given = {field.name: getattr(shard, field.name) for field in fields(shard)}
+    return _BlockShard(**given, objective=_shard_objective(shard, SVM(**params), C, n),
                        blocks=BlockWeights(shard.joint, shard.X))
 
 
@@ -516,7 +519,8 @@ def _shard_bcfw_pass(shard: _BlockShard, w: np.ndarray, number: int, folder: str
     """On a worker: pass ``number`` of BCFW over the shard's blocks with ``σ' = n_shards`` (the module docstring),
     from the pass's ``w`` and the shard's dual state as the pass before left it (in this worker's memory, else read
     from ``folder``; zero before the first), in the order of ``default_rng([seed, number, index])``.  The new state
-    is kept, and written to ``folder`` for a task run again on another worker.  Returns the shard's changes of ``w`` and of ``ℓ``, and the sum of the block gaps met."""
+    is kept, and written to ``folder`` for a task run again on another worker.  Returns the shard's changes of
+    ``w`` and of ``ℓ``, and the sum of the block gaps met."""
     objective, blocks = shard.objective, shard.blocks
     if shard.number != number:  # not the state this worker left: zero, or the last pass's files
         if number:
