@@ -171,6 +171,10 @@ class AveragedWeights:
         np.subtract(self.w, out, out=out)
         return out
 
+    def pairs(self, emission_size: int) -> SparseWeights:
+        """The average's non-zero emission entries and its tail (:class:`SparseWeights`; the same values)."""
+        return SparseWeights.from_dense(self.dense(), emission_size)
+
 
 @dataclass
 class SparseWeights:

@@ -30,6 +30,7 @@ def test_touched_stores_follow_the_full_vectors(store, seed, averaged, monkeypat
     every step, with the pending store merged often.  The touched rows' scores are the full vectors' to the bit
     (the same products summed in the same order)."""
     monkeypatch.setattr(run_weights, "_PENDING", 3)
+    monkeypatch.setattr(run_weights, "_ROWS_AT_A_TIME", 2)  # an average made into pairs a few rows at a time
     rng = np.random.default_rng(seed)
     L = int(rng.integers(1, 5))
     joint = JointFeatureMap([f"t{k}" for k in range(L)], np.arange(7) * 2, transitions=bool(seed % 2))
@@ -52,6 +53,10 @@ def test_touched_stores_follow_the_full_vectors(store, seed, averaged, monkeypat
             unmade, expected = kept.unmade_average(visits), dense.unmade_average(visits)
             exact(joint.scores(unmade, batch).emissions, joint.scores(expected, batch).emissions)
             np.testing.assert_array_equal(unmade.take(probe), expected.take(probe))
+            pairs, full = unmade.pairs(joint.transition_offset), expected.dense()
+            assert (np.diff(pairs.keys) > 0).all() and (pairs.values != 0).all() and pairs.size == joint.size
+            exact(pairs.dense(), full)
+            exact(pairs.keys, np.flatnonzero(full[: joint.transition_offset]))
     np.testing.assert_array_equal(np.asarray(kept.current()), dense.current())
     if averaged:
         exact(np.asarray(kept.average(visits)), dense.average(visits))

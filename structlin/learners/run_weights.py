@@ -31,6 +31,9 @@ from ..joint import AveragedWeights, JointFeatureMap, Scores, SparseWeights, fin
 #: The pending store is merged into the main one when it holds more pairs than this, or than a sixteenth of it.
 _PENDING = 4096
 
+#: The rows of a touched-rows average made into pairs at a time (:meth:`_UnmadeRowAverage.pairs`).
+_ROWS_AT_A_TIME = 1 << 16
+
 #: A learner that can (``capabilities.sparse``) keeps only the pairs it touched when the labels are more than this.
 #: Scoring a feature costs ``L`` multiply-adds densely and about ten times as much per stored pair sparsely, so
 #: with few labels the full vectors are faster (EWT UPOS, 17 labels: 12 s against 28 s; 20 Newsgroups, 20
@@ -171,7 +174,8 @@ class TouchedRows:
         """Store the full vectors ``w`` and ``u`` (None: zero): the rows where either is not 0 are touched."""
         L, n_rows = self.n_labels, self.emission_size // self.n_labels
         self.slot_of = np.zeros(n_rows, dtype=np.int32)  # the slot of every row, 0 while untouched
-        self.row_of = np.zeros(0, dtype=np.int64)  # the row of every slot from 1 on
+        self._rows = np.zeros(n_rows, dtype=np.int32)  # the row of every slot from 1 on, room for every row
+        self.n_rows_touched = 0
         self._w = self._capacity()
         self._u = self._capacity() if self.averaged else None
         if w is None:
@@ -192,8 +196,9 @@ class TouchedRows:
         return out
 
     @property
-    def n_rows_touched(self) -> int:
-        return len(self.row_of)
+    def row_of(self) -> np.ndarray:
+        """The row of every slot from 1 on, in the order the rows were first touched."""
+        return self._rows[: self.n_rows_touched]
 
     def __len__(self) -> int:
         return self.size
@@ -202,9 +207,10 @@ class TouchedRows:
         """Give the next slots to those of ``rows`` that have none yet (in increasing order)."""
         new = np.unique(rows[self.slot_of[rows] == 0])
         if len(new):
-            first = len(self.row_of) + 1
+            first = self.n_rows_touched + 1
             self.slot_of[new] = np.arange(first, first + len(new), dtype=np.int32)
-            self.row_of = np.concatenate([self.row_of, new])
+            self._rows[first - 1 : first - 1 + len(new)] = new
+            self.n_rows_touched += len(new)
 
     def _indices(self, indices: np.ndarray, touch: bool = False) -> np.ndarray:
         """Compact indices of the flat ``indices`` (an untouched row's are its slot-0 zeros, unless ``touch``
@@ -260,8 +266,11 @@ class TouchedRows:
         """``w − u/visits`` (a new full vector)."""
         return self.expand(AveragedWeights(self._used(self._w), self._used(self._u), visits).dense())
 
-    #: The average is made of the compact rows: nothing to save by reusing the sums' memory.
-    final_average = average
+    def final_average(self, visits: int) -> _UnmadeRowAverage:
+        """The run's last average, left unmade (:meth:`unmade_average`): it is read from the compact rows, so
+        there is nothing to save by reusing the sums' memory, and a run that keeps it as pairs never makes the
+        full vector."""
+        return self.unmade_average(visits)
 
     def unmade_average(self, visits: int) -> AveragedWeights:
         """``w − u/visits``, not made (:class:`_UnmadeRowAverage`)."""
@@ -294,7 +303,9 @@ class TouchedRows:
         slot_of = np.zeros(joint.n_rows, dtype=np.int32)
         slot_of[moved] = self.slot_of
         w, u = self._used(self._w), None if self._u is None else self._used(self._u)
-        self.slot_of, self.row_of = slot_of, moved[self.row_of]
+        rows = np.zeros(joint.n_rows, dtype=np.int32)
+        rows[: self.n_rows_touched] = moved[self.row_of]
+        self.slot_of, self._rows = slot_of, rows
         self._layout(joint)
         self._w, self._u = self._capacity(w), None if u is None else self._capacity(u)
 
@@ -312,6 +323,24 @@ class _UnmadeRowAverage(AveragedWeights):
 
     def dense(self) -> np.ndarray:
         return self.store.expand(super().dense())
+
+    def pairs(self, emission_size: int) -> SparseWeights:
+        """The average's non-zero emission entries and its tail, made from the touched rows alone, a block of rows
+        at a time: memory holds the pairs, never the full vector (what a run on a corpus on disk keeps)."""
+        store, L = self.store, self.store.n_labels
+        start = store.tail_size + L  # the first touched row's
+        keys, values = [np.zeros(0, np.int64)], [np.zeros(0)]
+        for first in range(0, store.n_rows_touched, _ROWS_AT_A_TIME):
+            rows = store.row_of[first : first + _ROWS_AT_A_TIME].astype(np.int64)
+            span = slice(start + first * L, start + (first + len(rows)) * L)
+            block = AveragedWeights(self.w[span], self.u[span], self.visits).dense()
+            nonzero = np.flatnonzero(block)
+            keys.append(rows[nonzero // L] * L + nonzero % L)
+            values.append(block[nonzero])
+        keys, values = np.concatenate(keys), np.concatenate(values)
+        order = np.argsort(keys)  # the rows are in the order they were first touched
+        tail = AveragedWeights(self.w[: store.tail_size], self.u[: store.tail_size], self.visits).dense()
+        return SparseWeights(keys[order], values[order], tail, emission_size + store.tail_size)
 
 
 class GrowingWeights:
