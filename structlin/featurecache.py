@@ -39,7 +39,7 @@ import numpy as np
 from .catalog import user_cache_dir
 from .errors import StructlinError
 from .joint import JointFeatureMap
-from .matrix import FeatureMatrix
+from .matrix import FeatureMatrix, ranges
 from .outputs import atomic_output
 
 FORMAT = 1  # the layout of a cache folder; a folder of another format is built again
@@ -288,11 +288,8 @@ class ShardedCorpus:
     @cached_property
     def entries(self) -> np.ndarray:
         """The number of feature entries (stored values) of every instance, as the cache holds it."""
-        counts = []
-        for k in range(self.cache.n_shards):
-            X = self.cache.shard(k)[0]
-            counts.append(self._chosen(k, np.diff(np.asarray(X.indptr)[X.offsets])))
-        return np.concatenate(counts)
+        return np.concatenate([self._chosen(k, self.cache.shard(k)[0].instance_entries())
+                               for k in range(self.cache.n_shards)])
 
     @cached_property
     def _starts(self) -> np.ndarray:
@@ -354,20 +351,30 @@ class ShardedCorpus:
 
     def take(self, instances) -> tuple[FeatureMatrix, np.ndarray]:
         """The instances ``instances`` (in that order) as one indexed matrix, with their gold label ids: read
-        from each shard that holds some, each part written at its instances' places in the request
-        (:meth:`FeatureMatrix.placed`)."""
+        from each shard that holds some, each part written at its instances' places in the request as it is read
+        (:meth:`FeatureMatrix.placed`: memory holds the result and one part).  Transformed parts are all read
+        first, their sizes being known only then."""
         instances = np.asarray(instances, dtype=np.int64)
         shard = np.searchsorted(self._starts, instances, side="right") - 1
         held = np.unique(shard)
         places = [np.flatnonzero(shard == k) for k in held]
-        parts = [self._read(int(k), instances[at] - self._starts[k]) for k, at in zip(held, places)]
-        if not parts:  # no instance: an empty matrix
-            parts, places = [self._read(0, instances)], [instances]
-        X = FeatureMatrix.placed([X for X, _ in parts], places)
-        y = np.empty(X.n_positions, dtype=parts[0][1].dtype)
-        for (_, labels), at in zip(parts, places):
-            y[X.positions(at)] = labels
-        return X, y
+        lengths = self.lengths[instances]
+        starts = np.concatenate([[0], np.cumsum(lengths)])
+        y = np.empty(starts[-1], dtype=self._label_ids.dtype)
+
+        def pieces():
+            for k, at in zip(held, places):
+                X, labels = self._read(int(k), instances[at] - self._starts[k])
+                y[ranges(starts[at], starts[at + 1])] = labels
+                yield X, at
+
+        if self.transform is None:  # a part's sizes are the cache's
+            return FeatureMatrix.placed(pieces(), lengths, self.entries[instances], self.cache.words), y
+        parts = list(pieces())
+        entries = np.zeros(len(instances), dtype=np.int64)
+        for X, at in parts:
+            entries[at] = X.instance_entries()
+        return FeatureMatrix.placed(parts, lengths, entries, self.cache.words), y
 
     def mean_squared_norm(self) -> float:
         """``ρ = Σ_p ‖x_p‖² / positions`` (:meth:`FeatureMatrix.mean_squared_norm`), in one pass over the shards

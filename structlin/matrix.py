@@ -6,6 +6,7 @@ Feature extraction happens once per corpus; every epoch of every learner reuses 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -76,28 +77,29 @@ class FeatureMatrix:
                    words)
 
     @classmethod
-    def placed(cls, parts: list[FeatureMatrix], places: list[np.ndarray]) -> FeatureMatrix:
-        """One matrix of the instances of ``parts``, instance ``i`` of ``parts[k]`` at instance ``places[k][i]``
-        (the places of all parts are a permutation of ``0 … n − 1``): ``concatenate(parts).take(order)`` for
-        the order that sorts the places, written once into the result rather than copied twice (word codes kept
-        when every part has them)."""
-        n = sum(part.n_instances for part in parts)
-        lengths, entries = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-        for part, at in zip(parts, places):
-            lengths[at] = part.lengths
-            entries[at] = np.diff(part.indptr[part.offsets])
+    def placed(cls, pieces: Iterable[tuple[FeatureMatrix, np.ndarray]], lengths: np.ndarray, entries: np.ndarray,
+               words: bool) -> FeatureMatrix:
+        """One matrix of instances of the given ``lengths`` (positions) and ``entries`` (stored values), filled from
+        ``pieces``: pairs ``(part, places)``, instance ``i`` of ``part`` going to instance ``places[i]`` (the
+        places of all pieces a permutation of ``0 … n − 1``).  ``concatenate(parts).take(order)`` for the order
+        that sorts the places, but each part is written into the result as it comes, so that memory holds the
+        result and one part, never every part besides it; with word codes when ``words`` (every part has them).
+        A part whose instances are not of the sizes given for its places raises ``ValueError``."""
+        lengths, entries = np.asarray(lengths, dtype=np.int64), np.asarray(entries, dtype=np.int64)
         first_position, first_entry = (np.concatenate([[0], np.cumsum(sizes)]) for sizes in (lengths, entries))
         counts = np.empty(first_position[-1], dtype=np.int64)
         indices, values = np.empty(first_entry[-1], dtype=np.int32), np.empty(first_entry[-1], dtype=np.float32)
-        words = None if any(part.words is None for part in parts) else np.empty(first_position[-1], dtype=np.uint64)
-        for part, at in zip(parts, places):
+        codes = np.empty(first_position[-1], dtype=np.uint64) if words else None
+        for part, at in pieces:
+            if not (np.array_equal(part.lengths, lengths[at]) and np.array_equal(part.instance_entries(), entries[at])):
+                raise ValueError("a part's instances are not of the sizes given for their places")
             positions = ranges(first_position[at], first_position[at + 1])
             counts[positions] = np.diff(part.indptr)
             stored = ranges(first_entry[at], first_entry[at + 1])
             indices[stored], values[stored] = part.indices, part.values
-            if words is not None:
-                words[positions] = part.words
-        return cls(np.concatenate([[0], np.cumsum(counts)]), indices, values, lengths, words)
+            if codes is not None:
+                codes[positions] = part.words
+        return cls(np.concatenate([[0], np.cumsum(counts)]), indices, values, lengths, codes)
 
     @property
     def n_instances(self) -> int:
@@ -115,6 +117,10 @@ class FeatureMatrix:
     def positions(self, instances: np.ndarray) -> np.ndarray:
         """Indices of the positions of ``instances``, in that order."""
         return instance_positions(self.offsets, instances)
+
+    def instance_entries(self) -> np.ndarray:
+        """The number of stored entries (feature values) of every instance."""
+        return np.diff(np.asarray(self.indptr)[self.offsets])
 
     def take(self, instances) -> FeatureMatrix:
         """The sub-corpus of ``instances`` in the given order (vectorised, O(nnz))."""

@@ -201,7 +201,8 @@ def test_concatenate_parts_gives_back_the_whole(seed):
 @pytest.mark.parametrize("seed", range(10))
 def test_placed_parts_are_the_concatenation_taken_in_order(seed):
     """Parts (some empty, instances of no position) placed at a random permutation of the places give what
-    concatenating them and taking the instances in the order of their places gives, word codes included."""
+    concatenating them and taking the instances in the order of their places gives, word codes included; the
+    parts are read one at a time, and one of other sizes than those given is refused."""
     rng = np.random.default_rng(seed)
     parts = [random_matrix(rng) for _ in range(int(rng.integers(1, 4)))]
     for part in parts:
@@ -209,13 +210,18 @@ def test_placed_parts_are_the_concatenation_taken_in_order(seed):
     sizes = [part.n_instances for part in parts]
     where = rng.permutation(sum(sizes))
     places = np.split(where, np.cumsum(sizes)[:-1])
-    placed = FeatureMatrix.placed(parts, places)
-    expected = FeatureMatrix.concatenate(parts).take(np.argsort(where))
-    for name in ("indptr", "indices", "values", "lengths", "words"):
-        np.testing.assert_array_equal(getattr(placed, name), getattr(expected, name))
-    without = FeatureMatrix.placed([parts[0], replace(parts[0], words=None)], [np.arange(sizes[0]),
-                                                                          sizes[0] + np.arange(sizes[0])])
-    assert without.words is None and without.n_instances == 2 * sizes[0]
+    whole = FeatureMatrix.concatenate(parts)
+    expected = whole.take(np.argsort(where))
+    lengths, entries = expected.lengths, expected.instance_entries()
+    for words in (True, False):
+        placed = FeatureMatrix.placed(iter(zip(parts, places)), lengths, entries, words)
+        for name in ("indptr", "indices", "values", "lengths", *(("words",) if words else ())):
+            np.testing.assert_array_equal(getattr(placed, name), getattr(expected, name))
+        assert (placed.words is None) != words
+    assert FeatureMatrix.placed([(whole, where)], lengths, entries, False).n_instances == len(where)
+    if len(where):
+        with pytest.raises(ValueError, match="not of the sizes given"):
+            FeatureMatrix.placed([(whole, where)], lengths, entries + 1, False)
 
 
 # --- FactoredMatrix: X = Σ_k S_k T_k --------------------------------------------------------------------------

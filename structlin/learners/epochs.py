@@ -50,15 +50,26 @@ def minibatches(X: FeatureMatrix | ShardedCorpus, y: np.ndarray | None, batch_si
         entries = np.cumsum(X.entries[order])[ends - 1] // SEGMENT_ENTRIES
         cuts = ends[np.flatnonzero(np.diff(positions) | np.diff(entries))]  # a batch end where a segment fills
         for segment in np.split(order, cuts):
-            yield from minibatches(*X.take(segment), batch_size, None)
+            yield from _in_order(*X.take(segment), batch_size, last_copied=True)
         release_freed_memory()  # once an epoch: the segments' freed pages, not faulted in again for every segment
         return
     if rng is None:
-        for start in range(0, X.n_instances, batch_size):
-            stop = min(start + batch_size, X.n_instances)
-            yield X.slice(start, stop), y[X.offsets[start] : X.offsets[stop]]
+        yield from _in_order(X, y, batch_size)
         return
     order = epoch_order(X.lengths, batch_size, rng)
     for start in range(0, len(order), batch_size):
         chosen = order[start : start + batch_size]
         yield X.take(chosen), y[X.positions(chosen)]
+
+
+def _in_order(X: FeatureMatrix, y: np.ndarray, batch_size: int, last_copied: bool = False):
+    """The mini-batches of ``X`` in corpus order, each a view of ``X`` and ``y``.  ``last_copied``: the last one a
+    copy, so that a segment of a :class:`~structlin.featurecache.ShardedCorpus` is freed before the next one is
+    read, though the learner still holds the batch it was given last (EWT + Brown + the treebank: 39 MiB less)."""
+    for start in range(0, X.n_instances, batch_size):
+        stop = min(start + batch_size, X.n_instances)
+        if last_copied and stop == X.n_instances:
+            chosen = np.arange(start, stop)
+            yield X.take(chosen), y[X.positions(chosen)]
+        else:
+            yield X.slice(start, stop), y[X.offsets[start] : X.offsets[stop]]
