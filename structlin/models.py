@@ -635,6 +635,7 @@ class _Model:
         first = next(chunks, [])
         self._begin(self._stream_sample(first))
         corpus = self._sharded(self._feature_cache(train, itertools.chain([first], chunks)))
+        del first, chunks  # the instances read to begin with: training holds none of them
         self._fit_indexed(corpus, None, self._dev_data(dev))
 
     def _feature_cache(self, train, chunks) -> FeatureCache:
