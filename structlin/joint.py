@@ -171,9 +171,9 @@ class AveragedWeights:
         np.subtract(self.w, out, out=out)
         return out
 
-    def pairs(self, emission_size: int) -> SparseWeights:
-        """The average's non-zero emission entries and its tail (:class:`SparseWeights`; the same values)."""
-        return SparseWeights.from_dense(self.dense(), emission_size)
+    def smallest(self, emission_size: int) -> np.ndarray | SparseWeights:
+        """The average made in the smaller of its two forms (:func:`smaller_form`)."""
+        return smaller_form(self.dense(), emission_size)
 
 
 @dataclass
@@ -499,6 +499,14 @@ class JointFeatureMap:
             (e0 + gold[e], np.ones(len(e)), e),
             (e0 + predicted[e], -np.ones(len(e)), e),
         ]
+
+
+def smaller_form(w: np.ndarray, emission_size: int) -> np.ndarray | SparseWeights:
+    """The flat vector ``w`` as its non-zero emission pairs and tail (:class:`SparseWeights`, 16 bytes a pair) when
+    they take less memory than the vector itself (8 bytes an entry), else ``w``."""
+    if 2 * np.count_nonzero(w[:emission_size]) < len(w):
+        return SparseWeights.from_dense(w, emission_size)
+    return w
 
 
 def write_weights(path, w: np.ndarray | SparseWeights) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from structlin.joint import AveragedWeights, JointFeatureMap, SparseWeights
+from structlin.joint import AveragedWeights, JointFeatureMap, SparseWeights, smaller_form
 from structlin.matrix import FeatureMatrix
 
 from brute import dense_rows, phi
@@ -299,3 +299,16 @@ def test_carry_moves_sparse_weights_with_their_buckets():
     carried = new.carry(sparse, old)
     assert isinstance(carried, SparseWeights)
     np.testing.assert_array_equal(carried.dense(), new.carry(w, old))
+
+
+def test_the_smaller_form_of_a_vector_is_its_pairs_when_they_take_less_memory():
+    """Pairs take 16 bytes each, the full vector 8 an entry: 2 non-zero emission weights of 6 (and a tail of 2) are
+    kept as pairs, 4 of 6 as the vector itself; an average's smaller form holds its values either way."""
+    sparse = np.array([0.0, 1.5, 0.0, 0.0, -2.0, 0.0, 7.0, 0.0])
+    kept = smaller_form(sparse, 6)
+    assert isinstance(kept, SparseWeights)
+    assert kept.keys.tolist() == [1, 4] and kept.values.tolist() == [1.5, -2.0] and kept.tail.tolist() == [7.0, 0.0]
+    dense = np.array([1.0, 1.5, 0.0, 3.0, -2.0, 0.0, 7.0, 0.0])
+    assert smaller_form(dense, 6) is dense
+    average = AveragedWeights(np.array([2.0, 0, 0, 0, 0, 0, 1, 1]), np.array([4.0, 0, 0, 0, 0, 0, 2, 0]), 4)
+    np.testing.assert_array_equal(np.asarray(average.smallest(6)), [1.0, 0, 0, 0, 0, 0, 0.5, 1])

@@ -31,7 +31,7 @@ from ..joint import AveragedWeights, JointFeatureMap, Scores, SparseWeights, fin
 #: The pending store is merged into the main one when it holds more pairs than this, or than a sixteenth of it.
 _PENDING = 4096
 
-#: The rows of a touched-rows average made into pairs at a time (:meth:`_UnmadeRowAverage.pairs`).
+#: The rows of a touched-rows average made into pairs at a time (:meth:`_UnmadeRowAverage.smallest`).
 _ROWS_AT_A_TIME = 1 << 16
 
 #: A learner that can (``capabilities.sparse``) keeps only the pairs it touched when the labels are more than this.
@@ -324,9 +324,10 @@ class _UnmadeRowAverage(AveragedWeights):
     def dense(self) -> np.ndarray:
         return self.store.expand(super().dense())
 
-    def pairs(self, emission_size: int) -> SparseWeights:
+    def smallest(self, emission_size: int) -> SparseWeights:
         """The average's non-zero emission entries and its tail, made from the touched rows alone, a block of rows
-        at a time: memory holds the pairs, never the full vector (what a run on a corpus on disk keeps)."""
+        at a time: memory holds the pairs, never the full vector (what a run on a corpus on disk keeps).  They are
+        never larger than the full vector: at most half of the rows are touched (:meth:`TouchedRows.settled`)."""
         store, L = self.store, self.store.n_labels
         start = store.tail_size + L  # the first touched row's
         keys, values = [np.zeros(0, np.int64)], [np.zeros(0)]

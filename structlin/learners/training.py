@@ -33,7 +33,7 @@ from tqdm import tqdm
 from ..decoders import Decoder, decode_corpus
 from ..errors import StructlinError
 from ..featurecache import ShardedCorpus, cache_root
-from ..joint import AveragedWeights, JointFeatureMap, SparseWeights, read_weights, write_weights
+from ..joint import AveragedWeights, JointFeatureMap, SparseWeights, read_weights, smaller_form, write_weights
 from ..matrix import FeatureMatrix
 
 UNITS = ("epoch", "iteration")
@@ -93,19 +93,15 @@ def _made(snapshot):
 
 def _as_pairs(snapshot, emission_size: int):
     """A snapshot as a run on a corpus on disk keeps it: its non-zero emission pairs and tail
-    (:class:`~structlin.joint.SparseWeights`, 16 bytes a pair) when they are smaller than the full vector (8 bytes
-    an entry), else the full vector.  An unmade average is made into pairs from what it holds
-    (:meth:`~structlin.joint.AveragedWeights.pairs`: a touched-rows run's rows alone), so that the full vector is
-    never made; a tagging model's non-zero weights are a few of its rows' (EWT + Brown + the treebank: 1.4 M pairs,
-    23 MB, against 120 MB for the full vector)."""
+    (:class:`~structlin.joint.SparseWeights`) when they are smaller than the full vector, else the full vector
+    (:func:`~structlin.joint.smaller_form`).  An unmade average of touched rows makes its pairs from its rows alone
+    (:meth:`~structlin.joint.AveragedWeights.smallest`), so that the full vector is never made: a tagging model's
+    non-zero weights are a few of its rows' (EWT + Brown + the treebank: 1.4 M pairs, 23 MB, against 120 MB)."""
     if isinstance(snapshot, SparseWeights):
         return snapshot
     if isinstance(snapshot, AveragedWeights):
-        pairs = snapshot.pairs(emission_size)
-        return pairs if 2 * len(pairs.keys) < pairs.size else pairs.dense()
-    if 2 * np.count_nonzero(snapshot[:emission_size]) < len(snapshot):
-        return SparseWeights.from_dense(snapshot, emission_size)
-    return snapshot
+        return snapshot.smallest(emission_size)
+    return smaller_form(snapshot, emission_size)
 
 
 class _KeptOnDisk:
