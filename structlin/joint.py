@@ -147,6 +147,10 @@ class Scores:
         return total
 
 
+#: The entries of an average made at a time when it is made into its smaller form (:meth:`AveragedWeights.smallest`).
+_BLOCK = 1 << 20
+
+
 @dataclass
 class AveragedWeights:
     """The average ``w − u/visits`` of a dense flat weight vector ``w`` and its averaging sums ``u`` (the averaged
@@ -172,8 +176,23 @@ class AveragedWeights:
         return out
 
     def smallest(self, emission_size: int) -> np.ndarray | SparseWeights:
-        """The average made in the smaller of its two forms (:func:`smaller_form`)."""
-        return smaller_form(self.dense(), emission_size)
+        """The average made in the smaller of its two forms (:func:`smaller_form`), a block of entries at a time:
+        memory holds the form made, never both."""
+        blocks = [(a, min(a + _BLOCK, emission_size)) for a in range(0, emission_size, _BLOCK)]
+        if 2 * sum(np.count_nonzero(self._entries(a, b)) for a, b in blocks) >= len(self.w):
+            return self.dense()
+        keys, values = [np.zeros(0, np.int64)], [np.zeros(0)]
+        for a, b in blocks:
+            block = self._entries(a, b)
+            nonzero = np.flatnonzero(block)
+            keys.append(a + nonzero)
+            values.append(block[nonzero])
+        return SparseWeights(np.concatenate(keys), np.concatenate(values), self._entries(emission_size, len(self.w)),
+                             len(self.w))
+
+    def _entries(self, a: int, b: int) -> np.ndarray:
+        """The average at flat entries ``a`` to ``b − 1``, by :meth:`dense`'s arithmetic."""
+        return AveragedWeights(self.w[a:b], self.u[a:b], self.visits).dense()
 
 
 @dataclass

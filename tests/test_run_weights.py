@@ -7,7 +7,8 @@ from functools import partial
 import numpy as np
 import pytest
 
-from structlin.joint import JointFeatureMap, SparseWeights
+from structlin import joint as joint_module
+from structlin.joint import JointFeatureMap, SparseWeights, smaller_form
 from structlin.learners import run_weights
 from structlin.learners.run_weights import DenseWeights, GrowingWeights, TouchedRows
 from structlin.matrix import FeatureMatrix
@@ -31,6 +32,7 @@ def test_touched_stores_follow_the_full_vectors(store, seed, averaged, monkeypat
     (the same products summed in the same order)."""
     monkeypatch.setattr(run_weights, "_PENDING", 3)
     monkeypatch.setattr(run_weights, "_ROWS_AT_A_TIME", 2)  # an average made into pairs a few rows at a time
+    monkeypatch.setattr(joint_module, "_BLOCK", 3)  # and a few entries at a time
     rng = np.random.default_rng(seed)
     L = int(rng.integers(1, 5))
     joint = JointFeatureMap([f"t{k}" for k in range(L)], np.arange(7) * 2, transitions=bool(seed % 2))
@@ -57,6 +59,9 @@ def test_touched_stores_follow_the_full_vectors(store, seed, averaged, monkeypat
             exact(np.asarray(smallest), full)
             if isinstance(kept, TouchedRows):  # its pairs, made from its rows, never more than the full vector
                 assert isinstance(smallest, SparseWeights) and 2 * len(smallest.keys) <= joint.transition_offset
+            else:  # the form smaller_form gives
+                assert type(smallest) is type(smaller_form(full, joint.transition_offset))
+            if isinstance(smallest, SparseWeights):
                 assert (np.diff(smallest.keys) > 0).all() and smallest.size == joint.size
                 exact(smallest.keys, np.flatnonzero(full[: joint.transition_offset]))
     np.testing.assert_array_equal(np.asarray(kept.current()), dense.current())
