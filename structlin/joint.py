@@ -181,14 +181,8 @@ class AveragedWeights:
         blocks = [(a, min(a + _BLOCK, emission_size)) for a in range(0, emission_size, _BLOCK)]
         if 2 * sum(np.count_nonzero(self._entries(a, b)) for a, b in blocks) >= len(self.w):
             return self.dense()
-        keys, values = [np.zeros(0, np.int64)], [np.zeros(0)]
-        for a, b in blocks:
-            block = self._entries(a, b)
-            nonzero = np.flatnonzero(block)
-            keys.append(a + nonzero)
-            values.append(block[nonzero])
-        return SparseWeights(np.concatenate(keys), np.concatenate(values), self._entries(emission_size, len(self.w)),
-                             len(self.w))
+        keys, values = nonzero_pairs((np.arange(a, b), self._entries(a, b)) for a, b in blocks)
+        return SparseWeights(keys, values, self._entries(emission_size, len(self.w)), len(self.w))
 
     def _entries(self, a: int, b: int) -> np.ndarray:
         """The average at flat entries ``a`` to ``b − 1``, by :meth:`dense`'s arithmetic."""
@@ -518,6 +512,17 @@ class JointFeatureMap:
             (e0 + gold[e], np.ones(len(e)), e),
             (e0 + predicted[e], -np.ones(len(e)), e),
         ]
+
+
+def nonzero_pairs(blocks: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The flat keys and the values of the non-zero entries of ``blocks``, pairs ``(keys, values)`` of one length
+    (the key of every value), in the blocks' order."""
+    keys, values = [np.zeros(0, np.int64)], [np.zeros(0)]
+    for block_keys, block in blocks:
+        nonzero = np.flatnonzero(block)
+        keys.append(block_keys[nonzero])
+        values.append(block[nonzero])
+    return np.concatenate(keys), np.concatenate(values)
 
 
 def smaller_form(w: np.ndarray, emission_size: int) -> np.ndarray | SparseWeights:

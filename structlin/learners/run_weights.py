@@ -26,7 +26,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..joint import AveragedWeights, JointFeatureMap, Scores, SparseWeights, find_keys
+from ..joint import AveragedWeights, JointFeatureMap, Scores, SparseWeights, find_keys, nonzero_pairs
 
 #: The pending store is merged into the main one when it holds more pairs than this, or than a sixteenth of it.
 _PENDING = 4096
@@ -330,15 +330,14 @@ class _UnmadeRowAverage(AveragedWeights):
         never larger than the full vector: at most half of the rows are touched (:meth:`TouchedRows.settled`)."""
         store, L = self.store, self.store.n_labels
         start = store.tail_size + L  # the first touched row's
-        keys, values = [np.zeros(0, np.int64)], [np.zeros(0)]
-        for first in range(0, store.n_rows_touched, _ROWS_AT_A_TIME):
-            rows = store.row_of[first : first + _ROWS_AT_A_TIME].astype(np.int64)
-            span = slice(start + first * L, start + (first + len(rows)) * L)
-            block = AveragedWeights(self.w[span], self.u[span], self.visits).dense()
-            nonzero = np.flatnonzero(block)
-            keys.append(rows[nonzero // L] * L + nonzero % L)
-            values.append(block[nonzero])
-        keys, values = np.concatenate(keys), np.concatenate(values)
+        def blocks():
+            for first in range(0, store.n_rows_touched, _ROWS_AT_A_TIME):
+                rows = store.row_of[first : first + _ROWS_AT_A_TIME].astype(np.int64)
+                span = slice(start + first * L, start + (first + len(rows)) * L)
+                yield (rows[:, None] * L + np.arange(L)).ravel(), AveragedWeights(self.w[span], self.u[span],
+                                                                                   self.visits).dense()
+
+        keys, values = nonzero_pairs(blocks())
         order = np.argsort(keys)  # the rows are in the order they were first touched
         tail = AveragedWeights(self.w[: store.tail_size], self.u[: store.tail_size], self.visits).dense()
         return SparseWeights(keys[order], values[order], tail, emission_size + store.tail_size)

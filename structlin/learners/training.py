@@ -91,7 +91,7 @@ def _made(snapshot):
     return snapshot.dense() if isinstance(snapshot, AveragedWeights) else snapshot
 
 
-def _as_pairs(snapshot, emission_size: int):
+def _smaller_snapshot(snapshot, emission_size: int):
     """A snapshot as a run on a corpus on disk keeps it: its non-zero emission pairs and tail
     (:class:`~structlin.joint.SparseWeights`) when they are smaller than the full vector, else the full vector
     (:func:`~structlin.joint.smaller_form`).  An unmade average of touched rows makes its pairs from its rows alone
@@ -195,9 +195,9 @@ class TrainingRun:
         if record["dev_accuracy"] > self.best_score:
             self.best = None  # the one before first, so that memory never holds two
             if self._kept is not None:
-                self._kept.keep(self._made(snapshot))
+                self._kept.keep(self._kept_form(snapshot))
             else:
-                self.best = self._made(snapshot)
+                self.best = self._kept_form(snapshot)
             self.best_score, self.waited, self.best_step = record["dev_accuracy"], 0, record["step"]
         else:
             self.waited += 1
@@ -240,10 +240,12 @@ class TrainingRun:
         if self._kept is not None and self._kept.path is not None:
             self.best = self._kept.read()
         if self.best is None:  # no dev set
-            self.best, self.best_step = self._made(self._snapshot()), len(self.history)
+            self.best, self.best_step = self._kept_form(self._snapshot()), len(self.history)
         return self.best
 
-    def _made(self, snapshot):
-        """A snapshot as the run keeps it: made (:func:`_made`), or as pairs in a run on a corpus on disk
-        (:func:`_as_pairs`), whose model is then its non-zero pairs, as a model file holds them."""
-        return _as_pairs(snapshot, self._joint.transition_offset) if self._kept is not None else _made(snapshot)
+    def _kept_form(self, snapshot):
+        """A snapshot as the run keeps it: made (:func:`_made`), or in a run on a corpus on disk in its smaller form
+        (:func:`_smaller_snapshot`: its non-zero pairs, as a model file holds them, when they are smaller)."""
+        if self._kept is None:
+            return _made(snapshot)
+        return _smaller_snapshot(snapshot, self._joint.transition_offset)
