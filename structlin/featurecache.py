@@ -59,7 +59,9 @@ def release_freed_memory() -> None:
 
     A segment's arrays are freed when the next one is read, but the allocator keeps the pages of freed blocks it
     cannot return from the middle of its heap, so that without this a streamed run's resident memory creeps up
-    epoch after epoch (EWT + Brown + the treebank: by 70 MiB over 10 epochs).  Dask's workers trim alike."""
+    epoch after epoch (EWT + Brown + the treebank: by 70 MiB over 10 epochs), and so does extraction, shard after
+    shard, as the extractor's tables of word types grow by reallocation (a trim after every shard written took
+    the same corpus's streamed run with an empty cache from 502 to 489 MiB).  Dask's workers trim alike."""
     if _LIBC is not None:
         _LIBC.malloc_trim(0)
 
@@ -241,6 +243,8 @@ class CacheWriter:
                 np.save(file, array, allow_pickle=False)
         self.columns = np.union1d(self.columns, X.indices)
         self.shards.append({"instances": X.n_instances, "positions": X.n_positions})
+        del X, labels, arrays
+        release_freed_memory()  # the shard's arrays, and what extracting it freed
 
     def finish(self, name: str) -> FeatureCache:
         """Write the last shard and the manifest, and move the cache to its name (where a cache of that name,

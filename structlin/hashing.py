@@ -54,6 +54,11 @@ class FeatureHasher:
         self._mask = np.uint64((1 << bits) - 1)
         self._memo: dict[str, int] = {}
 
+    def forget(self) -> None:
+        """Empty the memo of :meth:`string` and :meth:`strings`, which fills again as strings are hashed: after a
+        corpus is extracted it holds every string the corpus gave (its words, affixes, n-grams)."""
+        self._memo = {}
+
     def __getstate__(self) -> dict:
         """Pickled without the memo, a cache that fills again as strings are hashed."""
         return {**vars(self), "_memo": {}}

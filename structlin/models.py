@@ -44,7 +44,7 @@ from .errors import (CapabilityError, CorpusFormatError, ModelFormatError, NotFi
 from .evaluation import ClassificationReport, TaggingReport, evaluate_classification, evaluate_tagging
 from .explain import (Explanation, InformativeFeature, TopFeatures, explain_document, explain_tokens,
                       informative_features, top_document_features, top_token_features)
-from .featurecache import CacheWriter, FeatureCache, ShardedCorpus, corpus_columns, settings_digest
+from .featurecache import CacheWriter, FeatureCache, ShardedCorpus, corpus_columns, release_freed_memory, settings_digest
 from .hashing import FeatureHasher
 from .joint import JointFeatureMap, Scores, SparseWeights, ordered_labels
 from .learners import LEARNERS, Learner, make_learner
@@ -636,6 +636,8 @@ class _Model:
         self._begin(self._stream_sample(first))
         corpus = self._sharded(self._feature_cache(train, itertools.chain([first], chunks)))
         del first, chunks  # the instances read to begin with: training holds none of them
+        self.hasher.forget()  # extraction memoised every string of the corpus; training reads the cache
+        release_freed_memory()
         self._fit_indexed(corpus, None, self._dev_data(dev))
 
     def _feature_cache(self, train, chunks) -> FeatureCache:

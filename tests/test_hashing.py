@@ -52,6 +52,16 @@ def test_same_feature_same_result_across_instances():
     assert a == [first(n, v) for n, v in FEATURES]  # memoised results are the same as fresh ones
 
 
+def test_a_forgotten_memo_gives_the_same_codes():
+    """After extraction a run empties the memo (``forget``); what is hashed again is hashed the same."""
+    hasher = FeatureHasher(20, 7)
+    a = [hasher(n, v) for n, v in FEATURES]
+    codes = hasher.strings(["cat", "-ing", "cat"])
+    hasher.forget()
+    assert hasher._memo == {}
+    assert [hasher(n, v) for n, v in FEATURES] == a and np.array_equal(hasher.strings(["cat", "-ing", "cat"]), codes)
+
+
 def test_combine_equals_call():
     hasher = FeatureHasher(16, 3)
     names = [hasher.string(n) for n, _ in FEATURES]
