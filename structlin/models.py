@@ -44,7 +44,8 @@ from .errors import (CapabilityError, CorpusFormatError, ModelFormatError, NotFi
 from .evaluation import ClassificationReport, TaggingReport, evaluate_classification, evaluate_tagging
 from .explain import (Explanation, InformativeFeature, TopFeatures, explain_document, explain_tokens,
                       informative_features, top_document_features, top_token_features)
-from .featurecache import CacheWriter, FeatureCache, ShardedCorpus, corpus_columns, release_freed_memory, settings_digest
+from .featurecache import (CacheWriter, FeatureCache, ShardedCorpus, corpus_columns, large_blocks_mapped,
+                           release_freed_memory, settings_digest)
 from .hashing import FeatureHasher
 from .joint import JointFeatureMap, Scores, SparseWeights, ordered_labels
 from .learners import LEARNERS, Learner, make_learner
@@ -657,7 +658,8 @@ class _Model:
             if found is not None:
                 return found
         digest = hashlib.sha256(settings.encode())
-        with CacheWriter() as writer, tqdm(desc="features", unit=units, disable=hidden, leave=False) as bar:
+        with large_blocks_mapped(), CacheWriter() as writer, \
+                tqdm(desc="features", unit=units, disable=hidden, leave=False) as bar:
             for start, chunk in _numbered(chunks):
                 instances, labels, content = self._streamed_part(chunk, start)
                 digest.update(content)
