@@ -31,6 +31,29 @@ _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _BASE = np.uint64(0xD6E8FEB86659FD93)  # P: a large odd multiplier (an invertible step mod 2**64)
 
 
+_BLOCK = 64  # the code points of a sequence hashed in one step of FeatureHasher.sequences
+_BLOCK_POWERS = np.array([pow(int(_BASE), m, 2**64) for m in range(_BLOCK + 1)], dtype=np.uint64)  # P^m
+_Q = _BLOCK_POWERS[_BLOCK]  # P^_BLOCK
+
+
+def _block_sums(points: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """``Σ_j c_j·P^(m−1−j)`` over each block ``points[s : s + m]`` (``m`` ≤ :data:`_BLOCK`): Horner's steps from 0.
+
+    The blocks are sorted by size, longest first, so that step ``j`` touches a prefix of them: O(total size +
+    longest size)."""
+    longest = int(sizes.max()) if len(sizes) else 0
+    order = np.argsort((longest - sizes).astype(np.uint16), kind="stable")  # a radix sort of small keys
+    first, size = starts[order], sizes[order]
+    longer_than = len(size) - np.cumsum(np.bincount(size))
+    z = np.zeros(len(size), dtype=np.uint64)
+    for j, k in enumerate(longer_than):
+        z[:k] *= _BASE
+        z[:k] += points[first[:k] + j]
+    out = np.empty_like(z)
+    out[order] = z
+    return out
+
+
 def _finalise(z: np.ndarray) -> np.ndarray:
     """The splitmix64 finaliser: a bijective 64-bit mix (arithmetic wraps modulo 2**64)."""
     z = (z ^ (z >> np.uint64(30))) * _M1
@@ -82,24 +105,35 @@ class FeatureHasher:
         return np.fromiter(map(memo.__getitem__, texts), dtype=np.uint64, count=len(texts))
 
     def sequences(self, points: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        """``S`` of every code point sequence ``points[s : s + n]`` for ``s, n`` in ``starts, lengths``.
+        """``S`` of every code point sequence ``points[s : s + n]`` for ``s, n`` in ``starts, lengths``: the
+        Horner recurrence ``z ← z·P + c_j`` from ``z = H("")``, then mixed with ``n``.
 
-        The sequences are sorted by length, longest first, so that step ``j`` of the Horner
-        recurrence ``z ← z·P + c_j`` touches a prefix of them: O(total length + longest length).
+        The recurrence regrouped in blocks, so that every step works on whole arrays: a sequence of ``n`` points
+        is a first block of ``r`` ≤ :data:`_BLOCK` points and ``B − 1`` full ones, and with ``Q = P^_BLOCK``,
+        ``z = H("")·P^r·Q^(B−1) + Σ_b s_b·Q^(B−1−b)``, ``s_b`` each block's own Horner sum
+        (:func:`_block_sums`).  Ordinary words are one block; a token of millions of characters costs no more
+        Python steps than a word.
         """
-        lengths = np.asarray(lengths, dtype=np.int64)
-        longest = int(lengths.max()) if len(lengths) else 0
-        # a stable sort of 16-bit keys is a radix sort, cheaper than a comparison sort of int64 keys
-        order = np.argsort((longest - lengths).astype(np.uint16 if longest < 2**16 else np.int64), kind="stable")
-        first, size = np.asarray(starts, dtype=np.int64)[order], lengths[order]
-        longer_than = len(size) - np.cumsum(np.bincount(size)) if len(size) else np.zeros(0, np.int64)
-        z = np.full(len(size), self.string(""), dtype=np.uint64)
-        for j, k in enumerate(longer_than):
-            z[:k] *= _BASE
-            z[:k] += points[first[:k] + j]
-        out = np.empty_like(z)
-        out[order] = self.mix(z, size)
-        return out
+        starts, lengths = np.asarray(starts, dtype=np.int64), np.asarray(lengths, dtype=np.int64)
+        empty = self.string("")
+        if lengths.max(initial=0) <= _BLOCK:  # one block each (B = 1, r = n): the words of a text
+            return self.mix(empty * _BLOCK_POWERS[lengths] + _block_sums(points, starts, lengths), lengths)
+        blocks = -(-lengths // _BLOCK)  # B
+        first = lengths - _BLOCK * np.maximum(blocks - 1, 0)  # r
+        owner = np.repeat(np.arange(len(lengths)), blocks)
+        seen = np.arange(len(owner)) - np.repeat(np.cumsum(blocks) - blocks, blocks)  # b: the block's number
+        block_starts = starts[owner] + np.where(seen > 0, first[owner] + _BLOCK * (seen - 1), 0)
+        sums = _block_sums(points, block_starts, np.where(seen > 0, _BLOCK, first[owner]))
+        q_powers = np.full(max(int(blocks.max(initial=0)), 1), _Q, dtype=np.uint64)
+        q_powers[0] = 1
+        q_powers = np.cumprod(q_powers, dtype=np.uint64)  # Q^k, wrapping
+        terms = sums * q_powers[blocks[owner] - 1 - seen]
+        z = np.full(len(lengths), empty, dtype=np.uint64)
+        filled = np.flatnonzero(blocks)
+        if len(filled):
+            z[filled] = (z[filled] * _BLOCK_POWERS[first[filled]] * q_powers[blocks[filled] - 1]
+                         + np.add.reduceat(terms, (np.cumsum(blocks) - blocks)[filled]))
+        return self.mix(z, lengths)
 
     @staticmethod
     def mix(codes, value_codes) -> np.ndarray:

@@ -10,6 +10,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from structlin.hashing import HASH_NAME, FeatureHasher
 
@@ -194,3 +196,32 @@ def test_extreme_seeds_hash_independently():
     first, last = FeatureHasher(31, 0), FeatureHasher(31, 2**64 - 1)
     assert all(first(n, v)[0] != last(n, v)[0] for n, v in FEATURES)
     assert first.string("x") != last.string("x")
+
+
+def horner_reference(hasher: FeatureHasher, points: list[int], start: int, length: int) -> int:
+    """``S`` of ``points[start : start + length]`` as documented (``FeatureHasher.sequences``), one step per point:
+    ``z ← z·P + c`` from ``H("")``, mixed with the length."""
+    z = hasher.string("")
+    for c in points[start : start + length]:
+        z = (z * 0xD6E8FEB86659FD93 + c) & MASK64
+    return int(hasher.mix(np.array([z], dtype=np.uint64), np.array([length]))[0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 0x10FFFF), max_size=400), st.data())
+def test_sequences_equal_one_horner_step_per_code_point(points, data):
+    # blocks of 64 points regrouped: sequences shorter than a block, of several blocks, empty, overlapping
+    hasher = FeatureHasher(20, 3)
+    pairs = data.draw(st.lists(st.integers(0, len(points)).flatmap(
+        lambda s: st.tuples(st.just(s), st.integers(0, len(points) - s))), max_size=12))
+    starts, lengths = (np.array([p[k] for p in pairs], dtype=np.int64) for k in (0, 1))
+    codes = hasher.sequences(np.array(points, dtype=np.uint64), starts, lengths)
+    assert codes.tolist() == [horner_reference(hasher, points, s, n) for s, n in pairs]
+
+
+def test_a_token_of_many_blocks_hashes_as_the_recurrence_says():
+    points = np.random.default_rng(0).integers(0, 0x10FFFF, size=100_003)
+    hasher = FeatureHasher(22)
+    codes = hasher.sequences(points.astype(np.uint64), np.array([0, 1, 3]), np.array([100_003, 100_001, 64]))
+    assert codes.tolist() == [horner_reference(hasher, points.tolist(), s, n) for s, n in
+                              [(0, 100_003), (1, 100_001), (3, 64)]]
