@@ -148,9 +148,12 @@ def decode(data: bytes, encoding: str, name: str, *, errors: str = "strict", lin
     except UnicodeDecodeError as err:
         before = body[:err.start].decode(codec, "replace")
         down, column = _place(before, len(before))
+        wide = line == 1 and err.start == 0 and body[:2] in (b"\xff\xfe", b"\xfe\xff")
+        hint = ("; it starts with a UTF-16 byte order mark: read it as utf-16 (--encoding utf-16 for documents) or "
+                "convert it to UTF-8" if wide else "")
         raise CorpusFormatError(
             name, line + down, f"invalid {encoding}: byte {err.object[err.start]:#04x} at position {column} of the "
-            f"line (expected {encoding} text)",
+            f"line (expected {encoding} text{hint})",
         ) from None
     return checked_text(text.removeprefix("\ufeff") if line == 1 else text, name, line)
 
@@ -662,8 +665,8 @@ FILE_FORMATS = ("conllu", "word-tag", "columns", "text")
 
 
 def guess_format(path: Source) -> str:
-    """``conllu`` for ``*.conllu[.gz]`` files, ``word-tag`` otherwise."""
-    name = str(path)[:-3] if str(path).endswith(".gz") else str(path)
+    """``conllu`` for ``*.conllu[.gz]`` files (in any case: ``.CONLLU``), ``word-tag`` otherwise."""
+    name = str(path).lower().removesuffix(".gz")
     return "conllu" if name.endswith(".conllu") else "word-tag"
 
 

@@ -34,8 +34,8 @@ class ReadOptions:
     label granularity, the files' text encoding.  ``header``, ``label_column`` and ``text_column``
     concern TSV and CSV files (see :func:`~structlin.documents.read_tsv`): whether the first row
     names the columns (None: detect it), and the label and text columns (an index counted from 0, or
-    a header name).  ``report``, if given, is called with one line saying how many documents a TSV
-    or CSV file gave and what was decided about its header and columns.  An option given for data it
+    a header name).  ``report``, if given, is called with one line saying how many documents (and labels) a
+    file, folder or archive gave and, for TSV and CSV, what was decided about its header and columns.  An option given for data it
     does not apply to is refused (:class:`~structlin.errors.OptionValueError`), not ignored.
     """
 
@@ -169,8 +169,9 @@ def _document_reader(source: str, split: str | None, options: ReadOptions, *,
     if fmt in ("tsv", "csv"):
         return lambda: _table_documents(source, fmt, encoding, options)
     if fmt in ("folders", "tar"):
-        return lambda: read_folders(source, encoding=encoding, strip=options.strip)
-    return lambda: (read_svmlight if fmt == "svmlight" else read_fasttext)(source, encoding=encoding)
+        return lambda: _reported(read_folders(source, encoding=encoding, strip=options.strip), source, options)
+    read = read_svmlight if fmt == "svmlight" else read_fasttext
+    return lambda: _reported(read(source, encoding=encoding), source, options)
 
 
 def _refuse(options: ReadOptions, names: tuple[str, ...], why: str) -> None:
@@ -194,24 +195,37 @@ def _empty(source: str, what: str) -> CorpusFormatError:
 
 
 def _table_documents(source: str, fmt: str, encoding: str, options: ReadOptions) -> Iterator[Document]:
-    """The documents of a TSV or CSV file; once they are all read, ``options.report`` hears how many there were,
-    with the header and columns used."""
+    """The documents of a TSV or CSV file, :func:`_reported` with the header and columns used."""
     read = read_tsv if fmt == "tsv" else read_csv
     table = read(source, label_column=options.label_column, text_column=options.text_column, header=options.header,
                  encoding=encoding)
+
+    def columns() -> str:
+        if table.header is not None:
+            names = table.header
+            return (f" (header row: {', '.join(names)}; labels from {names[table.label_column]!r}, texts from "
+                    f"{names[table.text_column]!r})")
+        if table.label_column is not None:
+            return f" (no header row; labels from column {table.label_column}, texts from column {table.text_column})"
+        return ""
+
+    return _reported(table, source, options, columns)
+
+
+def _reported(documents: Iterable[Document], source: str, options: ReadOptions,
+              how: Callable[[], str] = str) -> Iterator[Document]:
+    """The ``documents`` of the file, folder or archive ``source``; once they are all read, ``options.report`` hears
+    how many there were and how many labels, with ``how()`` (what the reader decided), so that nothing is dropped
+    unseen.  Labels all different, one per document, are pointed out: a wrong label column reads so."""
     count, labels = 0, set()
-    for document in table:
+    for document in documents:
         count += 1
         labels.add(document.label)
         yield document
     if options.report:
-        said = f"read {_count(count, 'document')} ({_count(len(labels), 'label')}) from {source}"
-        if table.header is not None:
-            names = table.header
-            said += (f" (header row: {', '.join(names)}; labels from {names[table.label_column]!r}, texts from "
-                     f"{names[table.text_column]!r})")
-        elif table.label_column is not None:
-            said += f" (no header row; labels from column {table.label_column}, texts from column {table.text_column})"
+        said = f"read {_count(count, 'document')} ({_count(len(labels), 'label')}) from {source}{how()}"
+        if count >= 10 and len(labels) == count:
+            said += "; every document has a label of its own: is that the label column?"
         options.report(said)
 
 
@@ -221,9 +235,9 @@ def _count(number: int, noun: str) -> str:
 
 def guess_document_format(source: str) -> str:
     """The document format a path's name suggests: folders (a folder or archive), csv (*.csv), tsv (*.tsv,
-    *.tab), svmlight (*.svm, *.svmlight) or fasttext; a ``.gz`` suffix is looked through."""
-    name = source.removesuffix(".gz")
-    if Path(source).is_dir() or name.endswith((".tar", ".tgz", ".zip")) or source.endswith(".tar.gz"):
+    *.tab), svmlight (*.svm, *.svmlight) or fasttext, the suffix in any case; a ``.gz`` suffix is looked through."""
+    name = source.lower().removesuffix(".gz")
+    if Path(source).is_dir() or name.endswith((".tar", ".tgz", ".zip")) or source.lower().endswith(".tar.gz"):
         return "folders"
     if name.endswith(".csv"):
         return "csv"

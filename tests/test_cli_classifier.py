@@ -71,6 +71,34 @@ SST2 = "sentence\tlabel\n" + "".join(f"{x} \t{1 if y == 'pos' else 0}\n" for x, 
     '"youre dead to me"... bad\t0\n'
 
 
+def error_line(err: str) -> str:
+    """The last line of ``err``, checked to be structlin's one-line error (what was read may come before it)."""
+    lines = err.strip().splitlines()
+    assert lines[-1].startswith("structlin: error: ") and all(line.startswith("read ") for line in lines[:-1]), err
+    return lines[-1]
+
+
+def test_every_file_format_says_what_was_read(tmp_path, capsys):
+    """fastText, SVMlight and folder trees say how many documents and labels they gave, as TSV and CSV do; labels
+    all different, one per document, are pointed out (a column of ids read as the labels)."""
+    fasttext, svm, tree = tmp_path / "d.TXT", tmp_path / "d.svm", tmp_path / "tree"
+    fasttext.write_text("".join(f"__label__{y} {x}\n" for x, y in zip(TRAIN, LABELS)), encoding="utf-8")
+    svm.write_text("".join(f"{y} {k + 1}:1\n" for k, y in enumerate(LABELS)), encoding="utf-8")
+    for k, (x, y) in enumerate(zip(TRAIN, LABELS)):
+        (tree / y).mkdir(parents=True, exist_ok=True)
+        (tree / y / f"{k}.txt").write_text(x, encoding="utf-8")
+    for path in (fasttext, svm, tree):
+        code, _, err = run(capsys, "train", "classifier", "--train", path, "--epochs", "2", "--output",
+                           tmp_path / "m.model")
+        assert code == 0 and err.splitlines() == [f"read 6 documents (2 labels) from {path}"]
+    ids = tmp_path / "SST-2-TEST.TSV"  # GLUE's test file: an index and the sentence, no label; the suffix in capitals
+    ids.write_text("index\tsentence\n" + "".join(f"{k}\t{x}\n" for k, x in enumerate(TRAIN * 2)), encoding="utf-8")
+    code, _, err = run(capsys, "train", "classifier", "--train", ids, "--epochs", "2", "--output", tmp_path / "i.model")
+    assert code == 0 and err.splitlines() == [  # no label name: the first row is data
+        f"read 13 documents (13 labels) from {ids} (no header row; labels from column 0, texts from column 1); "
+        "every document has a label of its own: is that the label column?"]
+
+
 def test_tsv_and_csv_files_say_what_was_read(tmp_path, capsys):
     train, model = tmp_path / "train.tsv", tmp_path / "m.model"
     train.write_text(SST2, encoding="utf-8")
@@ -84,7 +112,7 @@ def test_tsv_and_csv_files_say_what_was_read(tmp_path, capsys):
     assert code == 0 and err == ""
     # No header, columns by index or by name, CSV by --format.
     plain = tmp_path / "plain.tab"
-    plain.write_text("".join(f"{x}\t {y} \n" for x, y in zip(TRAIN, LABELS)), encoding="utf-8")
+    plain.write_text("".join(f"{x}\t {int(y == 'pos')} \n" for x, y in zip(TRAIN, LABELS)), encoding="utf-8")
     code, out, err = run(capsys, "evaluate", model, "--test", plain, "--label-column", "1", "--text-column", "0",
                          "--json")
     assert code == 0 and json.loads(out)["n_instances"] == 6
@@ -96,7 +124,8 @@ def test_tsv_and_csv_files_say_what_was_read(tmp_path, capsys):
     code, out, err = run(capsys, "cross-validate", "--train", data, "--format", "csv", "--label-column", "stars",
                          "--folds", "2", "--features", "text-unigram", "--epochs", "2", "--json")
     assert code == 0 and "header row: id, review, stars; labels from 'stars', texts from 'review'" in err
-    code, out, err = run(capsys, "evaluate", model, "--test", train, "--no-header", "--json")
+    code, out, err = run(capsys, "evaluate", model, "--test", train, "--no-header", "--label-column", "1",
+                         "--text-column", "0", "--json")
     assert code == 0 and json.loads(out)["n_instances"] == 8 and "no header row" in err
 
 
@@ -186,11 +215,13 @@ def test_svm_options_reach_the_learner_or_give_one_line(tmp_path, capsys, fastte
     assert code == 0 and (learner.solver, learner.C, learner.epochs) == ("bcfw", 2.0, 3)
     assert [line.split()[:2] for line in out.splitlines()[:3]] == [["epoch", "1"], ["epoch", "2"], ["epoch", "3"]]
     assert all("duality gap" in line for line in out.splitlines()[:3])
-    for argv, message in ((("--learner", "svm", "--C", "0"), "C must be positive"),
-                          (("--learner", "svm", "--solver", "lbfgs"), "solver must be one of pegasos, bcfw, got 'lbfgs'"),
+    code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", "svm", "--C", "0",
+                       "--output", model)  # refused by the parser, no learner taking it
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "argument --C: must be positive and finite, got 0.0" in err
+    for argv, message in ((("--learner", "svm", "--solver", "lbfgs"), "solver must be one of pegasos, bcfw, got 'lbfgs'"),
                           (("--C", "1"), "--C does not apply to learner 'averaged-perceptron'")):
         code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, *argv, "--output", model)
-        assert code == 1 and len(err.strip().splitlines()) == 1 and message in err
+        assert code == 1 and error_line(err).endswith(message)
 
 
 def test_cost_matrix_file_reaches_the_svm_or_gives_one_line(tmp_path, capsys, fasttext_files):
@@ -210,7 +241,7 @@ def test_cost_matrix_file_reaches_the_svm_or_gives_one_line(tmp_path, capsys, fa
         (tmp_path / name).write_text(content)
         code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", "svm",
                            "--cost-matrix", tmp_path / name, "--output", model)
-        assert code == 1 and len(err.strip().splitlines()) == 1 and message in err, err
+        assert code == 1 and message in error_line(err), err
     code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--cost-matrix", costs, "--output", model)
     assert code == 1 and "--cost-matrix does not apply to learner 'averaged-perceptron'" in err
 
@@ -245,7 +276,7 @@ def test_kernel_perceptron_on_svmlight_input_from_the_command_line(tmp_path, cap
         assert code == 0 and json.loads(out)["accuracy"] == 1.0
     code, _, err = run(capsys, "train", "classifier", "--train", tmp_path / "xor.svm", "--learner", "kernel-perceptron",
                        "--budget", "0", "--output", model)
-    assert code == 1 and err.strip() == "structlin: error: budget must be at least 1, got 0"
+    assert code == 2 and "error: argument --budget: must be at least 1, got 0" in err
     code, _, err = run(capsys, "train", "classifier", "--train", tmp_path / "xor.svm", "--kernel", "rbf", "--output", model)
     assert code == 1 and "--kernel does not apply to learner 'averaged-perceptron'" in err
     run(capsys, "train", "classifier", "--train", tmp_path / "xor.svm", "--output", model, "-q")

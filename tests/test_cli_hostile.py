@@ -92,6 +92,16 @@ def cli(*argv, **kwargs) -> subprocess.Popen:
     (["train", "tagger", "--train", "r.conllu", "--output", "x.model", "--format", "columns", "--columns",
       "pos,chunk"], "--columns"),
     (["tag", "m.model", "--input", "r.conllu", "--column", "bogus"], "--column"),
+    # a learner's number refused by the parser, under its flag's name
+    (["train", "classifier", "--train", "docs.txt", "--output", "x.model", "--epochs", "0"],
+     "argument --epochs: must be at least 1, got 0"),
+    (["train", "classifier", "--train", "docs.txt", "--output", "x.model", "--margin", "nan"], "argument --margin"),
+    (["train", "classifier", "--train", "docs.txt", "--output", "x.model", "--batch-size", "0"], "--batch-size"),
+    (["train", "classifier", "--train", "docs.txt", "--output", "x.model", "--dev-fraction", "1.5"],
+     "argument --dev-fraction"),
+    (["train", "classifier", "--train", "docs.txt", "--output", "x.model", "--seed", str(2**64)],
+     "expected an integer from 0 to 4294967295"),
+    (["evaluate", "c.model", "--test", "docs.txt", "--split", "bogus"], "with --test give the file itself"),
 ])
 def test_bad_option_values_exit_2(work, capsys, argv, needle):
     before = snapshot(work)
@@ -124,7 +134,7 @@ def test_options_that_do_not_apply_to_the_data_are_refused(work, capsys, argv, n
 def test_a_learner_option_out_of_range_is_refused_before_the_data_is_read(work, capsys):
     code, _, err = run(capsys, "train", "tagger", "--train", "missing.conllu", "--output", "x.model", "--patience",
                        "-1")
-    assert_one_line(code, err, 1, "patience must be at least 1, got -1")
+    assert_one_line(code, err, 2, "argument --patience: must be at least 1, got -1")
     assert not (work / "x.model").exists()
 
 
@@ -335,6 +345,42 @@ def test_evaluate_a_tagger_on_documents_is_an_error(work, capsys):
         assert out == ""
     code, _, err = run(capsys, "compare", "m.model", "m.model", "--test", "words.tsv")
     assert_one_line(code, err, 1, "does not look like sentences tagged as the model's training data")
+
+
+def test_evaluate_a_classifier_on_labels_it_never_saw_is_an_error(work, capsys):
+    """Test documents none of whose labels the classifier predicts (other names for the classes, a file without a
+    label column): one line, status 1, never a silent 0.00%."""
+    (work / "other.txt").write_text(DOCUMENTS.replace("__label__pos", "__label__good").replace("__label__neg",
+                                                                                              "__label__bad"), "utf-8")
+    (work / "unlabelled.tsv").write_text("index\tsentence\n0\tgood great fun\n1\tbad awful plot\n", "utf-8")
+    for name, needle in (("other.txt", "other.txt: none of its 2 labels ('bad', 'good') is one the model predicts"),
+                         ("unlabelled.tsv", "unlabelled.tsv: none of its 3 labels ('0', '1', 'index')")):
+        code, out, err = run(capsys, "evaluate", "c.model", "--test", name)
+        read, error = err.splitlines()  # what was read, then why it cannot be scored
+        assert read.startswith(f"read 3 documents (3 labels) from {name}" if name.endswith("tsv") else "read 6")
+        assert_one_line(code, error, 1, needle, "does not look like documents labelled as the model's training data")
+        assert out == ""
+    code, _, err = run(capsys, "compare", "c.model", "c.model", "--test", "other.txt")
+    assert_one_line(code, err.splitlines()[-1], 1, "none of its 2 labels ('bad', 'good') is one either model predicts")
+
+
+@pytest.mark.parametrize("kind", ['"x"', "null", "-1", "[]", "{}"])
+def test_a_model_file_of_an_unknown_kind_is_one_line(work, capsys, kind):
+    """A damaged (or foreign) metadata ``kind`` is named, not a KeyError."""
+    import json
+    import zipfile
+    with zipfile.ZipFile(work / "c.model") as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    metadata = json.loads(members["metadata.json"])
+    metadata["kind"] = json.loads(kind)
+    members["metadata.json"] = json.dumps(metadata).encode()
+    with zipfile.ZipFile(work / "odd.model", "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    for argv in (["evaluate", "odd.model", "--test", "docs.txt"], ["compare", "odd.model", "c.model", "--test",
+                                                                    "docs.txt"], ["explain", "odd.model"]):
+        code, _, err = run(capsys, *argv)
+        assert_one_line(code, err, 1, "odd.model: the model file records the kind", "expected one of tagger, classifier")
 
 
 # --- warnings: one line each, without structlin's source -------------------------------------------------------

@@ -121,6 +121,20 @@ def test_read_folders_subset(tmp_path, kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_read_folders_looks_inside_the_one_folder_holding_the_tree(tmp_path, kind):
+    """``tar czf corpus.tar.gz corpus`` (or zipping the folder) puts the label folders inside one folder: its
+    name is no label.  A single label folder of files (every document of one label) stays a label."""
+    path = archive_of(tmp_path, kind, {f"corpus/{name}": data for name, data in TREE.items()})
+    documents = list(read_folders(path))
+    assert [(d.text, d.label) for d in documents] == [(text, label) for text, label, _ in EXPECTED]
+    assert documents[0].source.endswith("corpus/neg/a.txt")
+    one = tmp_path / "one"
+    one.mkdir()
+    single = archive_of(one, kind, {"pos/a.txt": b"great\n", "pos/more/b.txt": b"fun\n"})
+    assert [d.label for d in read_folders(single)] == ["pos", "pos"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_read_folders_rejects_files_outside_label_folders(tmp_path, kind):
     path = archive_of(tmp_path, kind, {**TREE, "README": b"not a document\n"})
     error = format_error(read_folders, path)
@@ -358,13 +372,40 @@ def test_read_tsv_glue_sst2_with_a_detected_header(tmp_path):
     "1\ttext\n0\tbad film\n",  # a number is no column name
     "label\tgreat film\nneg\tbad film\n",  # a label name but no text name
     "pos\ttext\nneg\tbad film\n",  # a text name but no label name
-    "label\ttext\tlabel\nneg\tbad film\tx\n",  # a name repeated
-    "label\tthe text\nneg\tbad film\n",  # a name with a space
+    "label\ttext name\tx y z w v\nneg\tbad film\tx\n",  # a name of five words
+    "label\tthe plot\nneg\tbad film\n",  # words of which none is a text name
 ])
 def test_read_tsv_keeps_a_first_row_that_is_not_a_header(tmp_path, text):
     path = write(tmp_path, text)
     table = read_tsv(path)
     assert table.header is None and len(list(table)) == 2 and next(read_tsv(path)).line == 1
+
+
+@pytest.mark.parametrize("text, header, label, text_column", [
+    ('"Review Text","Sentiment"\n"great film",pos\n"bad film",neg\n', ("Review Text", "Sentiment"), 1, 0),
+    ("review_text,gold label\ngreat film,pos\nbad film,neg\n", ("review_text", "gold label"), 1, 0),
+    ("id,Tweet Text,Category Name\n7,great film,pos\n8,bad film,neg\n", ("id", "Tweet Text", "Category Name"), 2, 1),
+])
+def test_read_csv_header_names_of_several_words(tmp_path, text, header, label, text_column):
+    """Spreadsheets and data frames write names of words ("Review Text"): a word of a known name is enough."""
+    table = read_csv(write(tmp_path, text, "data.csv"))
+    assert [(d.text, d.label) for d in table] == [("great film", "pos"), ("bad film", "neg")]
+    assert (table.header, table.label_column, table.text_column) == (header, label, text_column)
+
+
+@pytest.mark.parametrize("text, options, where, by_index", [
+    ("label\ttext\ttext\npos\tgreat\tx\nneg\tbad\ty\n", {}, "columns 1 and 2 alike ('text')", ["x", "y"]),
+    ("label\tlabel\ttext\npos\tx\tgreat\nneg\ty\tbad\n", {}, "columns 0 and 1 alike ('label')", ["great", "bad"]),
+    ("label\ttext\ttext\npos\tgreat\tx\nneg\tbad\ty\n", {"text_column": "text"}, "columns 1 and 2 alike",
+     ["x", "y"]),
+])
+def test_read_tsv_refuses_a_header_name_that_names_two_columns(tmp_path, text, options, where, by_index):
+    """Which of two columns of one name is meant is not guessed (the first, silently, or the header read as data);
+    given by index, the column is read."""
+    path = write(tmp_path, text)
+    error = format_error(read_tsv, path, **options)
+    assert str(error).startswith(f"{path}:1: the header row names {where}") and "by its index" in str(error)
+    assert [d.text for d in read_tsv(path, label_column=0, text_column=2)] == by_index
 
 
 def test_read_tsv_declared_header_or_no_header(tmp_path):
@@ -516,12 +557,16 @@ def test_read_fasttext(tmp_path):
 @pytest.mark.parametrize(
     "line, message",
     [
-        ("no label here", "no label: the line starts with 'no' (expected '__label__<label> <text>')"),
+        ("no label here", "no label: the line starts with 'no' (expected fastText's '__label__<label> <text>')"),
         ("text __label__late", "no label: the line starts with 'text'"),
         ("__label__a __label__b both", ("2 labels (__label__a __label__b): multi-label input is not supported "
                                         "(expected exactly one __label__ label per line)")),
         ("__label__a text __label__b", "2 labels"),
         ("__label__ text", "empty label (expected '__label__<label>')"),
+        ("pos\tgood film", "no label: the line starts with 'pos' (expected fastText's '__label__<label> <text>'; a "
+                           "tab-separated file needs --format tsv)"),
+        ("pos,good film", "no label: the line starts with 'pos,good' (expected fastText's '__label__<label> <text>'; "
+                          "a comma-separated file needs --format csv)"),
     ],
 )
 def test_read_fasttext_errors(tmp_path, line, message):

@@ -203,8 +203,12 @@ def test_command_line_trains_with_alpha_and_refuses_options_of_others(tmp_path, 
                  "--alpha", "0.5", "--output", str(model), "--quiet"]) == 0
     assert Classifier.load(model).learner.alpha == 0.5
     capsys.readouterr()
-    for argv, message in ((["--learner", "naive-bayes", "--alpha", "0"], "alpha must be positive and finite, got 0.0"),
-                          (["--learner", "naive-bayes", "--margin", "1"], "--margin does not apply to learner 'naive-bayes'"),
+    with pytest.raises(SystemExit) as refused:  # by the parser
+        main(["train", "classifier", "--train", str(train), "--output", str(model), "--learner", "naive-bayes",
+              "--alpha", "0"])
+    assert refused.value.code == 2
+    assert "argument --alpha: must be positive and finite, got 0.0" in capsys.readouterr().err
+    for argv, message in ((["--learner", "naive-bayes", "--margin", "1"], "--margin does not apply to learner 'naive-bayes'"),
                           (["--learner", "perceptron", "--alpha", "1"], "--alpha does not apply to learner 'perceptron'"),
                           (["--learner", "naive-bayes", "--epochs", "3"], "--epochs does not apply to learner 'naive-bayes'")):
         assert main(["train", "classifier", "--train", str(train), "--output", str(model), *argv]) == 1

@@ -4,6 +4,7 @@ silently dropped or mis-read.  The last tests corrupt small valid files of every
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
 import os
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from structlin.documents import formats
 from structlin.documents import read_csv, read_fasttext, read_folders, read_qc, read_svmlight, read_tsv
 from structlin.errors import CorpusFormatError, OptionValueError, StructlinError
 from structlin.readers import read_columns, read_conllu, read_file, read_text, read_word_tag
@@ -240,6 +242,15 @@ def test_invalid_utf8_is_located_in_every_line_reader(tmp_path, fmt, gz):
     located(error(read, path), path, 2, "invalid UTF-8: byte 0xe9 at position ")
 
 
+@pytest.mark.parametrize("fmt", list(READERS))
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be"])
+def test_a_utf16_file_read_as_utf8_says_what_it_is(tmp_path, fmt, codec):
+    name, first, second, read = READERS[fmt]
+    bom = b"\xfe\xff" if codec.endswith("be") else b""  # utf-16 writes its own (little-endian) mark
+    path = write(tmp_path, bom + (first + "neg\tfine\n").encode(codec), name)
+    located(error(read, path), path, 1, "invalid UTF-8: byte ", "starts with a UTF-16 byte order mark")
+
+
 def test_invalid_utf8_in_a_folder_file_names_the_file_and_line(tmp_path):
     (tmp_path / "tree" / "pos").mkdir(parents=True)
     (tmp_path / "tree" / "pos" / "a.txt").write_bytes(b"fine\n\x89PNG\r\n\x1a\n")  # a binary file
@@ -305,13 +316,24 @@ LONG_LINES = "x" * 1000 + "\n"
     ('label,text\npos,"two\nlines",x,"opened here\n' + LONG_LINES * 200, 3, NEVER_CLOSED),  # not where the row begins
     ('label,text\npos,"a"",x\n""\n', 2, NEVER_CLOSED),  # doubled quotes stay inside the field
     ('label,text\npos,"' + LONG_LINES * 200 + '"\nneg,fine\n', 2,
-     "the field quoted from this line to line 202 is longer than the csv module's limit of 131072 characters"),
-    ("label,text\npos," + "x" * 200_000 + "\n", 2, "a field longer than the csv module's limit of 131072 characters"),
+     "the field quoted from this line to line 202 is longer than the limit of 100,000 characters"),
+    ("label,text\npos," + "x" * 200_000 + "\n", 2, "a field longer than the limit of 100,000 characters"),
     ('label,text\npos,"a"b\n', 2, "badly quoted field: ',' expected after '\"'"),
 ])
-def test_a_quote_never_closed_is_located_where_it_opens(tmp_path, text, line, fragment):
+def test_a_quote_never_closed_is_located_where_it_opens(tmp_path, monkeypatch, text, line, fragment):
+    monkeypatch.setattr(formats, "CSV_FIELD_LIMIT", 100_000)  # reached with small files
     path = write(tmp_path, text, "q.csv")
     located(error(read_csv, path), path, line, fragment)
+
+
+def test_a_csv_field_longer_than_the_csv_modules_default_limit_is_read(tmp_path):
+    """RFC 4180 sets no limit; the csv module's default (131,072 characters) is a long review, not a long text.  The
+    process-wide limit is the caller's again after reading."""
+    text = " ".join(["word"] * 60_000)
+    path = write(tmp_path, f'label,text\npos,"{text}"\nneg,short\n', "long.csv")
+    default = csv.field_size_limit()
+    assert [(d.label, len(d.text)) for d in read_csv(path)] == [("pos", len(text)), ("neg", 5)]
+    assert csv.field_size_limit() == default
 
 
 # --- SVMlight -----------------------------------------------------------------------------------------------------

@@ -114,8 +114,10 @@ def test_command_line_takes_the_learning_rate_and_refuses_a_margin(tmp_path, cap
     capsys.readouterr()
     assert main([*argv, "--margin", "1"]) == 1
     assert "--margin does not apply to learner 'winnow'" in capsys.readouterr().err
-    assert main([*argv, "--learning-rate", "-1"]) == 1
-    assert "learning_rate must be positive and finite, got -1.0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # by the parser
+        main([*argv, "--learning-rate", "-1"])
+    assert refused.value.code == 2
+    assert "argument --learning-rate: must be positive and finite, got -1.0" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("rate", [0.0, -0.5, float("inf"), float("nan")])

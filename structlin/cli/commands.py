@@ -28,7 +28,7 @@ from ..analysis import analyze
 from ..catalog import Catalog, is_corpus_name
 from ..clusters import build_clusters
 from ..distributed import dask_client
-from ..errors import StructlinError, UnknownNameError, UsageError
+from ..errors import ModelFormatError, StructlinError, UnknownNameError, UsageError
 from ..experiments import cross_validate, load_config, run_experiment, write_report
 from ..learners import LEARNERS, make_learner
 from ..learners.training import quiet
@@ -63,8 +63,8 @@ from ..tokenize import tokenize
 
 
 def check_arguments(args) -> None:
-    """Refuse, before any work, options that contradict each other: ``--split`` with ``--train``, a ``--dev``
-    file that is the ``--train`` file, and an ``--output`` that is one of the files the command reads
+    """Refuse, before any work, options that contradict each other: ``--split`` with ``--train`` or ``--test``, a
+    ``--dev`` file that is the ``--train`` file, and an ``--output`` that is one of the files the command reads
     (``args.inputs``, set by the parser) or that cannot be written."""
     if getattr(args, "stream", False) and args.dev_fraction is not None:
         raise UsageError("--stream reads the training data as it goes and cannot hold a share of it out as dev: give "
@@ -74,6 +74,10 @@ def check_arguments(args) -> None:
             raise StructlinError("--split chooses splits of --corpus; with --train give the file itself")
         if args.dev and same_file(args.dev, args.train):
             raise _dev_in_training(args.dev, f"the training file (--train {args.train})")
+    if getattr(args, "default_split", None):
+        if args.split and getattr(args, "test", None):
+            raise UsageError("--split chooses a split of --corpus; with --test give the file itself")
+        args.split = args.split or args.default_split
     output = getattr(args, "output", None)
     if not output or not hasattr(args, "inputs"):
         return
@@ -208,8 +212,6 @@ def _train_and_dev(args, task: Task) -> tuple[list, list | None]:
     train, dev = _training_data(args, task, default_dev=args.dev_fraction is None)
     if args.dev_fraction is None:
         return train, dev
-    if not 0 < args.dev_fraction < 1:
-        raise StructlinError(f"--dev-fraction must be between 0 and 1, got {args.dev_fraction}")
     return hold_out(train, args.dev_fraction, args.seed)
 
 
@@ -315,8 +317,18 @@ def _print_history(model) -> None:
         print(f"{record['unit']} {record['step']:>3}{fields}{dev_text}  {record['seconds']:.1f}s")
 
 
+def _task_of(path) -> Task:
+    """The task of the model file at ``path`` by the kind it records; a kind structlin has no task for (a damaged
+    or foreign file) is refused in one line."""
+    kind = model_kind(path)
+    if kind not in TASKS:
+        raise ModelFormatError(f"{path}: the model file records the kind {kind!r}; expected one of "
+                               f"{', '.join(TASKS)}")
+    return TASKS[kind]
+
+
 def _evaluate(args) -> None:
-    task = TASKS[model_kind(args.model)]
+    task = _task_of(args.model)
     model = _load(task.model, args)
     source, split = _test_data(args)
     units = _units(task, source, split, args, column=model.column if task.column else None)
@@ -349,16 +361,18 @@ def _choices(model) -> str:
 
 
 def _check_tags(task: Task, models: list, units: list, source: str) -> None:
-    """Refuse test sentences none of whose tags any of the taggers knows: every accuracy would be 0 (documents
-    read as tagged sentences, the wrong ``--column`` ...).  Classifiers are not checked: their report lists the
-    test labels class by class, so labels a model never saw show there."""
-    tags = sorted({tag for sentence in task.labels(units) for tag in sentence}) if task is TAGGING else []
-    if tags and not any(set(tags) & set(model.classes_) for model in models):
-        shown = ", ".join(map(repr, tags[:3])) + (", ..." if len(tags) > 3 else "")
+    """Refuse test data none of whose labels (tags) any of the models predicts: every accuracy would be 0 (a file
+    of other labels, one without a label column, documents read as tagged sentences, the wrong ``--column`` ...)."""
+    gold = sorted(set(chain.from_iterable(task.labels(units))), key=str)
+    known = {label for model in models for label in model.classes_}
+    if gold and not known.intersection(gold):
+        shown = ", ".join(map(repr, gold[:3])) + (", ..." if len(gold) > 3 else "")
         which = "the model" if len(models) == 1 else "either model"
-        raise StructlinError(f"{source}: none of its {len(tags)} tags ({shown}) is one {which} predicts: it does "
-                             "not look like sentences tagged as the model's training data (check --format and "
-                             "--column)")
+        what = "tags" if task is TAGGING else "labels"
+        looks = ("sentences tagged as the model's training data (check --format and --column)" if task is TAGGING else
+                 "documents labelled as the model's training data (check --format, --header and --label-column)")
+        raise StructlinError(f"{source}: none of its {len(gold)} {what} ({shown}) is one {which} predicts: it does "
+                             f"not look like {looks}")
 
 
 def _test_data(args) -> tuple[str, str | None]:
@@ -368,12 +382,11 @@ def _test_data(args) -> tuple[str, str | None]:
 
 def _compare(args) -> None:
     paths = (args.model_a, args.model_b)
-    kind, other = (model_kind(path) for path in paths)
-    if kind != other:
-        raise StructlinError(f"cannot compare {paths[0]}, a {kind}, with {paths[1]}, a {other}")
+    task, other = (_task_of(path) for path in paths)
+    if task is not other:
+        raise StructlinError(f"cannot compare {paths[0]}, a {task.kind}, with {paths[1]}, a {other.kind}")
     if args.samples < 1:
         raise StructlinError(f"--samples must be at least 1, got {args.samples}")
-    task = TASKS[kind]
     gold, predictions = _outputs(task, paths, args)
     unit, item = task.unit, task.item
     if not gold:
@@ -396,7 +409,7 @@ def _compare(args) -> None:
             "randomization": {"p_value": scores["randomization"], **resampling},
         },
     }
-    if kind == "tagger" and is_bio_style(items):
+    if task is TAGGING and is_bio_style(items):
         result["span_f1"] = _paired_tests("span_f1", gold, predictions, resampling)
     print(json.dumps(result) if args.json else _format_comparison(result))
 
@@ -651,8 +664,8 @@ CLASSIFIED_FORMATS = {"text": _text_label, "json": _json_label, "tsv": _tsv_labe
 def _explain(args) -> None:
     """``explain``: why the model predicts what it does for ``--text`` (a tagger: for every token, or for ``--token``
     or ``--index``), or without it the heaviest features of every label, named from ``--sample``."""
-    kind = model_kind(args.model)
-    model, tagger = TASKS[kind].model.load(args.model), kind == "tagger"
+    task = _task_of(args.model)
+    model, tagger = task.model.load(args.model), task is TAGGING
     if not tagger and (args.token is not None or args.index is not None or args.tokenize):
         raise UsageError(f"--token, --index and --tokenize choose a tagger's tokens; {args.model} is a classifier")
     if args.text is None:

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 
 from .. import __version__
 from ..decoders import DECODERS
 from ..documents import strip_usenet
+from ..errors import OptionValueError
 from ..hashing import FeatureHasher
 from ..learners import LEARNERS
+from ..learners.protocol import SEED_MAX
 from ..readers import CONLLU_COLUMNS, FILE_FORMATS, check_encoding, read_columns
 from ..sources import DOCUMENT_FORMATS
 from ..tasks import CLASSIFICATION, TAGGING, Task
@@ -42,7 +45,8 @@ def _add_data_options(parser, *, split: str | None, document_formats: bool = Fal
     parser.add_argument("--columns", type=_column_names, help="column names of a column file, e.g. word,pos,chunk "
                         "(with --format columns; the tags: --column, default the last one)")
     if split:
-        parser.add_argument("--split", default=split, help=f"split of a named corpus (default: {split})")
+        parser.add_argument("--split", help=f"split of a named corpus (default: {split})")
+        parser.set_defaults(default_split=split)
 
 
 def _column(text: str) -> int | str:
@@ -79,16 +83,32 @@ def _integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
-def _at_least(minimum: int):
-    """The type of an integer option of at least ``minimum`` (a seed: 0)."""
+def _at_least(minimum: int, maximum: int | None = None):
+    """The type of an integer option of at least ``minimum`` (and at most ``maximum``)."""
 
     def integer(text: str) -> int:
         value = _integer(text)
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer of at least {minimum}, got {value}")
+        if value < minimum or maximum is not None and value > maximum:
+            within = f"of at least {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+            raise argparse.ArgumentTypeError(f"expected an integer {within}, got {value}")
         return value
 
     return integer
+
+
+#: ``--seed``: the seeds learners take (:data:`~structlin.learners.protocol.SEED_MAX`).
+_seed = _at_least(0, SEED_MAX)
+
+
+def _fraction(text: str) -> float:
+    """A fraction strictly between 0 and 1 (``--dev-fraction``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1 (both excluded), got {value}")
+    return value
 
 
 def _bits(text: str) -> int:
@@ -196,8 +216,31 @@ def _add_learner_options(parser, task: Task) -> None:
         kind = str if option.parse is not None or option.type is object else option.type
         if kind is bool:
             kind = _boolean
+        elif kind in (int, float):
+            kind = _checked_number(kind, [each for _, each in declared])
         parser.add_argument(option.command_line_flag, dest=name, type=kind, choices=choices, metavar=option.metavar,
                             help=text.replace("%", "%%"))
+
+
+def _checked_number(kind: type, declared: list) -> Callable[[str], int | float]:
+    """The type of a learner option's number flag: the number, refused by the parser on its own (exit 2) when
+    no learner declaring the option accepts it (``--epochs 0``, ``--margin nan``)."""
+    def number(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, "
+                                             f"got {text!r}") from None
+        refusals = []
+        for option in declared:
+            try:
+                return option.check(value)
+            except OptionValueError as err:
+                refusals.append(str(err).removeprefix(f"{option.name} "))
+        raise argparse.ArgumentTypeError(refusals[0])
+
+    number.__name__ = kind.__name__  # argparse names the type in its own messages
+    return number
 
 
 def _boolean(text: str) -> bool:
@@ -235,7 +278,7 @@ def _add_model_options(parser, task: Task) -> None:
                                  "training and tagging: faster with many tags, at some cost in accuracy (default: off; "
                                  "docs/benchmarks.md)")
     _add_learner_options(parser, task)
-    parser.add_argument("--seed", type=_at_least(0), default=0, help="seed of the learner's random choices, of folds "
+    parser.add_argument("--seed", type=_seed, default=0, help="seed of the learner's random choices, of folds "
                         "and of --dev-fraction (default: 0)")
     parser.add_argument("--bits", type=_bits, default=task.default("bits"),
                         help=f"feature hash size 2**bits (default: {task.default('bits')})")
@@ -249,7 +292,7 @@ def _add_train_command(train, task: Task, source_help: tuple[str, str], data_opt
     if tune:
         parser = train.add_parser(task.kind, help=f"choose a {task.kind}'s settings on dev", description=(
             f"Train a {task.kind} per candidate of --grid, score each on dev (span F1 for BIO tags, accuracy "
-            "otherwise; without a dev split, a seeded 10%% of the training data), print the ranking, and with "
+            "otherwise; without a dev split, a seeded 10% of the training data), print the ranking, and with "
             f"--output train and save the best. Example: structlin tune {task.kind} --corpus "
             f"{example.split()[0]} --grid relative_margin=1,2,4"))
     else:
@@ -259,7 +302,7 @@ def _add_train_command(train, task: Task, source_help: tuple[str, str], data_opt
     _add_training_split(parser)
     dev = parser.add_mutually_exclusive_group()
     dev.add_argument("--dev", help=DEV_HELP)
-    dev.add_argument("--dev-fraction", type=float, help=f"hold out this fraction of the training {task.unit}s "
+    dev.add_argument("--dev-fraction", type=_fraction, help=f"hold out this fraction of the training {task.unit}s "
                      "(seeded) as dev")
     data_options(parser)
     _add_model_options(parser, task)
@@ -339,7 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("model_a", metavar="MODEL_A", help="model file of system a (the baseline)")
     compare.add_argument("model_b", metavar="MODEL_B", help="model file of system b; the difference is b − a")
     _add_test_data(compare)
-    compare.add_argument("--seed", type=_at_least(0), default=0, help="seed of the resampling tests (default: 0)")
+    compare.add_argument("--seed", type=_seed, default=0, help="seed of the resampling tests (default: 0)")
     compare.add_argument("--samples", type=int, default=10_000, help="samples of the bootstrap and shuffles of "
                          "approximate randomization (default: 10000)")
     compare.add_argument("--json", action="store_true", help="print one JSON object")
@@ -454,7 +497,7 @@ def build_parser() -> argparse.ArgumentParser:
     clusters.add_argument("--depth", type=_at_least(1), default=16, help="bits of the longest path (default: 16)")
     clusters.add_argument("--keep-case", action="store_true", help="cluster words as written (default: lowercased, "
                           "and looked up lowercased)")
-    clusters.add_argument("--seed", type=_at_least(0), default=0, help="seed of the SVD and the 2-means (default: 0)")
+    clusters.add_argument("--seed", type=_seed, default=0, help="seed of the SVD and the 2-means (default: 0)")
     clusters.set_defaults(format=None, inputs=())
 
     analysis = commands.add_parser("analyze", help="the perceptron's mistake bound and the online-to-batch bound "
@@ -479,7 +522,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "probability at least 1 − δ (default: 0.05)")
     analysis.add_argument("--delta-trick", type=float, metavar="Δ", help="first give every training position a "
                           "feature of its own with value Δ, which makes any data separable")
-    analysis.add_argument("--seed", type=_at_least(0), default=0, help="seed of the perceptron's and the SVM's orders "
+    analysis.add_argument("--seed", type=_seed, default=0, help="seed of the perceptron's and the SVM's orders "
                           "(default: 0)")
     analysis.add_argument("--bits", type=_bits, default=22, help="feature hash size 2**bits (default: 22)")
     analysis.add_argument("--json", action="store_true", help="print one JSON object")

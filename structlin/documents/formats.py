@@ -96,6 +96,10 @@ def _link_error(source: str, target: str | None = None) -> CorpusFormatError:
 
 def _tree_files(root: str, prefix: tuple[str, ...]) -> Iterator[tuple[str, str, bytes]]:
     """``(label, path, bytes)`` of every file of a folder tree, in sorted order."""
+    if not prefix:
+        entries = _entries(root)
+        if len(entries) == 1 and entries[0].is_dir() and all(inner.is_dir() for inner in _entries(entries[0].path)):
+            prefix = (entries[0].name,)  # the one folder holding the label folders (a tree unpacked from an archive)
     base = os.path.join(root, *prefix)
     if prefix and not os.path.isdir(base):
         tops = sorted(entry.name for entry in os.scandir(root) if entry.is_dir())
@@ -162,15 +166,25 @@ def _member_path(archive: str, name: str) -> tuple[str, ...]:
     return path
 
 
+def _wrapper(paths: list[tuple[str, ...]]) -> tuple[str, ...]:
+    """The one folder that holds the whole tree, as an archive of a folder tree has it (``corpus/<label>/<file>``):
+    its name as the prefix of the label folders, when every file lies in a folder inside it; else ``()``."""
+    tops = {path[0] for path in paths}
+    return (tops.pop(),) if len(tops) == 1 and paths and all(len(path) > 2 for path in paths) else ()
+
+
 def _select(archive: str, names: list[tuple[object, str]], prefix: tuple[str, ...],
             folders: list[str]) -> list[tuple[str, object, str]]:
-    """Keep the members below ``prefix`` and sort them by path: ``(label, member, name)`` triples.  A label
-    folder among the archive's ``folders`` (member names) without a file below it gives a warning."""
+    """Keep the members below ``prefix`` (without one, below the one folder holding every file: :func:`_wrapper`)
+    and sort them by path: ``(label, member, name)`` triples.  A label folder among the archive's ``folders``
+    (member names) without a file below it gives a warning."""
     chosen = []
     tops = set()
     seen = set()
-    for member, name in names:
-        path = _member_path(archive, name)
+    paths = [(member, name, _member_path(archive, name)) for member, name in names]
+    if not prefix:
+        prefix = _wrapper([path for _, _, path in paths])
+    for member, name, path in paths:
         if path in seen:
             raise CorpusFormatError(f"{archive}:{name}", None, "a member given twice (expected each file once)")
         seen.add(path)
@@ -316,6 +330,8 @@ LABEL_NAMES = ("label", "labels", "class", "category", "target", "sentiment", "p
 TEXT_NAMES = ("text", "sentence", "review", "document", "content", "body", "tweet", "comment", "question",
               "utterance", "message")
 _COLUMN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+#: A header name of words, as spreadsheets and data frames write them ("Review Text", "gold label", "text_a").
+_SPACED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*(?: [A-Za-z0-9_.-]+){0,3}")
 
 #: A column of a TSV/CSV file: an index counted from 0, a header name, or None (chosen by the reader).
 Column = int | str | None
@@ -465,8 +481,11 @@ class TableDocuments(Iterator[Document]):
         label, text = (self._given(role, column, where, line) for role, column in
                        (("label", label_column), ("text", text_column)))
         if names is not None:
-            label = _known_column(names, LABEL_NAMES, text) if label is None else label
-            text = _known_column(names, TEXT_NAMES, label) if text is None else text
+            try:
+                label = _known_column(names, LABEL_NAMES, text) if label is None else label
+                text = _known_column(names, TEXT_NAMES, label) if text is None else text
+            except OptionValueError as err:
+                raise CorpusFormatError(self.name, line, str(err)) from None
         label = (1 if text == 0 else 0) if label is None else label
         text = (0 if label == 1 else 1) if text is None else text
         if label == text:
@@ -485,7 +504,10 @@ class TableDocuments(Iterator[Document]):
             return column
         if column not in self.header:
             raise CorpusFormatError(self.name, line, f"no {role} column named {column!r} in the header row ({where})")
-        return self.header.index(column)
+        found = [index for index, name in enumerate(self.header) if name == column]
+        if len(found) > 1:
+            raise CorpusFormatError(self.name, line, _ambiguous(self.header, found))
+        return found[0]
 
 
 def _all_names(names: tuple[str, ...]) -> bool:
@@ -494,11 +516,17 @@ def _all_names(names: tuple[str, ...]) -> bool:
     return all(_COLUMN_NAME.fullmatch(name) for name in names) and len(set(lowered)) == len(lowered)
 
 
+def _name_words(name: str) -> set[str]:
+    """The words of a column name, lowercased: ``"Review Text"`` and ``"review_text"`` give {review, text}."""
+    return set(re.split(r"[ _.-]+", name.casefold())) - {""}
+
+
 def _looks_like_header(names: tuple[str, ...]) -> bool:
-    """Whether a first row is a header row by its names (:func:`read_tsv`): a label name and a text name."""
-    lowered = [name.casefold() for name in names]
-    return (_all_names(names) and any(name in LABEL_NAMES for name in lowered)
-            and any(name in TEXT_NAMES for name in lowered))
+    """Whether a first row is a header row by its names (:func:`read_tsv`): every field a name of up to four
+    words, one of them a known label name and one a known text name ("label", "Review Text")."""
+    words = [_name_words(name) for name in names]
+    return (all(_SPACED_NAME.fullmatch(name) for name in names) and any(w & set(LABEL_NAMES) for w in words)
+            and any(w & set(TEXT_NAMES) for w in words))
 
 
 def _unused_as_label(names: tuple[str, ...], rows: list[tuple[int, list[str]]], label_column: Column) -> bool:
@@ -512,13 +540,24 @@ def _unused_as_label(names: tuple[str, ...], rows: list[tuple[int, list[str]]], 
 
 
 def _known_column(names: tuple[str, ...], known: tuple[str, ...], taken: int | None) -> int | None:
-    """The first column (but ``taken``) named by the most preferred of the ``known`` names, if any."""
+    """The column (but ``taken``) named by the most preferred of the ``known`` names, if any: a name equal to it,
+    else a name of which it is a word ("Review Text").  Two columns of that name are refused: which is meant?"""
     lowered = [name.casefold() for name in names]
-    for wanted in known:
-        for index, name in enumerate(lowered):
-            if name == wanted and index != taken:
-                return index
+    for matches in (lambda name, wanted: name == wanted, lambda name, wanted: wanted in _name_words(name)):
+        for wanted in known:
+            found = [index for index, name in enumerate(lowered) if matches(name, wanted) and index != taken]
+            if len(found) > 1:
+                raise OptionValueError(_ambiguous(names, found))
+            if found:
+                return found[0]
     return None
+
+
+def _ambiguous(names: tuple[str, ...], columns: list[int]) -> str:
+    """What is wrong with a header name that names several columns."""
+    where = " and ".join(str(index) for index in columns)
+    return (f"the header row names columns {where} alike ({names[columns[0]]!r}): give the column by its index, "
+            "counted from 0 (--label-column / --text-column)")
 
 
 def _split_rows(lines, delimiter: str) -> Iterator[tuple[int, list[str]]]:
@@ -526,6 +565,11 @@ def _split_rows(lines, delimiter: str) -> Iterator[tuple[int, list[str]]]:
     for number, line in lines:
         if line.strip() or delimiter in line:
             yield number, line.split(delimiter)
+
+
+#: The longest CSV field read, in characters: a whole book fits (the csv module's default, 131,072, is a long
+#: review); beyond it a quote left open is more likely than a text, and reading stops there.
+CSV_FIELD_LIMIT = 2**24
 
 
 def _quoted_rows(lines, delimiter: str, name: str) -> Iterator[tuple[int, list[str]]]:
@@ -541,12 +585,15 @@ def _quoted_rows(lines, delimiter: str, name: str) -> Iterator[tuple[int, list[s
     while True:
         start = rows.line_num + 1
         row_lines.clear()
+        default = csv.field_size_limit(CSV_FIELD_LIMIT)  # the csv module's limit is process-wide: ours while reading
         try:
             row = next(rows)
         except StopIteration:
             return
         except csv.Error as err:
             raise _quoting_error(name, start, err, row_lines, lines, delimiter) from None
+        finally:
+            csv.field_size_limit(default)
         if len(row) > 1 or row and row[0].strip():
             yield start, row
 
@@ -560,7 +607,7 @@ def _quoting_error(name: str, start: int, err: csv.Error, row_lines, rest, delim
     open is located where it opens: the csv module reads on to the end of the file or to its field size limit,
     and then the ``rest`` of the lines says whether the quote closes at all."""
     opened = _open_quote(row_lines, delimiter)
-    limit = f"the csv module's limit of {csv.field_size_limit()} characters"
+    limit = f"the limit of {CSV_FIELD_LIMIT:,} characters"
     if opened is not None:
         closed = next((number for number, text in rest if _CLOSING_QUOTE.match(text + "\n")), None)
         if closed is None:
@@ -614,8 +661,11 @@ def _read_fasttext(path, encoding: str) -> Iterator[Document]:
             if not tokens:
                 continue
             if not tokens[0].startswith(_LABEL):
+                other = next((f"; a {kind} file needs --format {fmt}" for kind, fmt, mark in
+                              (("tab-separated", "tsv", "\t"), ("comma-separated", "csv", ",")) if mark in line), "")
                 raise CorpusFormatError(
-                    name, number, f"no label: the line starts with {tokens[0]!r} (expected '{_LABEL}<label> <text>')"
+                    name, number, f"no label: the line starts with {tokens[0]!r} (expected fastText's "
+                                  f"'{_LABEL}<label> <text>'{other})"
                 )
             labels = [token for token in tokens if token.startswith(_LABEL)]
             if len(labels) > 1:

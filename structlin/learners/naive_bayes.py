@@ -51,7 +51,7 @@ from ..decoders import Decoder, decode_corpus
 from ..errors import OptionValueError
 from ..joint import JointFeatureMap
 from ..matrix import FeatureMatrix
-from .protocol import Capabilities, HistoryField, Learner, Option
+from .protocol import SEED_MAX, Capabilities, HistoryField, Learner, Option
 from .training import TrainingRun, dev_accuracy, hold_out_instances, require_finite
 
 
@@ -114,7 +114,8 @@ class NaiveBayes(Learner):
                Option("weighting", str, None, "the training values the estimates sum: counts, or tf-idf (Rennie et al. "
                       "2003: log(1 + count)·idf, each document of unit length; default: chosen on dev with alpha; "
                       "with --no-tune, counts)", choices=WEIGHTINGS, nullable=True, untuned="counts"),
-               Option("seed", int, 0, "seed of the instances held out to choose alpha on without dev", minimum=0))
+               Option("seed", int, 0, "seed of the instances held out to choose alpha on without dev", minimum=0,
+                      maximum=SEED_MAX))
     history_fields = (HistoryField("train_mistakes", "mistakes", "{:>6}"),)
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,

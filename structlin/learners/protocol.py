@@ -113,7 +113,9 @@ class Option:
             return "one of " + ", ".join(map(str, self.choices))
         low, high = self.minimum, self.maximum
         if low is not None and high is not None:
-            return f"in {'(' if self.exclusive_minimum else '['}{low:g}, {high:g}{')' if self.exclusive_maximum else ']'}"
+            shown = "d" if self.type is int else "g"
+            return (f"in {'(' if self.exclusive_minimum else '['}{low:{shown}}, {high:{shown}}"
+                    f"{')' if self.exclusive_maximum else ']'}")
         if low == 0:
             return "positive" if self.exclusive_minimum else "non-negative"
         if low is not None:
@@ -293,7 +295,10 @@ def with_defaults(options: tuple[Option, ...], **defaults) -> tuple[Option, ...]
 # --- options several learners share (a learner may give one its own default: with_defaults) ----------
 
 EPOCHS = Option("epochs", int, 10, "passes over the training data", minimum=1)
-SEED = Option("seed", int, 0, "seed of the shuffling (and of every other random choice of the run)", minimum=0)
+#: The largest seed (32 bits, as scikit-learn's ``random_state``): a larger one is refused, not reduced.
+SEED_MAX = 2**32 - 1
+SEED = Option("seed", int, 0, "seed of the shuffling (and of every other random choice of the run)", minimum=0,
+              maximum=SEED_MAX)
 SHUFFLE = Option("shuffle", bool, True, "visit the instances in a seeded random order each epoch", cli=False)
 BATCH_SIZE = Option("batch_size", int, 1, "instances decoded with the same weights before their updates "
                     "are applied", minimum=1)
