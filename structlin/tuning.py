@@ -23,12 +23,16 @@ def grid(learner: str, items: list[str]) -> list[dict]:
     if learner not in LEARNERS:
         raise UnknownNameError("learner", learner, LEARNERS)
     declared = {option.name: option for option in LEARNERS[learner].options if option.cli}
-    axes = []
+    axes, named = [], {}
     for item in items:
         name, equals, values = item.partition("=")
         name = name.strip().lstrip("-").replace("-", "_")
         if not equals or not values:
             raise OptionValueError(f"--grid {item!r}: expected name=value1,value2,...")
+        if name in named:
+            raise OptionValueError(f"--grid {item!r}: {name} is given twice (also {named[name]!r}); give its values "
+                                   "once, separated by commas")
+        named[name] = item
         if name not in declared:
             raise OptionValueError(f"--grid {item!r}: learner {learner!r} has no option {name!r} (its options: "
                                    f"{', '.join(declared)})")

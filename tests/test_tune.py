@@ -55,6 +55,7 @@ def test_grid_reads_values_as_the_learner_declares_them():
     assert grid("svm", ["solver=bcfw,pegasos"]) == [{"solver": "bcfw"}, {"solver": "pegasos"}]
     assert grid("kernel-perceptron", ["gamma=scale,0.5"]) == [{"gamma": "scale"}, {"gamma": 0.5}]
     for items, message in ((["epochs=0"], "epochs must be at least 1"), (["relative_margin"], "expected name=value"),
-                           (["solver=sgd"], "solver must be one of"), (["nonesuch=1"], "has no option 'nonesuch'")):
+                           (["solver=sgd"], "solver must be one of"), (["nonesuch=1"], "has no option 'nonesuch'"),
+                           (["epochs=1", "epochs=2"], r"'epochs=2': epochs is given twice \(also 'epochs=1'\)")):
         with pytest.raises(OptionValueError, match=message):
             grid("svm" if "solver" in items[0] else "averaged-perceptron", items)
