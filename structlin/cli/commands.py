@@ -332,7 +332,7 @@ def _evaluate(args) -> None:
     model = _load(task.model, args)
     source, split = _test_data(args)
     units = _units(task, source, split, args, column=model.column if task.column else None)
-    _check_tags(task, [model], units, source)
+    _check_known_labels(task, [model], units, source)
     with _progress(None, total=len(units), desc=f"scoring {args.model}", unit=task.unit) as bar:
         report = task.report(model, units, bar.update)
     learner = model.learner
@@ -360,7 +360,7 @@ def _choices(model) -> str:
     return chosen + (f" (candidates: {'; '.join(scored)})" if scored else "")
 
 
-def _check_tags(task: Task, models: list, units: list, source: str) -> None:
+def _check_known_labels(task: Task, models: list, units: list, source: str) -> None:
     """Refuse test data none of whose labels (tags) any of the models predicts: every accuracy would be 0 (a file
     of other labels, one without a label column, documents read as tagged sentences, the wrong ``--column`` ...)."""
     gold = sorted(set(chain.from_iterable(task.labels(units))), key=str)
@@ -433,7 +433,7 @@ def _outputs(task: Task, paths, args) -> tuple[list[list[str]], list[list[list[s
                              f"choose the gold column with --column")
     source, split = _test_data(args)
     units = _units(task, source, split, args, column=models[0].column if task.column else None)
-    _check_tags(task, models, units, source)
+    _check_known_labels(task, models, units, source)
     with _progress(None, total=len(models) * len(units), desc="predicting", unit=task.unit) as bar:
         return task.labels(units), [_predicted(task, model, units, bar) for model in models]
 
