@@ -385,6 +385,7 @@ def test_read_tsv_keeps_a_first_row_that_is_not_a_header(tmp_path, text):
     ('"Review Text","Sentiment"\n"great film",pos\n"bad film",neg\n', ("Review Text", "Sentiment"), 1, 0),
     ("review_text,gold label\ngreat film,pos\nbad film,neg\n", ("review_text", "gold label"), 1, 0),
     ("id,Tweet Text,Category Name\n7,great film,pos\n8,bad film,neg\n", ("id", "Tweet Text", "Category Name"), 2, 1),
+    (",label,text\n0,pos,great film\n1,neg,bad film\n", ("", "label", "text"), 1, 2),  # pandas' to_csv: an index
 ])
 def test_read_csv_header_names_of_several_words(tmp_path, text, header, label, text_column):
     """Spreadsheets and data frames write names of words ("Review Text"): a word of a known name is enough."""

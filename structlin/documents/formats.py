@@ -523,9 +523,10 @@ def _name_words(name: str) -> set[str]:
 
 def _looks_like_header(names: tuple[str, ...]) -> bool:
     """Whether a first row is a header row by its names (:func:`read_tsv`): every field a name of up to four
-    words, one of them a known label name and one a known text name ("label", "Review Text")."""
+    words or empty (pandas writes its index column without a name), one a known label name and one a known text
+    name ("label", "Review Text")."""
     words = [_name_words(name) for name in names]
-    return (all(_SPACED_NAME.fullmatch(name) for name in names) and any(w & set(LABEL_NAMES) for w in words)
+    return (all(_SPACED_NAME.fullmatch(name) for name in names if name) and any(w & set(LABEL_NAMES) for w in words)
             and any(w & set(TEXT_NAMES) for w in words))
 
 
