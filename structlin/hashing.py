@@ -121,7 +121,8 @@ class FeatureHasher:
         blocks = -(-lengths // _BLOCK)  # B
         first = lengths - _BLOCK * np.maximum(blocks - 1, 0)  # r
         owner = np.repeat(np.arange(len(lengths)), blocks)
-        seen = np.arange(len(owner)) - np.repeat(np.cumsum(blocks) - blocks, blocks)  # b: the block's number
+        opening = np.cumsum(blocks) - blocks  # each sequence's first block, among all blocks
+        seen = np.arange(len(owner)) - opening[owner]  # b: the block's number in its sequence
         block_starts = starts[owner] + np.where(seen > 0, first[owner] + _BLOCK * (seen - 1), 0)
         sums = _block_sums(points, block_starts, np.where(seen > 0, _BLOCK, first[owner]))
         q_powers = np.full(max(int(blocks.max(initial=0)), 1), _Q, dtype=np.uint64)
@@ -132,7 +133,7 @@ class FeatureHasher:
         filled = np.flatnonzero(blocks)
         if len(filled):
             z[filled] = (z[filled] * _BLOCK_POWERS[first[filled]] * q_powers[blocks[filled] - 1]
-                         + np.add.reduceat(terms, (np.cumsum(blocks) - blocks)[filled]))
+                         + np.add.reduceat(terms, opening[filled]))
         return self.mix(z, lengths)
 
     @staticmethod

@@ -231,13 +231,13 @@ def _checked_number(kind: type, declared: list) -> Callable[[str], int | float]:
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, "
                                              f"got {text!r}") from None
-        refusals = []
+        refusal = None
         for option in declared:
             try:
                 return option.check(value)
             except OptionValueError as err:
-                refusals.append(str(err).removeprefix(f"{option.name} "))
-        raise argparse.ArgumentTypeError(refusals[0])
+                refusal = refusal or str(err).removeprefix(f"{option.name} ")
+        raise argparse.ArgumentTypeError(refusal)
 
     number.__name__ = kind.__name__  # argparse names the type in its own messages
     return number
