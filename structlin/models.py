@@ -35,7 +35,6 @@ from nltk.tag.api import TaggerI
 from tqdm import tqdm
 
 from . import __version__
-from .catalog import Catalog
 from .decoders import Decoder, Multiclass, decode_batches, length_batches, make_decoder
 from .doctemplates import DocumentFeatureExtractor
 from .documents import Document
@@ -54,7 +53,7 @@ from .learners.run_weights import stores_pairs
 from .learners.training import UNITS, hold_out_instances, quiet
 from .matrix import FeatureMatrix
 from .modelfile import VERSION, ArraySpec, check_arrays, deflated, inflated, load_model, save_model
-from .readers import CONLLU_COLUMNS, Sentence
+from .readers import Sentence
 from .tagdict import TagDictionary
 from .templates import FeatureSet, TokenFeatureExtractor
 
@@ -358,14 +357,6 @@ def _file_weights(arrays: dict, n_labels: int) -> SparseWeights:
     if (labels[1:] <= labels[:-1])[rows[1:] == rows[:-1]].any():
         raise ValueError("the emission labels do not increase within every row")
     return SparseWeights(rows * n_labels + labels, values, arrays["transition"], size)
-
-
-@functools.cache
-def _tag_columns() -> tuple[str, ...]:
-    """The tag columns a tagger file may record (:attr:`Tagger.column`): CoNLL-U's, ``universal`` (NLTK's
-    tags mapped) and those of the catalog's column corpora."""
-    catalog = {c for e in Catalog.load().entries.values() if e.nltk and e.nltk.columns for c in e.nltk.columns}
-    return tuple(sorted({*CONLLU_COLUMNS, "universal", *catalog} - {"word"}))
 
 
 class _Model:
@@ -1272,10 +1263,11 @@ class Tagger(_Model, TaggerI):
 
     @classmethod
     def _metadata_specs(cls) -> dict[str, tuple[Callable[[object], bool], str]]:
-        columns = _tag_columns()
         return {**super()._metadata_specs(), "known_words": (_strings, "a list of word strings"),
                 "labels": (lambda v: _strings(v) and all(v) and _distinct(v), "a list of distinct label strings"),
-                "column": (lambda v: v is None or v in columns, f"null or a tag column: {', '.join(columns)}"),
+                # any column a file names (CoNLL-U's upos/xpos, NLTK's universal, a column file's own ner, ...)
+                "column": (lambda v: v is None or (isinstance(v, str) and v.split() == [v]),
+                           "null or the name of a tag column (a word without whitespace)"),
                 "tag_dictionary": (lambda v: v is None or (type(v) is int and v >= 1), "null or a positive count")}
 
     @classmethod

@@ -149,8 +149,8 @@ def decode(data: bytes, encoding: str, name: str, *, errors: str = "strict", lin
         before = body[:err.start].decode(codec, "replace")
         down, column = _place(before, len(before))
         wide = line == 1 and err.start == 0 and body[:2] in (b"\xff\xfe", b"\xfe\xff")
-        hint = ("; it starts with a UTF-16 byte order mark: read it as utf-16 (--encoding utf-16 for documents) or "
-                "convert it to UTF-8" if wide else "")
+        hint = ("; it starts with a UTF-16 byte order mark: read it as utf-16 (--encoding utf-16) or convert it to "
+                "UTF-8" if wide else "; a file in another encoding: say which, e.g. --encoding latin-1")
         raise CorpusFormatError(
             name, line + down, f"invalid {encoding}: byte {err.object[err.start]:#04x} at position {column} of the "
             f"line (expected {encoding} text{hint})",
@@ -221,7 +221,9 @@ def open_text(source: Source | IO, encoding: str = "UTF-8") -> Iterator[Numbered
     cannot be placed exactly. A NUL character is an error, and so is a damaged ``.gz`` file: when a
     format error comes up while reading one, the whole file is checked first, so that damage is
     reported as such rather than as the garbage it produced. An already-open file is not closed.
+    An unknown ``encoding`` is an :class:`~structlin.errors.OptionValueError` (:func:`check_encoding`).
     """
+    check_encoding(encoding)
     name = source_name(source)
     if not isinstance(source, (str, os.PathLike)):
         yield numbered_lines(source, name, encoding)
@@ -317,7 +319,8 @@ def _check_field(name: str, number: int, value: str, what: str, expected: str, *
                                 "spaces)")
 
 
-def read_conllu(path: Source, *, column: str = "upos", require_tags: bool = True) -> Iterator[Sentence]:
+def read_conllu(path: Source, *, column: str = "upos", require_tags: bool = True,
+                encoding: str = "UTF-8") -> Iterator[Sentence]:
     """Read the sentences of a CoNLL-U file, tagged with its ``upos`` or ``xpos`` column.
 
     Multiword-token lines (``3-4``) and empty nodes (``5.1``) are not tokens but stay in
@@ -325,15 +328,15 @@ def read_conllu(path: Source, *, column: str = "upos", require_tags: bool = True
     before the tokens go to ``Sentence.comments``; ``# sent_id = X`` sets ``Sentence.sent_id``.
     With ``require_tags`` an underscore (no tag) in the chosen column is an error. A word form or
     tag with a control character, a tag with whitespace and a multiword range past the last word
-    are errors too.
+    are errors too. ``encoding``: the file's text encoding (CoNLL-U's is UTF-8).
     """
     index = _conllu_column(column)
-    return _read_conllu(path, index, column.upper(), require_tags)
+    return _read_conllu(path, index, column.upper(), require_tags, encoding)
 
 
-def _read_conllu(path: Source, index: int, label: str, require_tags: bool) -> Iterator[Sentence]:
+def _read_conllu(path: Source, index: int, label: str, require_tags: bool, encoding: str) -> Iterator[Sentence]:
     name = source_name(path)
-    with open_text(path) as lines:
+    with open_text(path, encoding) as lines:
         for block in _blocks(lines, name, need_final_blank=True):
             yield _conllu_sentence(block, name, index, label, require_tags)
 
@@ -451,7 +454,8 @@ _SPACES_AND_TABS = re.compile(r"[ \t]+")
 
 
 def read_columns(
-    path: Source, *, columns: Sequence[str], word: str = "word", tag: str | None = None, sep: str | None = None
+    path: Source, *, columns: Sequence[str], word: str = "word", tag: str | None = None, sep: str | None = None,
+    encoding: str = "UTF-8",
 ) -> Iterator[Sentence]:
     """Read a CoNLL-style column file: one token per line, a blank line after each sentence.
 
@@ -460,6 +464,7 @@ def read_columns(
     (``sep=None``) or by ``sep``. ``Sentence.columns`` keeps all fields. A ``-DOCSTART-`` line alone
     between blank lines marks a document boundary and is skipped; inside a sentence it is an error.
     A tag must be one field without whitespace. The last sentence need not be followed by a blank line.
+    ``encoding``: the file's text encoding (CoNLL-2002's files are Latin-1).
     """
     columns = tuple(columns)
     if not columns or not all(columns):
@@ -475,17 +480,17 @@ def read_columns(
     if tag == word:
         raise OptionValueError(f"the tag column {tag!r} is the word column (expected another column for the tags)")
     tag_index = None if tag is None else columns.index(tag)
-    return _read_columns(path, columns, columns.index(word), tag_index, sep)
+    return _read_columns(path, columns, columns.index(word), tag_index, sep, encoding)
 
 
 def _read_columns(
-    path: Source, columns: tuple[str, ...], word_index: int, tag_index: int | None, sep: str | None
+    path: Source, columns: tuple[str, ...], word_index: int, tag_index: int | None, sep: str | None, encoding: str
 ) -> Iterator[Sentence]:
     name = source_name(path)
     kind = "whitespace-separated" if sep is None else "tab-separated" if sep == "\t" else f"{sep!r}-separated"
     expected = f"expected {len(columns)} {kind} columns ({', '.join(columns)})"
     split = (lambda text: _SPACES_AND_TABS.split(text.strip(" \t"))) if sep is None else (lambda text: text.split(sep))
-    with open_text(path) as lines:
+    with open_text(path, encoding) as lines:
         for block in _blocks(lines, name, need_final_blank=False):
             rows = [(number, split(text)) for number, text in block]
             if len(rows) == 1 and rows[0][1][0] == DOCSTART:
@@ -507,22 +512,22 @@ def _read_columns(
             )
 
 
-def read_word_tag(path: Source) -> Iterator[Sentence]:
+def read_word_tag(path: Source, encoding: str = "UTF-8") -> Iterator[Sentence]:
     """Read ``word<TAB>tag`` lines (a word may contain spaces, a tag not), a blank line after each sentence.
 
     This is :func:`read_columns` with the columns ``("word", "tag")`` separated by one tab.
     """
-    return read_columns(path, columns=("word", "tag"), tag="tag", sep="\t")
+    return read_columns(path, columns=("word", "tag"), tag="tag", sep="\t", encoding=encoding)
 
 
-def read_text(source: Source | IO) -> Iterator[Sentence]:
+def read_text(source: Source | IO, encoding: str = "UTF-8") -> Iterator[Sentence]:
     """Read tokenized text, one sentence per line, tokens separated by whitespace; no tags.
 
     ``source`` is a path or an open file (e.g. ``sys.stdin``). An empty line gives an empty sentence,
     so that output written sentence by sentence stays aligned with the input lines.
     """
     name = source_name(source)
-    with open_text(source) as lines:
+    with open_text(source, encoding) as lines:
         for number, text in lines:
             yield Sentence(words=text.split(), path=name, line=number)
 
@@ -671,13 +676,15 @@ def guess_format(path: Source) -> str:
 
 
 def read_file(path: Source, *, format: str | None = None, column: str | None = None,
-              columns: Sequence[str] | None = None, require_tags: bool = True) -> Iterator[Sentence]:
+              columns: Sequence[str] | None = None, require_tags: bool = True,
+              encoding: str | None = None) -> Iterator[Sentence]:
     """Read a corpus file in one of :data:`FILE_FORMATS` (guessed from the name when ``format`` is None).
 
     ``column`` is the tag column: ``upos`` (the default) or ``xpos`` of a CoNLL-U file, or one of the
-    ``columns`` (the names of a column file's columns; default: the last one). An option that does not
-    apply to the format is refused, not ignored.
+    ``columns`` (the names of a column file's columns; default: the last one). ``encoding``: the file's
+    text encoding (default UTF-8). An option that does not apply to the format is refused, not ignored.
     """
+    encoding = encoding or "UTF-8"
     format = format or guess_format(path)
     if format not in FILE_FORMATS:
         raise OptionValueError(f"unknown file format {format!r}; accepted: {', '.join(FILE_FORMATS)}")
@@ -688,10 +695,10 @@ def read_file(path: Source, *, format: str | None = None, column: str | None = N
         raise OptionValueError(f"a tag column ({column}) applies to the conllu and columns formats; {path} is read "
                                f"as {format}")
     if format == "conllu":
-        return read_conllu(path, column=column or "upos", require_tags=require_tags)
+        return read_conllu(path, column=column or "upos", require_tags=require_tags, encoding=encoding)
     if format == "columns":
         if not columns:
             raise OptionValueError(f"the columns format needs the names of the columns of {path} (expected e.g. "
                                    "word,pos,chunk: --columns, or columns=)")
-        return read_columns(path, columns=columns, tag=column or columns[-1])
-    return read_word_tag(path) if format == "word-tag" else read_text(path)
+        return read_columns(path, columns=columns, tag=column or columns[-1], encoding=encoding)
+    return read_word_tag(path, encoding) if format == "word-tag" else read_text(path, encoding)

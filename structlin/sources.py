@@ -7,6 +7,7 @@ same everywhere.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,8 +31,9 @@ class ReadOptions:
     :data:`DOCUMENT_FORMATS` for documents; default: guessed from the name); given with a corpus
     name, the name is read as a path.  ``column``: the tag column (CoNLL-U ``upos``/``xpos``, or a
     column corpus's column such as ``chunk``).  ``columns``: the column names of a ``columns`` file.
-    ``strip``, ``granularity`` and ``encoding`` concern documents: Usenet parts to drop, qc's
-    label granularity, the files' text encoding.  ``header``, ``label_column`` and ``text_column``
+    ``encoding``: the text encoding of a file (tagged sentences or documents; default UTF-8; a catalog
+    corpus's is the catalog's).  ``strip`` and ``granularity`` concern documents: Usenet parts to drop,
+    qc's label granularity.  ``header``, ``label_column`` and ``text_column``
     concern TSV and CSV files (see :func:`~structlin.documents.read_tsv`): whether the first row
     names the columns (None: detect it), and the label and text columns (an index counted from 0, or
     a header name).  ``report``, if given, is called with one line saying how many documents (and labels) a
@@ -52,7 +54,9 @@ class ReadOptions:
 
 
 _SENTENCE_OPTIONS = ("column", "columns")
-_DOCUMENT_OPTIONS = ("strip", "granularity", "encoding", "header", "label_column", "text_column")
+_DOCUMENT_OPTIONS = ("strip", "granularity", "header", "label_column", "text_column")
+#: Options of a file that a catalog corpus's entry gives itself.
+_CATALOG_KNOWS = ("columns", "encoding")
 
 
 def read_sentences(source: str, split: str | None, options: ReadOptions = ReadOptions()) -> list[Sentence]:
@@ -62,11 +66,15 @@ def read_sentences(source: str, split: str | None, options: ReadOptions = ReadOp
     sentences."""
     _refuse(options, _DOCUMENT_OPTIONS, f"{source} is read as tagged sentences")
     if is_corpus_name(Catalog.load(), source) and not options.format:
-        _refuse(options, ("columns",), f"{source} is a catalog corpus, whose columns the catalog names")
+        _refuse(options, _CATALOG_KNOWS, f"{source} is a catalog corpus, whose columns and encoding the catalog knows")
         return load_split(source, split, column=options.column)
-    sentences = read_file(source, format=options.format or ("columns" if options.columns else None),
-                          column=options.column, columns=options.columns)
-    return _not_empty(list(sentences), source, "sentences")
+    return _not_empty(list(_read_sentence_file(source, options)), source, "sentences")
+
+
+def _read_sentence_file(source: str, options: ReadOptions) -> Iterator[Sentence]:
+    """The sentences of the file ``source``, read by ``options`` (a ``columns`` file when only they are given)."""
+    return read_file(source, format=options.format or ("columns" if options.columns else None),
+                     column=options.column, columns=options.columns, encoding=options.encoding)
 
 
 class CorpusStream:
@@ -102,13 +110,10 @@ def stream_sentences(source: str, split: str | None, options: ReadOptions = Read
     needed, as often as they are iterated."""
     _refuse(options, _DOCUMENT_OPTIONS, f"{source} is read as tagged sentences")
     if is_corpus_name(Catalog.load(), source) and not options.format:
-        _refuse(options, ("columns",), f"{source} is a catalog corpus, whose columns the catalog names")
+        _refuse(options, _CATALOG_KNOWS, f"{source} is a catalog corpus, whose columns and encoding the catalog knows")
         read = lambda: stream_split(source, split, column=options.column)  # noqa: E731
     else:
-        def read() -> Iterator[Sentence]:
-            return read_file(source, format=options.format or ("columns" if options.columns else None),
-                             column=options.column, columns=options.columns)
-
+        read = functools.partial(_read_sentence_file, source, options)
         read()  # an option the format does not take is refused now, before anything is read
     return CorpusStream([(source, read)], "sentences", lambda sentence: len(sentence.words))
 

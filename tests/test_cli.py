@@ -217,6 +217,54 @@ def test_good_small_file_trains(capsys, tmp_path):
     assert Tagger.load(tmp_path / "m.model").classes_ == ["DET", "NOUN", "PUNCT", "VERB"]
 
 
+LATIN_1_SENTENCES = [[("El", "DA"), ("niño", "NC"), ("comió", "VMI"), (".", "Fp")],
+                     [("La", "DA"), ("niña", "NC"), ("cantó", "VMI"), (".", "Fp")]] * 10
+
+
+def test_files_in_another_encoding_are_read_with_encoding(capsys, tmp_path):
+    """--encoding reads tagged files (training, dev, test; word-tag, columns) and tag's input in another
+    encoding; without it the first byte that is not UTF-8 is named with its line and the option; a catalog
+    corpus's encoding is the catalog's."""
+    train, text = tmp_path / "es.tsv", tmp_path / "es.txt"
+    train.write_bytes("".join("".join(f"{w}\t{t}\n" for w, t in s) + "\n" for s in LATIN_1_SENTENCES).encode("latin-1"))
+    text.write_bytes("El niño cantó .\n".encode("latin-1"))
+    dev, model = tmp_path / "dev.tsv", tmp_path / "m.model"
+    dev.write_bytes(train.read_bytes())
+    code, out, err = run(capsys, "train", "tagger", "--train", train, "--dev", dev, "--output", model, "-q",
+                         "--epochs", "2", "--bits", "12")
+    assert_one_line_error(code, out, err, f"{train}:2", "invalid UTF-8: byte 0xf1", "--encoding latin-1")
+    assert run(capsys, "train", "tagger", "--train", train, "--dev", dev, "--encoding", "latin-1", "--output", model,
+               "-q", "--epochs", "2", "--bits", "12") == (0, "", "")
+    assert "niño" in Tagger.load(model).known_words_
+    code, out, _ = run(capsys, "evaluate", model, "--test", train, "--encoding", "latin-1", "--json")
+    assert code == 0 and json.loads(out)["accuracy"] == 1.0
+    code, out, _ = run(capsys, "tag", model, "--input", text, "--encoding", "latin-1", "--format", "tsv")
+    assert code == 0 and out == "El\tDA\nniño\tNC\ncantó\tVMI\n.\tFp\n\n"
+    code, out, err = run(capsys, "tag", model, "--input", text)
+    assert_one_line_error(code, out, err, f"{text}:1", "invalid UTF-8: byte 0xf1")
+    columns = tmp_path / "es.col"
+    columns.write_bytes("".join("".join(f"{w} {t} O\n" for w, t in s) + "\n" for s in LATIN_1_SENTENCES)
+                        .encode("latin-1"))
+    assert run(capsys, "train", "tagger", "--train", columns, "--format", "columns", "--columns", "word,pos,ner",
+               "--column", "pos", "--encoding", "latin-1", "--dev", "none", "--output", model, "-q", "--epochs", "2",
+               "--bits", "12") == (0, "", "")
+    code, err = run(capsys, "train", "tagger", "--corpus", "ud-english-ewt", "--encoding", "latin-1", "--output",
+                    tmp_path / "x.model")[::2]
+    assert code == 1 and "encoding cannot be used: ud-english-ewt is a catalog corpus" in err
+
+
+def test_a_column_files_own_tag_column_is_kept_in_the_model(capsys, tmp_path):
+    """A model trained on a column file's column of any name (here ner) saves, loads and evaluates on such files."""
+    columns, model = tmp_path / "ner.col", tmp_path / "m.model"
+    columns.write_text("".join("".join(f"{w} X {t}\n" for w, t in s) + "\n" for s in LATIN_1_SENTENCES), "utf-8")
+    options = ["--format", "columns", "--columns", "word,pos,ner", "--column", "ner"]
+    assert run(capsys, "train", "tagger", "--train", columns, *options, "--dev", "none", "--output", model, "-q",
+               "--epochs", "2", "--bits", "12") == (0, "", "")
+    assert Tagger.load(model).column == "ner"
+    code, out, _ = run(capsys, "evaluate", model, "--test", columns, *options, "--json")
+    assert code == 0 and json.loads(out)["accuracy"] == 1.0
+
+
 def test_maxent_tagger_takes_l2_and_the_perceptron_refuses_it(capsys, tmp_path):
     good = tmp_path / "good.conllu"
     good.write_text(SMALL_CONLLU, "utf-8")

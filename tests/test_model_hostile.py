@@ -302,7 +302,9 @@ def test_arrays_another_model_has(write):
 @pytest.mark.parametrize("key, value, message", [
     ("labels", [1, 2, 3, 4], r"metadata 'labels' must be a list of distinct label strings, got \[1, 2, 3, 4\]"),
     ("labels", ["DET", "DET", "NOUN", "VERB"], "metadata 'labels' must be a list of distinct label strings"),
-    ("column", "lemma", "metadata 'column' must be null or a tag column: .*upos.*, got 'lemma'"),
+    ("column", "two words", "metadata 'column' must be null or the name of a tag column .*, got 'two words'"),
+    ("column", "", "metadata 'column' must be null or the name of a tag column .*, got ''"),
+    ("column", 3, "metadata 'column' must be null or the name of a tag column .*, got 3"),
     ("transitions", "yes", "metadata 'transitions' must be true or false, got 'yes'"),
     ("known_words", "the dog", "metadata 'known_words' must be a list of word strings"),
     ("history", [1], r"metadata 'history' must be a list of records, got \[1\]"),

@@ -225,7 +225,8 @@ def test_empty_folders_and_archives_are_named(tmp_path):
 READERS = {  # format: (file name, a valid first line, a second line with the byte, the reader)
     "conllu": ("c.conllu", "# ok\n", WORD_LINE.format(id=1, word="caf\udce9") + "\n", read_conllu),
     "word-tag": ("w.txt", "ok\tA\n", "caf\udce9\tB\n", read_word_tag),
-    "columns": ("c.col", "ok A\n", "caf\udce9 B\n", lambda p: read_columns(p, columns=("word", "tag"), tag="tag")),
+    "columns": ("c.col", "ok A\n", "caf\udce9 B\n",
+                lambda p, **kw: read_columns(p, columns=("word", "tag"), tag="tag", **kw)),
     "text": ("t.txt", "ok\n", "caf\udce9\n", read_text),
     "tsv": ("d.tsv", "pos\tok\n", "neg\tcaf\udce9\n", read_tsv),
     "csv": ("d.csv", "pos,ok\n", "neg,caf\udce9\n", read_csv),
@@ -239,7 +240,10 @@ READERS = {  # format: (file name, a valid first line, a second line with the by
 def test_invalid_utf8_is_located_in_every_line_reader(tmp_path, fmt, gz):
     name, first, second, read = READERS[fmt]
     path = write(tmp_path, (first + second).encode("utf-8", "surrogateescape"), name + gz)
-    located(error(read, path), path, 2, "invalid UTF-8: byte 0xe9 at position ")
+    located(error(read, path), path, 2, "invalid UTF-8: byte 0xe9 at position ", "e.g. --encoding latin-1")
+    latin = write(tmp_path, (first + second).encode("utf-8", "surrogateescape").replace(b"\xe9", "é".encode("latin-1")),
+                  "latin-" + name + gz)
+    assert any("café" in repr(unit) for unit in read(latin, encoding="latin-1"))
 
 
 @pytest.mark.parametrize("fmt", list(READERS))
@@ -261,11 +265,13 @@ def test_invalid_utf8_in_a_folder_file_names_the_file_and_line(tmp_path):
 
 
 @pytest.mark.parametrize("read", [read_tsv, read_csv, read_fasttext, read_svmlight, read_folders,
-                                  lambda path, encoding: read_qc(str(path), encoding=encoding)])
+                                  lambda path, encoding: read_qc(str(path), encoding=encoding),
+                                  read_word_tag, read_conllu, read_text, read_file,
+                                  lambda path, encoding: read_columns(path, columns=("word", "t"), encoding=encoding)])
 def test_unknown_encodings_are_option_errors(tmp_path, read):
     path = write(tmp_path, "pos\tok\n", "d.tsv")
-    option_error(lambda: read(path, encoding="klingon"), "unknown encoding 'klingon'")
-    option_error(lambda: read(path, encoding="base64"), "not a text encoding: 'base64'")
+    option_error(lambda: list(read(path, encoding="klingon")), "unknown encoding 'klingon'")
+    option_error(lambda: list(read(path, encoding="base64")), "not a text encoding: 'base64'")
 
 
 def test_utf16_needs_a_byte_order_mark(tmp_path):
@@ -490,7 +496,9 @@ def test_options_that_would_be_ignored_are_refused(tmp_path):
     option_error(lambda: read_documents(tsv, None, ReadOptions(strip=("headers",))), "strip cannot be used")
     option_error(lambda: read_documents(tsv, None, ReadOptions(column="upos")), "read as documents")
     option_error(lambda: read_sentences(conllu, None, ReadOptions(granularity="fine")), "read as tagged sentences")
-    option_error(lambda: read_sentences(conllu, None, ReadOptions(encoding="latin-1")), "encoding cannot be used")
+    assert read_sentences(conllu, None, ReadOptions(encoding="latin-1"))[0].words == ["Hi", "there"]
+    option_error(lambda: read_sentences("ud-english-ewt", "train", ReadOptions(encoding="latin-1")),
+                 "encoding cannot be used: ud-english-ewt is a catalog corpus, whose columns and encoding the catalog")
 
 
 # --- corrupted files: the library's error or a successful read, nothing else ---------------------------------------

@@ -486,7 +486,8 @@ def _tag(args) -> None:
     probabilities = _with_probabilities(tagger, args, fmt)
     write = partial(_conllu_sentence, column) if fmt == "conllu" else TAGGED_FORMATS[fmt]
     with _output(args.output) as out, _progress(_file_progress(args), desc=args.input, unit="sentence") as bar:
-        for sentences in _sentences_to_tag(args.input or sys.stdin.buffer, input_format, args.tokenize, column):
+        for sentences in _sentences_to_tag(args.input or sys.stdin.buffer, input_format, args.tokenize, column,
+                                           args.encoding):
             tags = tagger.predict(sentences)
             if input_format == fmt == "conllu":  # the input's lines, with only the tag column replaced
                 write_conllu(sentences, tags, out, column=column)
@@ -497,15 +498,19 @@ def _tag(args) -> None:
             bar.update(len(sentences))
 
 
-def _sentences_to_tag(source, input_format: str, tokenized: bool, column: str | None) -> Iterator[list[Sentence]]:
-    """Batches of the sentences of ``source`` (a path or standard input): of CoNLL-U, :data:`BATCH` sentences at a
-    time; of text, the lines one read gives (:func:`~structlin.readers.line_batches`), split at whitespace or
-    (``tokenized``) by :func:`~structlin.tokenize.tokenize`."""
+def _sentences_to_tag(source, input_format: str, tokenized: bool, column: str | None,
+                      encoding: str | None) -> Iterator[list[Sentence]]:
+    """Batches of the sentences of ``source`` (a path or standard input, in ``encoding``, default UTF-8): of
+    CoNLL-U, :data:`BATCH` sentences at a time; of text, the lines one read gives
+    (:func:`~structlin.readers.line_batches`), split at whitespace or (``tokenized``) by
+    :func:`~structlin.tokenize.tokenize`."""
+    encoding = encoding or "UTF-8"
     if input_format == "conllu":
-        yield from _batches(read_file(source, format="conllu", column=column, require_tags=False), BATCH)
+        yield from _batches(read_file(source, format="conllu", column=column, require_tags=False,
+                                      encoding=encoding), BATCH)
         return
     words, name = tokenize if tokenized else str.split, source_name(source)
-    for lines in line_batches(source):
+    for lines in line_batches(source, encoding):
         yield [Sentence(words(text), path=name, line=number) for number, text in lines]
 
 

@@ -44,6 +44,8 @@ def _add_data_options(parser, *, split: str | None, document_formats: bool = Fal
                                                           "or archive, tsv, csv, fasttext, svmlight)")
     parser.add_argument("--columns", type=_column_names, help="column names of a column file, e.g. word,pos,chunk "
                         "(with --format columns; the tags: --column, default the last one)")
+    if not document_formats:  # the document options give it (_add_document_options)
+        _add_encoding(parser, "the files")
     if split:
         parser.add_argument("--split", help=f"split of a named corpus (default: {split})")
         parser.set_defaults(default_split=split)
@@ -135,8 +137,7 @@ def _add_document_options(parser, *, formats: bool = True):
                         "any of headers,footers,quotes")
     parser.add_argument("--granularity", choices=("coarse", "fine"),
                         help="labels of the qc corpus: COARSE (6) or COARSE:fine (50) (default: coarse)")
-    parser.add_argument("--encoding", type=_encoding, help="text encoding of document files (default: the corpus's, "
-                        "else utf-8)")
+    _add_encoding(parser, "the files (tagged sentences or documents)")
     parser.add_argument("--header", action=argparse.BooleanOptionalAction,
                         help="TSV/CSV: the first row names the columns (--no-header: it is data; default: a header "
                         "when its fields are all names, one a label name such as label/class/sentiment and one a "
@@ -147,6 +148,11 @@ def _add_document_options(parser, *, formats: bool = True):
     parser.add_argument("--text-column", type=_column, metavar="COLUMN", help="TSV/CSV: the text column, a header "
                         "name or an index counted from 0 (default: the column named text, sentence, ... in the "
                         "header, else 1)")
+
+
+def _add_encoding(parser, what: str) -> None:
+    parser.add_argument("--encoding", type=_encoding, help=f"text encoding of {what}, e.g. latin-1 or cp1252 "
+                        "(default: utf-8; a named corpus's own)")
 
 
 def _add_test_data(parser) -> None:
@@ -405,6 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "at whitespace; a line is still one sentence")
     tag.add_argument("--column", choices=CONLLU_COLUMNS, help="CoNLL-U column to fill (default: the model's, else "
                      "upos)")
+    tag.add_argument("--encoding", type=_encoding, help="text encoding of the input (default: utf-8; the output is "
+                     "utf-8)")
     _add_probabilities_option(tag, "each chosen tag's probability")
 
     classify = commands.add_parser("classify", help="classify documents with a model",

@@ -20,7 +20,7 @@ The schema; any other key is an error, and relative paths are relative to the co
     dev_fraction = 0.1           # no dev data: hold out this share of train (seeded) for epoch selection
     strip = ["headers"]          # classifier: Usenet parts to drop (headers, footers, quotes)
     granularity = "fine"         # classifier on qc: coarse or fine labels
-    encoding = "latin-1"         # classifier files: their text encoding (default utf-8)
+    encoding = "latin-1"         # files only: their text encoding (default utf-8)
     header = true                # classifier TSV/CSV files: the first row names the columns (default: detected)
     label_column = "label"       # classifier TSV/CSV files: the label column, a header name or an index from 0
     text_column = 0              # ... and the text column (default: named by the header, else label 0, text 1)
@@ -78,7 +78,7 @@ _EXPERIMENT_OPTIONS = {"seed", "progress"}  # set by the experiment for every sy
 _TOP_KEYS = {"name", "description", "task", "corpus", "train", "dev", "test", "format", "column", "columns",
              "dev_fraction", "strip", "granularity", "encoding", "header", "label_column", "text_column", "metric",
              "seed", "bits", "samples", "keep_models", "grid", "ablation", "learning_curve"}
-_CLASSIFIER_KEYS = ("strip", "granularity", "encoding", "header", "label_column", "text_column")
+_CLASSIFIER_KEYS = ("strip", "granularity", "header", "label_column", "text_column")
 
 
 @dataclass(frozen=True)
