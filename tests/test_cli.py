@@ -81,7 +81,8 @@ def test_train_prints_summary(files, capsys, tmp_path):
     assert lines[1].startswith("epoch   2")
     tagger = Tagger.load(model)
     assert lines[2] == f"chosen from the data: margin {tagger.learner.chosen_['margin']:.4g}"
-    assert lines[3].startswith("trained on 800 sentences (")
+    dev_tokens = sum(len(sentence.words) for sentence in read_file(dev))
+    assert lines[3].startswith("trained on 800 sentences (") and f", dev 200 sentences ({dev_tokens:,} tokens);" in lines[3]
     assert f"model written to {model}" in lines[3]
     tagger = Tagger.load(model)
     assert tagger.hasher.bits == 18 and len(tagger.history_) == 2
