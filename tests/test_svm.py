@@ -19,13 +19,14 @@ from roundtrip import assert_classifier_round_trip, assert_tagger_round_trip
 from test_maxent import DOCS, LABELS, TOY, random_problem, separable_documents
 
 from structlin import Classifier, Tagger
+from structlin.catalog import load_documents
 from structlin.decoders import Greedy, Multiclass, Viterbi
 from structlin.errors import OptionValueError
 from structlin.joint import JointFeatureMap
 from structlin.learners import LEARNERS, SVM, AveragedPerceptron, make_learner
 from structlin.learners.epochs import epoch_order
 from structlin.learners.sgd import SGDWeights
-from structlin.learners.svm import RELATIVE_C_DEFAULT, BlockWeights
+from structlin.learners.svm import RELATIVE_C_DEFAULT, RELATIVE_CS, BlockWeights
 from structlin.matrix import FeatureMatrix
 
 
@@ -305,13 +306,52 @@ def test_a_cost_matrix_by_label_name_is_the_matrix_in_label_order():
         SVM(cost_matrix=by_name, solver="pegasos").fit(joint, Multiclass(), X, y)
 
 
+def test_relative_C_is_chosen_on_dev_among_the_candidates():
+    """relative_C=None with dev: one run from zero per candidate, each keeping its best dev epoch, the best run (the
+    first of equals) the model and every candidate's score recorded; the same as the run of the value chosen.
+    Without dev, or with C given: one run with the untuned value (or C)."""
+    joint, X, y = random_problem(21, [1] * 60, 3, 10, transitions=False)
+    _, X_dev, y_dev = random_problem(22, [1] * 30, 3, 10, transitions=False)
+    dev = (X_dev, y_dev)
+    fixed = {r: SVM(epochs=6, relative_C=r, progress=False).fit(joint, Multiclass(), X, y, dev) for r in RELATIVE_CS}
+    best = {r: max(h["dev_accuracy"] for h in learner.history_) for r, learner in fixed.items()}
+    assert len(set(best.values())) > 1  # the choice matters on this problem
+    auto = SVM(epochs=6, progress=False).fit(joint, Multiclass(), X, y, dev)
+    assert auto.candidates_ == [{"relative_C": r, "dev_accuracy": best[r]} for r in RELATIVE_CS]
+    chosen = max(RELATIVE_CS, key=lambda r: (best[r], -RELATIVE_CS.index(r)))
+    assert auto.chosen_ == {"relative_C": chosen, "C": fixed[chosen].chosen_["C"]}
+    np.testing.assert_array_equal(auto.weights_, fixed[chosen].weights_)
+    untimed = [[{k: v for k, v in record.items() if k != "seconds"} for record in learner.history_]
+               for learner in (auto, fixed[chosen])]
+    assert auto.best_epoch_ == fixed[chosen].best_epoch_ and untimed[0] == untimed[1]
+    no_dev = SVM(epochs=6, progress=False).fit(joint, Multiclass(), X, y)
+    assert no_dev.chosen_ == {"C": RELATIVE_C_DEFAULT / X.mean_squared_norm()} and no_dev.candidates_ == []
+    given = SVM(epochs=6, C=0.5, progress=False).fit(joint, Multiclass(), X, y, dev)
+    assert given.chosen_ == {} and given.candidates_ == []
+
+
 # --- models with learner="svm" --------------------------------------------------------------------------
+
+
+def test_without_dev_relative_C_and_the_passes_are_chosen_on_a_held_out_tenth(nltk_data_dir):
+    """A classifier without dev (held_out=0.1): relative_C and the passes are chosen on a seeded tenth, then the model
+    is the run on all the documents with both: the same weights as that run by hand."""
+    documents = load_documents("qc", "train")[:1000]
+    texts, labels = [d.text for d in documents], [d.label for d in documents]
+    auto = Classifier("text-presence", SVM(epochs=5, seed=2, progress=False), held_out=0.1).fit(texts, labels)
+    chosen = auto.learner.chosen_
+    assert set(chosen) == {"relative_C", "C", "epochs"} and chosen["relative_C"] in RELATIVE_CS
+    assert [c["relative_C"] for c in auto.learner.candidates_[:len(RELATIVE_CS)]] == list(RELATIVE_CS)
+    by_hand = Classifier("text-presence", SVM(epochs=chosen["epochs"], relative_C=chosen["relative_C"], seed=2,
+                                              progress=False)).fit(texts, labels)
+    np.testing.assert_array_equal(auto.weights_, by_hand.weights_)
+    assert by_hand.learner.chosen_["C"] == chosen["C"] and auto.learner.relative_C is None
 
 
 def test_make_learner_and_params():
     assert LEARNERS["svm"] is SVM and SVM.capabilities.online is False and SVM.capabilities.probabilistic is False
     learner = make_learner("svm", epochs=None, seed=2, batch_size=4, patience=3, progress=False)
-    assert learner.params() == {"epochs": None, "solver": "bcfw", "C": None, "relative_C": RELATIVE_C_DEFAULT, "cost": 1.0, "cost_matrix": None,
+    assert learner.params() == {"epochs": None, "solver": "bcfw", "C": None, "relative_C": None, "cost": 1.0, "cost_matrix": None,
                                 "projection": True, "averaging": True, "tol": 1e-3, "eval_every": 1, "seed": 2,
                                 "batch_size": 4, "patience": 3}
     assert make_learner("svm", **learner.params()).params() == learner.params()

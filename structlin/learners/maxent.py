@@ -418,17 +418,7 @@ class MaxEnt(Learner):
                 return self
             # relative_l2 chosen on dev: one run per candidate (each keeping its best dev iteration), the best kept;
             # with L-BFGS each run starts where the one of the stronger prior ended (a regularisation path)
-            best, candidates = None, []
-            for relative in self._path(joint, decoder, X, y, dev, shards, pairs, RELATIVE_L2S):
-                score = max((r["dev_accuracy"] for r in self.history_ if r["dev_accuracy"] is not None), default=0.0)
-                candidates.append({"relative_l2": relative, "dev_accuracy": score})
-                if best is None or score > best[0]:  # the first of equals: the stronger prior; one run's weights kept
-                    best = (score, relative, self.weights_, self.history_, self.best_epoch_, self.stopped_,
-                            self.chosen_)
-                self.weights_ = None
-        self.candidates_ = candidates
-        _, relative, self.weights_, self.history_, self.best_epoch_, self.stopped_, chosen = best
-        self.chosen_ = {"relative_l2": relative, **chosen}
+            self._keep_best_run("relative_l2", self._path(joint, decoder, X, y, dev, shards, pairs, RELATIVE_L2S))
         return self
 
     def refit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, *, epochs: int,

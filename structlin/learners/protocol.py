@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -253,6 +253,21 @@ class Learner:
         finally:
             self.set_params(**before)
         return self
+
+    def _keep_best_run(self, name: str, runs: Iterable) -> None:
+        """Choose the option ``name`` on dev: ``runs`` yields each candidate value once a run with it is the
+        learner's model (``weights_``, ``history_``, ``best_epoch_``, ``stopped_``, ``chosen_``); the run of the
+        best dev accuracy is kept (the first of equals), and ``candidates_`` holds every value's score."""
+        best, candidates = None, []
+        for value in runs:
+            score = max((r["dev_accuracy"] for r in self.history_ if r["dev_accuracy"] is not None), default=0.0)
+            candidates.append({name: value, "dev_accuracy": score})
+            if best is None or score > best[0]:  # one run's weights kept at a time
+                best = (score, value, self.weights_, self.history_, self.best_epoch_, self.stopped_, self.chosen_)
+            self.weights_ = None
+        self.candidates_ = candidates
+        _, value, self.weights_, self.history_, self.best_epoch_, self.stopped_, chosen = best
+        self.chosen_ = {name: value, **chosen}
 
     def check_streams(self) -> None:
         """Refuse, before anything is read, settings that keep something per training instance in memory and so

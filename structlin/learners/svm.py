@@ -79,8 +79,10 @@ from .sgd import SGDWeights
 from .training import TrainingRun, require_finite
 from .vectors import dot, norm
 
-#: The defaults of relative_C and patience (BCFW's passes stop after 3 dev evaluations without a better one),
-#: chosen by scripts/choose_defaults.py (docs/benchmarks.md, "Defaults").
+#: The values relative_C=None chooses from on dev, and its value without dev (or with --no-tune); the patience
+#: (BCFW's passes stop after 3 dev evaluations without a better one); all by scripts/choose_defaults.py
+#: (docs/benchmarks.md, "Defaults").
+RELATIVE_CS = (1.0, 3.0)
 RELATIVE_C_DEFAULT = 3.0
 SVM_PATIENCE = 3
 
@@ -200,9 +202,11 @@ class SVM(Learner):
                Option("C", float, None, "LIBLINEAR's C, i.e. λ = 1/(C·n) for n training instances (default: "
                       "relative_C / the mean ‖x‖² of a training position)", minimum=0, exclusive_minimum=True,
                       nullable=True),
-               Option("relative_C", float, RELATIVE_C_DEFAULT, "C times the mean squared norm ‖x‖² of a training "
-                      "position's features, when C is not given: the same regularisation for any scale of the "
-                      "features", minimum=0, exclusive_minimum=True),
+               Option("relative_C", float, None, "C times the mean squared norm ‖x‖² of a training position's "
+                      "features, when C is not given: the same regularisation for any scale of the features "
+                      f"(default: chosen on dev among {', '.join(map(str, RELATIVE_CS))}, one run each; without dev, "
+                      f"{RELATIVE_C_DEFAULT})", minimum=0, exclusive_minimum=True, nullable=True,
+                      untuned=RELATIVE_C_DEFAULT),
                COST,
                Option("cost_matrix", object, None, "a file of misclassification costs: a header line of predicted "
                       "labels, then 'true-label cost cost ...' per line (tab-separated, or comma for .csv); every "
@@ -237,9 +241,11 @@ class SVM(Learner):
             params["cost_matrix"] = self.cost_matrix.tolist()
         return params
 
-    def objective(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray) -> StructuredHinge:
+    def objective(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
+                  relative_C: float | None = None) -> StructuredHinge:
         """The primal this learner minimises on a corpus (with its ``C``, else ``relative_C / ρ`` for the corpus's
-        ``ρ = mean ‖x_p‖²``, recorded in ``chosen_``; its ``cost`` and ``cost_matrix``)."""
+        ``ρ = mean ‖x_p‖²``, recorded in ``chosen_``; ``relative_C``: the option's, else its untuned value; its
+        ``cost`` and ``cost_matrix``)."""
         if isinstance(self.cost_matrix, Mapping):
             self.cost_matrix = _costs_by_label(self.cost_matrix, joint.labels)
         if self.cost_matrix is not None:
@@ -253,7 +259,8 @@ class SVM(Learner):
                                        "(a chain's loss-augmented argmax takes the Hamming cost only)")
         C = self.C
         if C is None:  # scaling the features by s makes the same solution need C / s²
-            C = self.relative_C / max(X.mean_squared_norm(), np.finfo(float).tiny)
+            relative = next(value for value in (relative_C, self.relative_C, RELATIVE_C_DEFAULT) if value is not None)
+            C = relative / max(X.mean_squared_norm(), np.finfo(float).tiny)
             self.chosen_ = {"C": C}
         return StructuredHinge(joint, decoder, X, y, C=C, cost=self.cost, cost_matrix=self.cost_matrix)
 
@@ -265,13 +272,29 @@ class SVM(Learner):
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
             dev: tuple[FeatureMatrix, np.ndarray] | None = None, *, bias_row: int | None = None) -> SVM:
         """Train from ``w = 0`` on the indexed corpus ``X`` with gold label ids ``y`` (one per position);
-        ``dev = (X_dev, y_dev)`` selects the epoch kept (gold ids of −1 count as errors)."""
+        ``dev = (X_dev, y_dev)`` selects the epoch kept (gold ids of −1 count as errors) and, when neither ``C``
+        nor ``relative_C`` is given, ``relative_C`` among :data:`RELATIVE_CS` (one run from zero each)."""
         if isinstance(X, ShardedCorpus):
             self.check_streams()
-        objective = self.objective(joint, decoder, X, y)
         require_finite(X, "training")
         if dev is not None:
             require_finite(dev[0], "dev")
+        if self.C is not None or self.relative_C is not None or dev is None:
+            self._fit_once(joint, decoder, X, y, dev)
+        else:
+            self._keep_best_run("relative_C", self._runs(joint, decoder, X, y, dev, RELATIVE_CS))
+        return self
+
+    def _runs(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, dev, values):
+        """One run from zero for each ``relative_C`` of ``values``, yielding each once its run is the model."""
+        for relative in values:
+            self._fit_once(joint, decoder, X, y, dev, relative)
+            yield relative
+
+    def _fit_once(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, dev,
+                  relative_C: float | None = None) -> None:
+        """One run from ``w = 0`` with the objective of ``relative_C`` (:meth:`objective`)."""
+        objective = self.objective(joint, decoder, X, y, relative_C)
         with TrainingRun(self, joint, decoder, dev, spill=isinstance(X, ShardedCorpus)) as run:
             if self.client is not None:
                 (self._pegasos_mixed if self.solver == "pegasos" else self._bcfw_mixed)(objective, run)
@@ -282,7 +305,6 @@ class SVM(Learner):
         self.weights_ = run.finish()
         self.stopped_ = run.stopped or self.stopped_
         self.history_, self.best_epoch_ = run.history, run.best_step
-        return self
 
     def _record(self, run: TrainingRun, objective, w: np.ndarray, **bcfw) -> dict:
         """Append the epoch's history record (``P(w)`` over the corpus, as ``objective(w)`` gives it with a
