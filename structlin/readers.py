@@ -489,18 +489,22 @@ def _read_columns(
     name = source_name(path)
     kind = "whitespace-separated" if sep is None else "tab-separated" if sep == "\t" else f"{sep!r}-separated"
     expected = f"expected {len(columns)} {kind} columns ({', '.join(columns)})"
-    split = (lambda text: _SPACES_AND_TABS.split(text.strip(" \t"))) if sep is None else (lambda text: text.split(sep))
+    if sep is None:
+        split = lambda text: _SPACES_AND_TABS.split(text.strip(" \t"))  # noqa: E731
+    else:  # spaces around a field (a tag typed "NOUN ") are no part of it
+        split = lambda text: [field.strip(" ") for field in text.split(sep)]  # noqa: E731
     with open_text(path, encoding) as lines:
         for block in _blocks(lines, name, need_final_blank=False):
             rows = [(number, split(text)) for number, text in block]
             if len(rows) == 1 and rows[0][1][0] == DOCSTART:
                 continue
-            for number, fields in rows:
+            for (number, fields), (_, text) in zip(rows, block):
                 if fields[0] == DOCSTART:
                     raise CorpusFormatError(name, number, f"{DOCSTART} inside a sentence (expected it alone between "
                                             "blank lines, as a document boundary)")
                 if len(fields) != len(columns):
-                    raise CorpusFormatError(name, number, f"{expected}, found {len(fields)}")
+                    raise CorpusFormatError(name, number, f"{expected}, found {len(fields)}"
+                                            f"{_layout_hint(text, columns, sep)}")
                 _check_field(name, number, fields[word_index], "word", f"a value in column {columns[word_index]!r}")
                 if tag_index is not None:
                     _check_field(name, number, fields[tag_index], "tag", f"a value in column {columns[tag_index]!r}",
@@ -512,12 +516,46 @@ def _read_columns(
             )
 
 
+def _layout_hint(text: str, columns: tuple[str, ...], sep: str | None) -> str:
+    """What a line that does not split into ``columns`` looks like instead, as the format to read it with: ``word/TAG``
+    tokens (``--format slash``), or the columns separated by spaces rather than ``sep``; else nothing."""
+    tokens = text.split()
+    if len(tokens) > 1 and all("/" in token.strip("/") for token in tokens):
+        return "; the line looks like word/TAG tokens, a sentence per line: --format slash"
+    if sep is not None and len(tokens) == len(columns):
+        return f"; its fields are separated by spaces: --format columns --columns {','.join(columns)}"
+    return ""
+
+
 def read_word_tag(path: Source, encoding: str = "UTF-8") -> Iterator[Sentence]:
     """Read ``word<TAB>tag`` lines (a word may contain spaces, a tag not), a blank line after each sentence.
 
     This is :func:`read_columns` with the columns ``("word", "tag")`` separated by one tab.
     """
     return read_columns(path, columns=("word", "tag"), tag="tag", sep="\t", encoding=encoding)
+
+
+def read_slash_tags(path: Source, encoding: str = "UTF-8") -> Iterator[Sentence]:
+    """Read ``word/TAG`` tokens, a sentence per line, tokens separated by whitespace (NLTK's tagged corpus format,
+    as in its Brown corpus, and ``structlin tag``'s text output).
+
+    A token's tag follows its last ``/`` (``1/2/CD`` is the word ``1/2``), so a word may hold slashes and a tag may
+    not. Blank lines are skipped. A token without a slash, or with an empty word or tag, is an error naming its
+    place in the line.
+    """
+    name = source_name(path)
+    with open_text(path, encoding) as lines:
+        for block in _blocks(lines, name, need_final_blank=False):
+            for number, text in block:
+                words, tags = [], []
+                for place, token in enumerate(text.split(), 1):
+                    word, slash, tag = token.rpartition("/")
+                    if not (slash and word and tag):
+                        raise CorpusFormatError(name, number, f"token {place} {token!r} is not word/TAG (expected "
+                                                "a word, a slash and a tag; the tag follows the last slash)")
+                    words.append(word)
+                    tags.append(tag)
+                yield Sentence(words=words, tags=tags, path=name, line=number)
 
 
 def read_text(source: Source | IO, encoding: str = "UTF-8") -> Iterator[Sentence]:
@@ -666,7 +704,7 @@ def _read_nltk(reader, label: str, source: str | None, fileids, drop_traces: boo
 
 # --- choosing a reader ---------------------------------------------------------------------------
 
-FILE_FORMATS = ("conllu", "word-tag", "columns", "text")
+FILE_FORMATS = ("conllu", "word-tag", "slash", "columns", "text")
 
 
 def guess_format(path: Source) -> str:
@@ -701,4 +739,5 @@ def read_file(path: Source, *, format: str | None = None, column: str | None = N
             raise OptionValueError(f"the columns format needs the names of the columns of {path} (expected e.g. "
                                    "word,pos,chunk: --columns, or columns=)")
         return read_columns(path, columns=columns, tag=column or columns[-1], encoding=encoding)
-    return read_word_tag(path, encoding) if format == "word-tag" else read_text(path, encoding)
+    read = {"word-tag": read_word_tag, "slash": read_slash_tags, "text": read_text}[format]
+    return read(path, encoding)

@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import gzip
 import io
+import tempfile
 import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from structlin.cli.commands import _text_sentence
 from structlin.errors import CorpusFormatError, CorpusNotFoundError, UnknownNameError
 from structlin.readers import (
     Sentence,
     open_text,
     read_columns,
     read_conllu,
+    read_file,
     read_nltk,
+    read_slash_tags,
     read_text,
     read_word_tag,
     write_conllu,
@@ -439,3 +445,50 @@ def test_conll2000_train(nltk_data_dir, tmp_path):
     assert sentences[0].words[:3] == ["Confidence", "in", "the"]
     assert sentences[0].tags[:3] == ["B-NP", "B-PP", "B-NP"]
     assert [s.words for s in read_nltk("conll2000", fileids="train.txt")] == [s.words for s in sentences]
+
+
+# --- word/TAG lines (NLTK's tagged corpus format) --------------------------------------------------------------
+
+
+def test_slash_tags_split_each_token_at_its_last_slash(tmp_path):
+    path = tmp_path / "brown.txt"
+    path.write_text("\tThe/at Fulton/np-tl 1/2/cd ./.\n\n\n  A/DET cat/NOUN\n", "utf-8")
+    sentences = list(read_file(path, format="slash"))
+    assert [(s.words, s.tags, s.line) for s in sentences] == [
+        (["The", "Fulton", "1/2", "."], ["at", "np-tl", "cd", "."], 1), (["A", "cat"], ["DET", "NOUN"], 4)]
+    for token, place in (("a/", 2), ("/B", 2), ("ab", 2), ("//", 2)):
+        path.write_text(f"x/X {token}\n", "utf-8")
+        with pytest.raises(CorpusFormatError, match=rf"brown.txt:1: token {place} '{token}' is not word/TAG"):
+            list(read_slash_tags(path))
+
+
+_WORD = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zs", "Zl", "Zp"), blacklist_characters="\x85"),
+                min_size=1, max_size=6).filter(lambda w: w.split() == [w])
+_TAG = _WORD.filter(lambda t: "/" not in t)
+
+
+@given(st.lists(st.lists(st.tuples(_WORD, _TAG), min_size=1, max_size=5), min_size=1, max_size=4))
+@settings(max_examples=60, deadline=None)
+def test_tags_text_output_reads_back_as_slash_tags(sentences):
+    """What ``structlin tag --format text`` writes (word/TAG tokens, a line per sentence) reads back as the same
+    words and tags, words with slashes too."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "tagged.txt"
+        path.write_text("".join(_text_sentence(Sentence(words=[w for w, _ in s]), [t for _, t in s], None)
+                                for s in sentences), "utf-8")
+        assert [list(zip(s.words, s.tags)) for s in read_slash_tags(path)] == sentences
+
+
+def test_a_word_tag_line_of_another_layout_names_the_format_to_read_it(tmp_path):
+    """A line that is not word<TAB>tag says what it looks like: word/TAG tokens, or columns between spaces; spaces
+    around a tab-separated tag are no part of it."""
+    path = tmp_path / "w.txt"
+    for text, hint in (("The/DET dog/NOUN\n", "looks like word/TAG tokens, a sentence per line: --format slash"),
+                       ("The DET\n", "its fields are separated by spaces: --format columns --columns word,tag"),
+                       ("The\n", "found 1\n")):
+        path.write_text(text, "utf-8")
+        with pytest.raises(CorpusFormatError) as error:
+            list(read_word_tag(path))
+        assert f"{hint}" in str(error.value) + "\n"
+    path.write_text("The \tDET \ndog\t NOUN\n", "utf-8")
+    assert [(s.words, s.tags) for s in read_word_tag(path)] == [(["The", "dog"], ["DET", "NOUN"])]

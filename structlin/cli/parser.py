@@ -40,8 +40,9 @@ def _add_data_options(parser, *, split: str | None, document_formats: bool = Fal
                                          "for NLTK corpora universal, or a column name such as chunk")
     formats = FILE_FORMATS + (DOCUMENT_FORMATS if document_formats else ())
     parser.add_argument("--format", choices=formats, help="file format (default: conllu for *.conllu, else "
-                                                          "word<TAB>tag; for classifiers: folders for a directory "
-                                                          "or archive, tsv, csv, fasttext, svmlight)")
+                                                          "word<TAB>tag; slash: word/TAG tokens, a sentence per line; "
+                                                          "for classifiers: folders for a directory or archive, tsv, "
+                                                          "csv, fasttext, svmlight)")
     parser.add_argument("--columns", type=_column_names, help="column names of a column file, e.g. word,pos,chunk "
                         "(with --format columns; the tags: --column, default the last one)")
     if not document_formats:  # the document options give it (_add_document_options)

@@ -13,8 +13,8 @@ The schema; any other key is an error, and relative paths are relative to the co
     train = "data/train.conllu"
     dev = "data/dev.conllu"
     test = "data/test.conllu"
-    format = "conllu"            # files only: conllu, word-tag, columns (tagger); folders, tar, tsv, csv, fasttext,
-                                 # svmlight (classifier); default: guessed from the file name
+    format = "conllu"            # files only: conllu, word-tag, slash, columns (tagger); folders, tar, tsv, csv,
+                                 # fasttext, svmlight (classifier); default: guessed from the file name
     column = "upos"              # tagger: the tag column (CoNLL-U upos/xpos; conll2000: "chunk")
     columns = ["word", "pos", "chunk"]   # format "columns": the files' column names
     dev_fraction = 0.1           # no dev data: hold out this share of train (seeded) for epoch selection
