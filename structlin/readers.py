@@ -502,13 +502,15 @@ def _read_columns(
                 if fields[0] == DOCSTART:
                     raise CorpusFormatError(name, number, f"{DOCSTART} inside a sentence (expected it alone between "
                                             "blank lines, as a document boundary)")
-                if len(fields) != len(columns):
-                    raise CorpusFormatError(name, number, f"{expected}, found {len(fields)}"
-                                            f"{_layout_hint(text, columns, sep)}")
-                _check_field(name, number, fields[word_index], "word", f"a value in column {columns[word_index]!r}")
-                if tag_index is not None:
-                    _check_field(name, number, fields[tag_index], "tag", f"a value in column {columns[tag_index]!r}",
-                                 tag=True)
+                try:
+                    if len(fields) != len(columns):
+                        raise CorpusFormatError(name, number, f"{expected}, found {len(fields)}")
+                    _check_field(name, number, fields[word_index], "word", f"a value in column {columns[word_index]!r}")
+                    if tag_index is not None:
+                        _check_field(name, number, fields[tag_index], "tag",
+                                     f"a value in column {columns[tag_index]!r}", tag=True)
+                except CorpusFormatError as err:  # said with the layout the line has instead, if it is a known one
+                    raise CorpusFormatError(name, number, err.message + _layout_hint(text, columns, sep)) from None
             yield Sentence(
                 words=[fields[word_index] for _, fields in rows],
                 tags=None if tag_index is None else [fields[tag_index] for _, fields in rows],

@@ -484,6 +484,8 @@ def test_a_word_tag_line_of_another_layout_names_the_format_to_read_it(tmp_path)
     around a tab-separated tag are no part of it."""
     path = tmp_path / "w.txt"
     for text, hint in (("The/DET dog/NOUN\n", "looks like word/TAG tokens, a sentence per line: --format slash"),
+                       ("\tThe/at dog/nn\n", "empty word (expected a value in column 'word'); the line looks like "
+                                             "word/TAG tokens"),  # NLTK's Brown files: a tab, then the tokens
                        ("The DET\n", "its fields are separated by spaces: --format columns --columns word,tag"),
                        ("The\n", "found 1\n")):
         path.write_text(text, "utf-8")
