@@ -1,4 +1,4 @@
-"""Corpus readers: CoNLL-U, CoNLL column files, word<TAB>tag files, plain text, NLTK corpora.
+"""Corpus readers: CoNLL-U, CoNLL column files, word<TAB>tag files, word/TAG lines, plain text, NLTK corpora.
 
 Every file reader streams: it yields one :class:`Sentence` at a time and never holds more than one
 sentence block in memory. Files ending in ``.gz`` are decompressed transparently. Lines are decoded
@@ -331,6 +331,7 @@ def read_conllu(path: Source, *, column: str = "upos", require_tags: bool = True
     are errors too. ``encoding``: the file's text encoding (CoNLL-U's is UTF-8).
     """
     index = _conllu_column(column)
+    check_encoding(encoding)
     return _read_conllu(path, index, column.upper(), require_tags, encoding)
 
 
@@ -480,6 +481,7 @@ def read_columns(
     if tag == word:
         raise OptionValueError(f"the tag column {tag!r} is the word column (expected another column for the tags)")
     tag_index = None if tag is None else columns.index(tag)
+    check_encoding(encoding)
     return _read_columns(path, columns, columns.index(word), tag_index, sep, encoding)
 
 
@@ -519,8 +521,8 @@ def _read_columns(
 
 
 def _layout_hint(text: str, columns: tuple[str, ...], sep: str | None) -> str:
-    """What a line that does not split into ``columns`` looks like instead, as the format to read it with: ``word/TAG``
-    tokens (``--format slash``), or the columns separated by spaces rather than ``sep``; else nothing."""
+    """The layout a line that is not one of ``columns`` (separated by ``sep``) has instead, as the format to read it
+    with: ``word/TAG`` tokens (``--format slash``), or the columns separated by spaces; else nothing."""
     tokens = text.split()
     if len(tokens) > 1 and all("/" in token.strip("/") for token in tokens):
         return "; the line looks like word/TAG tokens, a sentence per line: --format slash"
@@ -545,6 +547,11 @@ def read_slash_tags(path: Source, encoding: str = "UTF-8") -> Iterator[Sentence]
     not. Blank lines are skipped. A token without a slash, or with an empty word or tag, is an error naming its
     place in the line.
     """
+    check_encoding(encoding)
+    return _read_slash_tags(path, encoding)
+
+
+def _read_slash_tags(path: Source, encoding: str) -> Iterator[Sentence]:
     name = source_name(path)
     with open_text(path, encoding) as lines:
         for block in _blocks(lines, name, need_final_blank=False):
@@ -566,6 +573,11 @@ def read_text(source: Source | IO, encoding: str = "UTF-8") -> Iterator[Sentence
     ``source`` is a path or an open file (e.g. ``sys.stdin``). An empty line gives an empty sentence,
     so that output written sentence by sentence stays aligned with the input lines.
     """
+    check_encoding(encoding)
+    return _read_text(source, encoding)
+
+
+def _read_text(source: Source | IO, encoding: str) -> Iterator[Sentence]:
     name = source_name(source)
     with open_text(source, encoding) as lines:
         for number, text in lines:
