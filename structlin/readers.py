@@ -451,6 +451,10 @@ def write_conllu(
 
 
 DOCSTART = "-DOCSTART-"  # CoNLL-2003's document boundary, a line alone between blank lines
+#: Names a header row gives a word column and a tag column (a spreadsheet's or pandas' export): a first line whose
+#: word field is one of the first and tag field one of the second is a header, not a token.
+_WORD_NAMES = frozenset({"word", "words", "token", "tokens", "form", "text"})
+_TAG_NAMES = frozenset({"tag", "tags", "pos", "upos", "xpos", "label", "labels", "ner", "chunk", "iob", "bio"})
 _SPACES_AND_TABS = re.compile(r"[ \t]+")
 
 
@@ -501,6 +505,10 @@ def _read_columns(
             if len(rows) == 1 and rows[0][1][0] == DOCSTART:
                 continue
             for (number, fields), (_, text) in zip(rows, block):
+                if number == 1 and tag_index is not None and _is_header(fields, word_index, tag_index):
+                    raise CorpusFormatError(name, number, f"a header row ({', '.join(fields)}), not a token (expected "
+                                            "tokens from the first line: remove the header, the columns are "
+                                            f"{', '.join(columns)})")
                 if fields[0] == DOCSTART:
                     raise CorpusFormatError(name, number, f"{DOCSTART} inside a sentence (expected it alone between "
                                             "blank lines, as a document boundary)")
@@ -518,6 +526,13 @@ def _read_columns(
                 tags=None if tag_index is None else [fields[tag_index] for _, fields in rows],
                 path=name, line=block[0][0], columns=[fields for _, fields in rows], column_names=columns,
             )
+
+
+def _is_header(fields: list[str], word_index: int, tag_index: int) -> bool:
+    """Whether a first line's ``fields`` name the columns: its word field a word column's name, its tag field a tag
+    column's (:data:`_WORD_NAMES`, :data:`_TAG_NAMES`, in any case)."""
+    return (max(word_index, tag_index) < len(fields) and fields[word_index].lower() in _WORD_NAMES
+            and fields[tag_index].lower() in _TAG_NAMES)
 
 
 def _layout_hint(text: str, columns: tuple[str, ...], sep: str | None) -> str:

@@ -494,3 +494,19 @@ def test_a_word_tag_line_of_another_layout_names_the_format_to_read_it(tmp_path)
         assert f"{hint}" in str(error.value) + "\n"
     path.write_text("The \tDET \ndog\t NOUN\n", "utf-8")
     assert [(s.words, s.tags) for s in read_word_tag(path)] == [(["The", "dog"], ["DET", "NOUN"])]
+
+
+def test_a_header_row_of_column_names_is_refused_not_read_as_a_token(tmp_path):
+    """A first line naming the columns (a spreadsheet's or pandas' export) would be a token "word" tagged "tag":
+    refused, naming the line; a token that merely looks like a name is read."""
+    path = tmp_path / "w.tsv"
+    for text, fields in (("Word\tTag\nThe\tDET\n", "Word, Tag"), ("token\tner\nParis\tB-LOC\n", "token, ner")):
+        path.write_text(text, "utf-8")
+        with pytest.raises(CorpusFormatError, match=rf"w.tsv:1: a header row \({fields}\), not a token"):
+            list(read_word_tag(path))
+    path.write_text("word pos chunk\nThe DT B-NP\n", "utf-8")
+    with pytest.raises(CorpusFormatError, match=r"a header row \(word, pos, chunk\)"):
+        list(read_columns(path, columns=("word", "pos", "chunk"), tag="chunk"))
+    path.write_text("word\tNOUN\nthe\tDET\n\nText\tNOUN\npos\tNOUN\n", "utf-8")  # the word "word", tagged NOUN
+    assert [s.words for s in read_word_tag(path)] == [["word", "the"], ["Text", "pos"]]
+    assert [s.words for s in read_columns(path, columns=("word", "tag"))] == [["word", "the"], ["Text", "pos"]]
