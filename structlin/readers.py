@@ -16,6 +16,7 @@ This module also holds the decoding that every reader of the library (the docume
 from __future__ import annotations
 
 import codecs
+import csv
 import gzip
 import io
 import lzma
@@ -582,6 +583,72 @@ def _read_slash_tags(path: Source, encoding: str) -> Iterator[Sentence]:
                 yield Sentence(words=words, tags=tags, path=name, line=number)
 
 
+def read_tagged_table(path: Source, *, sep: str, column: str | None = None,
+                      encoding: str = "UTF-8") -> Iterator[Sentence]:
+    """Read a table of tokens with a header row: a token per row, ``sep``-separated (``"\\t"``: IANA TSV, no quoting;
+    ``","``: RFC 4180 CSV), as spreadsheets and pandas export them (e.g. ``Sentence #,Word,POS,Tag``).
+
+    The header names the columns: the words are the first column named as :data:`_WORD_NAMES` names a word column,
+    the tags the column named ``column`` (in any case), else the last one named as a tag column (:data:`_TAG_NAMES`),
+    and a column whose name holds ``sent`` (``Sentence #``, ``sent_id``) marks the sentences: a value in it, other
+    than the current sentence's, begins a new one, an empty one continues it. A blank row ends a sentence too.
+    """
+    check_encoding(encoding)
+    return _read_tagged_table(path, sep, column, encoding)
+
+
+def _read_tagged_table(path: Source, sep: str, column: str | None, encoding: str) -> Iterator[Sentence]:
+    name = source_name(path)
+    split = (lambda text: next(csv.reader([text]))) if sep == "," else (lambda text: text.split(sep))
+    with open_text(path, encoding) as lines:
+        header, word_index, tag_index, sentence_index = None, 0, 0, None
+        words: list[str] = []
+        tags: list[str] = []
+        first = current = None
+        for number, text in lines:
+            fields = [field.strip() for field in split(text)] if text.strip(" \t" + sep) else []
+            if header is None:
+                if fields:
+                    header = fields
+                    word_index, tag_index, sentence_index = _table_columns(name, number, header, column)
+                continue
+            starts = bool(fields) and sentence_index is not None and fields[sentence_index] not in ("", current)
+            if words and (not fields or starts):
+                yield Sentence(words=words, tags=tags, path=name, line=first)
+                words, tags = [], []
+            if not fields:
+                continue
+            if len(fields) != len(header):
+                raise CorpusFormatError(name, number, f"expected {len(header)} fields ({', '.join(header)}), found "
+                                        f"{len(fields)}")
+            if starts:
+                current = fields[sentence_index]
+            _check_field(name, number, fields[word_index], "word", f"a value in column {header[word_index]!r}")
+            _check_field(name, number, fields[tag_index], "tag", f"a value in column {header[tag_index]!r}", tag=True)
+            first = number if not words else first
+            words.append(fields[word_index])
+            tags.append(fields[tag_index])
+        if words:
+            yield Sentence(words=words, tags=tags, path=name, line=first)
+
+
+def _table_columns(name: str, number: int, header: list[str], column: str | None) -> tuple[int, int, int | None]:
+    """The word, tag and sentence columns a table's ``header`` row names (:func:`read_tagged_table`)."""
+    lower = [field.lower() for field in header]
+    word = next((k for k, field in enumerate(lower) if field in _WORD_NAMES), None)
+    if column is not None:
+        tag = lower.index(column.lower()) if column.lower() in lower else None
+    else:
+        tag = max((k for k, field in enumerate(lower) if field in _TAG_NAMES), default=None)
+    sentence = next((k for k, field in enumerate(lower) if "sent" in field), None)
+    for role, index, expected in (("word", word, f"one of {', '.join(sorted(_WORD_NAMES))}"),
+                                  ("tag", tag, repr(column) if column else f"one of {', '.join(sorted(_TAG_NAMES))}")):
+        if index is None:
+            raise CorpusFormatError(name, number, f"the header row ({', '.join(header)}) names no {role} column "
+                                    f"(expected a column named {expected}; the first row of a table names its columns)")
+    return word, tag, sentence
+
+
 def read_text(source: Source | IO, encoding: str = "UTF-8") -> Iterator[Sentence]:
     """Read tokenized text, one sentence per line, tokens separated by whitespace; no tags.
 
@@ -733,13 +800,14 @@ def _read_nltk(reader, label: str, source: str | None, fileids, drop_traces: boo
 
 # --- choosing a reader ---------------------------------------------------------------------------
 
-FILE_FORMATS = ("conllu", "word-tag", "slash", "columns", "text")
+FILE_FORMATS = ("conllu", "word-tag", "slash", "columns", "tsv", "csv", "text")
 
 
 def guess_format(path: Source) -> str:
-    """``conllu`` for ``*.conllu[.gz]`` files (in any case: ``.CONLLU``), ``word-tag`` otherwise."""
+    """``conllu`` for ``*.conllu[.gz]`` files, ``csv`` for ``*.csv`` (in any case: ``.CONLLU``), ``word-tag``
+    otherwise."""
     name = str(path).lower().removesuffix(".gz")
-    return "conllu" if name.endswith(".conllu") else "word-tag"
+    return "conllu" if name.endswith(".conllu") else "csv" if name.endswith(".csv") else "word-tag"
 
 
 def read_file(path: Source, *, format: str | None = None, column: str | None = None,
@@ -747,8 +815,9 @@ def read_file(path: Source, *, format: str | None = None, column: str | None = N
               encoding: str | None = None) -> Iterator[Sentence]:
     """Read a corpus file in one of :data:`FILE_FORMATS` (guessed from the name when ``format`` is None).
 
-    ``column`` is the tag column: ``upos`` (the default) or ``xpos`` of a CoNLL-U file, or one of the
-    ``columns`` (the names of a column file's columns; default: the last one). ``encoding``: the file's
+    ``column`` is the tag column: ``upos`` (the default) or ``xpos`` of a CoNLL-U file, one of the
+    ``columns`` (the names of a column file's columns; default: the last one), or a name in the header row of a
+    ``tsv`` or ``csv`` table (:func:`read_tagged_table`). ``encoding``: the file's
     text encoding (default UTF-8). An option that does not apply to the format is refused, not ignored.
     """
     encoding = encoding or "UTF-8"
@@ -758,9 +827,9 @@ def read_file(path: Source, *, format: str | None = None, column: str | None = N
     if columns is not None and format != "columns":
         raise OptionValueError(f"column names ({', '.join(columns)}) apply to the columns format; {path} is read as "
                                f"{format}")
-    if column is not None and format not in ("conllu", "columns"):
-        raise OptionValueError(f"a tag column ({column}) applies to the conllu and columns formats; {path} is read "
-                               f"as {format}")
+    if column is not None and format not in ("conllu", "columns", "tsv", "csv"):
+        raise OptionValueError(f"a tag column ({column}) applies to the conllu, columns, tsv and csv formats; {path} "
+                               f"is read as {format}")
     if format == "conllu":
         return read_conllu(path, column=column or "upos", require_tags=require_tags, encoding=encoding)
     if format == "columns":
@@ -768,5 +837,7 @@ def read_file(path: Source, *, format: str | None = None, column: str | None = N
             raise OptionValueError(f"the columns format needs the names of the columns of {path} (expected e.g. "
                                    "word,pos,chunk: --columns, or columns=)")
         return read_columns(path, columns=columns, tag=column or columns[-1], encoding=encoding)
+    if format in ("tsv", "csv"):
+        return read_tagged_table(path, sep="\t" if format == "tsv" else ",", column=column, encoding=encoding)
     read = {"word-tag": read_word_tag, "slash": read_slash_tags, "text": read_text}[format]
     return read(path, encoding)

@@ -254,6 +254,21 @@ def test_files_in_another_encoding_are_read_with_encoding(capsys, tmp_path):
     assert code == 1 and "encoding cannot be used: ud-english-ewt is a catalog corpus" in err
 
 
+def test_a_table_of_tokens_trains_and_evaluates_by_its_header(capsys, tmp_path):
+    """A CSV of a token per row under 'Sentence #,Word,POS,Tag' (Latin-1): --column POS trains on the POS column, the
+    model keeps it, and evaluating on the same table scores that column."""
+    table, model = tmp_path / "ner.csv", tmp_path / "m.model"
+    rows = "".join(f"Sentence: {k},{w},{t},O\n" if i == 0 else f",{w},{t},O\n"
+                   for k, s in enumerate(LATIN_1_SENTENCES) for i, (w, t) in enumerate(s))
+    table.write_bytes(("Sentence #,Word,POS,Tag\n" + rows).encode("latin-1"))
+    assert run(capsys, "train", "tagger", "--train", table, "--column", "POS", "--encoding", "latin-1", "--dev", "none",
+               "--output", model, "-q", "--epochs", "2", "--bits", "12") == (0, "", "")
+    tagger = Tagger.load(model)
+    assert tagger.column == "POS" and tagger.classes_ == ["DA", "Fp", "NC", "VMI"]
+    code, out, _ = run(capsys, "evaluate", model, "--test", table, "--encoding", "latin-1", "--json")
+    assert code == 0 and json.loads(out)["accuracy"] == 1.0 and json.loads(out)["n_tokens"] == 80
+
+
 def test_a_column_files_own_tag_column_is_kept_in_the_model(capsys, tmp_path):
     """A model trained on a column file's column of any name (here ner) saves, loads and evaluates on such files."""
     columns, model = tmp_path / "ner.col", tmp_path / "m.model"

@@ -510,3 +510,39 @@ def test_a_header_row_of_column_names_is_refused_not_read_as_a_token(tmp_path):
     path.write_text("word\tNOUN\nthe\tDET\n\nText\tNOUN\npos\tNOUN\n", "utf-8")  # the word "word", tagged NOUN
     assert [s.words for s in read_word_tag(path)] == [["word", "the"], ["Text", "pos"]]
     assert [s.words for s in read_columns(path, columns=("word", "tag"))] == [["word", "the"], ["Text", "pos"]]
+
+
+# --- tables of tokens under a header row ------------------------------------------------------------------------
+
+KAGGLE = ("Sentence #,Word,POS,Tag\r\nSentence: 1,Thousands,NNS,O\r\n,of,IN,O\r\n,\",\",\",\",O\r\n,London,NNP,B-geo\r\n"
+          "Sentence: 2,Families,NNS,O\r\n,of,IN,O\r\n")
+
+
+def test_a_csv_table_of_tokens_is_read_by_its_header(tmp_path):
+    """The header names the word, tag and sentence columns; a sentence value begins a sentence, an empty one goes on;
+    a quoted comma is a token; --column picks another tag column; Latin-1 with its encoding."""
+    path = tmp_path / "ner.csv"
+    path.write_bytes(KAGGLE.replace("London", "Zürich").encode("latin-1"))
+    sentences = list(read_file(path, encoding="latin-1"))  # guessed from *.csv
+    assert [(s.words, s.tags, s.line) for s in sentences] == [
+        (["Thousands", "of", ",", "Zürich"], ["O", "O", "O", "B-geo"], 2), (["Families", "of"], ["O", "O"], 6)]
+    assert [s.tags for s in read_file(path, column="pos", encoding="latin-1")] == [["NNS", "IN", ",", "NNP"],
+                                                                                   ["NNS", "IN"]]
+    tsv = tmp_path / "t.tsv"  # no sentence column: blank rows end the sentences; TSV fields are not quoted
+    tsv.write_text("token\tupos\n\"Hi\tINTJ\nthere\tADV\n\nBye\tINTJ\n", "utf-8")
+    assert [(s.words, s.tags) for s in read_file(tsv, format="tsv")] == [(['"Hi', "there"], ["INTJ", "ADV"]),
+                                                                        (["Bye"], ["INTJ"])]
+
+
+@pytest.mark.parametrize("text, column, message", [
+    ("Sentence #,Token\n1,a\n", None, r"t.csv:1: the header row \(Sentence #, Token\) names no tag column"),
+    ("Id,Tag\n1,a\n", None, r"t.csv:1: the header row \(Id, Tag\) names no word column"),
+    ("Word,Tag\nThe,DET\n", "ner", r"names no tag column \(expected a column named 'ner'"),
+    ("Word,Tag\nThe,DET,X\n", None, r"t.csv:2: expected 2 fields \(Word, Tag\), found 3"),
+    ("Word,Tag\nThe,\n", None, r"t.csv:2: empty tag \(expected a value in column 'Tag'\)"),
+])
+def test_a_table_of_tokens_that_does_not_fit_its_header_is_refused(tmp_path, text, column, message):
+    path = tmp_path / "t.csv"
+    path.write_text(text, "utf-8")
+    with pytest.raises(CorpusFormatError, match=message):
+        list(read_file(path, column=column))

@@ -93,9 +93,9 @@ def check_arguments(args) -> None:
 def _units(task: Task, source: str, split: str | None, args, column: str | None = None, *, stream: bool = False):
     """The sentences or documents (``task``) of a named corpus split or of a file, folder or archive, read with
     the command's data options (the library refuses those that do not apply to the data); ``column``: the tag
-    column of a CoNLL-U file or NLTK corpus when ``--column`` is not given (a model's).  What a TSV or CSV
+    column of a CoNLL-U file, NLTK corpus or TSV/CSV table when ``--column`` is not given (a model's).  What a TSV or CSV
     file gave is said on stderr unless ``--quiet``.  ``stream``: the task's stream of them, read when iterated."""
-    if column and _format(source, args) not in ("conllu", "nltk"):
+    if column and _format(source, args) not in ("conllu", "nltk", "tsv", "csv"):  # formats that name their columns
         column = None
     report = None if getattr(args, "quiet", False) else (lambda line: print(line, file=sys.stderr))
     options = ReadOptions(args.format, getattr(args, "column", None) or column, getattr(args, "columns", None),

@@ -38,10 +38,12 @@ class _Parser(argparse.ArgumentParser):
 def _add_data_options(parser, *, split: str | None, document_formats: bool = False):
     parser.add_argument("--column", help="tag column: upos or xpos for CoNLL-U (default: the model's, else upos); "
                                          "for NLTK corpora universal, or a column name such as chunk")
-    formats = FILE_FORMATS + (DOCUMENT_FORMATS if document_formats else ())
-    parser.add_argument("--format", choices=formats, help="file format (default: conllu for *.conllu, else "
-                                                          "word<TAB>tag; slash: word/TAG tokens, a sentence per line; "
-                                                          "for classifiers: folders for a directory or archive, tsv, "
+    formats = tuple(dict.fromkeys(FILE_FORMATS + (DOCUMENT_FORMATS if document_formats else ())))
+    parser.add_argument("--format", choices=formats, help="file format (default: conllu for *.conllu, csv for *.csv, "
+                                                          "else word<TAB>tag; slash: word/TAG tokens, a sentence per "
+                                                          "line; tsv, csv: a token per row under a header row such as "
+                                                          "'Sentence #,Word,POS,Tag', --column naming the tags; for "
+                                                          "classifiers: folders for a directory or archive, tsv, "
                                                           "csv, fasttext, svmlight)")
     parser.add_argument("--columns", type=_column_names, help="column names of a column file, e.g. word,pos,chunk "
                         "(with --format columns; the tags: --column, default the last one)")
