@@ -641,11 +641,16 @@ def _table_columns(name: str, number: int, header: list[str], column: str | None
     else:
         tag = max((k for k, field in enumerate(lower) if field in _TAG_NAMES), default=None)
     sentence = next((k for k, field in enumerate(lower) if "sent" in field), None)
+    tabs = "; its fields are separated by tabs: --format tsv" if len(header) == 1 and "\t" in header[0] else ""
     for role, index, expected in (("word", word, f"one of {', '.join(sorted(_WORD_NAMES))}"),
                                   ("tag", tag, repr(column) if column else f"one of {', '.join(sorted(_TAG_NAMES))}")):
         if index is None:
             raise CorpusFormatError(name, number, f"the header row ({', '.join(header)}) names no {role} column "
-                                    f"(expected a column named {expected}; the first row of a table names its columns)")
+                                    f"(expected a column named {expected}; the first row of a table names its "
+                                    f"columns){tabs}")
+        if lower.count(lower[index]) > 1:
+            raise CorpusFormatError(name, number, f"the header row ({', '.join(header)}) names two {role} columns "
+                                    f"{header[index]!r} (expected each column named once)")
     return word, tag, sentence
 
 
