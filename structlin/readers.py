@@ -270,6 +270,13 @@ def open_binary(name: str) -> IO[bytes]:
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # control characters but the tab
 
 
+def _refuse_control_characters(text: str, name: str, number: int) -> None:
+    """Refuse a line holding a control character other than the tab: no token holds one."""
+    if control := _CONTROL.search(text):
+        raise CorpusFormatError(name, number, f"control character U+{ord(control[0]):04X} at position "
+                                f"{control.start() + 1} of the line (expected tokens without control characters)")
+
+
 def _blocks(lines: NumberedLines, name: str, *, need_final_blank: bool):
     """Group numbered lines into blocks (lists of ``(number, text)``) separated by blank lines.
 
@@ -279,9 +286,7 @@ def _blocks(lines: NumberedLines, name: str, *, need_final_blank: bool):
     """
     block: list[tuple[int, str]] = []
     for number, text in lines:
-        if control := _CONTROL.search(text):
-            raise CorpusFormatError(name, number, f"control character U+{ord(control[0]):04X} at position "
-                                    f"{control.start() + 1} of the line (expected tokens without control characters)")
+        _refuse_control_characters(text, name, number)
         if text.strip():
             block.append((number, text))
         elif block:
@@ -456,6 +461,8 @@ DOCSTART = "-DOCSTART-"  # CoNLL-2003's document boundary, a line alone between 
 #: word field is one of the first and tag field one of the second is a header, not a token.
 _WORD_NAMES = frozenset({"word", "words", "token", "tokens", "form", "text"})
 _TAG_NAMES = frozenset({"tag", "tags", "pos", "upos", "xpos", "label", "labels", "ner", "chunk", "iob", "bio"})
+#: A table's sentence column: ``Sentence #``, ``sentence_id``, ``sent_id``, ``Sentence``, ``sentence no``.
+_SENTENCE_NAME = re.compile(r"sent(ence)?[\s_#-]*(id|no|num|number)?")
 _SPACES_AND_TABS = re.compile(r"[ \t]+")
 
 
@@ -612,15 +619,16 @@ def _read_tagged_table(path: Source, sep: str, column: str | None, encoding: str
                     header = fields
                     word_index, tag_index, sentence_index = _table_columns(name, number, header, column)
                 continue
+            if fields and len(fields) != len(header):
+                raise CorpusFormatError(name, number, f"expected {len(header)} fields ({', '.join(header)}), found "
+                                        f"{len(fields)}")
+            _refuse_control_characters(text, name, number)
             starts = bool(fields) and sentence_index is not None and fields[sentence_index] not in ("", current)
             if words and (not fields or starts):
                 yield Sentence(words=words, tags=tags, path=name, line=first)
                 words, tags = [], []
             if not fields:
                 continue
-            if len(fields) != len(header):
-                raise CorpusFormatError(name, number, f"expected {len(header)} fields ({', '.join(header)}), found "
-                                        f"{len(fields)}")
             if starts:
                 current = fields[sentence_index]
             _check_field(name, number, fields[word_index], "word", f"a value in column {header[word_index]!r}")
@@ -640,7 +648,7 @@ def _table_columns(name: str, number: int, header: list[str], column: str | None
         tag = lower.index(column.lower()) if column.lower() in lower else None
     else:
         tag = max((k for k, field in enumerate(lower) if field in _TAG_NAMES), default=None)
-    sentence = next((k for k, field in enumerate(lower) if "sent" in field), None)
+    sentence = next((k for k, field in enumerate(lower) if _SENTENCE_NAME.fullmatch(field)), None)
     tabs = "; its fields are separated by tabs: --format tsv" if len(header) == 1 and "\t" in header[0] else ""
     for role, index, expected in (("word", word, f"one of {', '.join(sorted(_WORD_NAMES))}"),
                                   ("tag", tag, repr(column) if column else f"one of {', '.join(sorted(_TAG_NAMES))}")):

@@ -528,8 +528,8 @@ def test_a_csv_table_of_tokens_is_read_by_its_header(tmp_path):
         (["Thousands", "of", ",", "Zürich"], ["O", "O", "O", "B-geo"], 2), (["Families", "of"], ["O", "O"], 6)]
     assert [s.tags for s in read_file(path, column="pos", encoding="latin-1")] == [["NNS", "IN", ",", "NNP"],
                                                                                    ["NNS", "IN"]]
-    tsv = tmp_path / "t.tsv"  # no sentence column: blank rows end the sentences; TSV fields are not quoted
-    tsv.write_text("token\tupos\n\"Hi\tINTJ\nthere\tADV\n\nBye\tINTJ\n", "utf-8")
+    tsv = tmp_path / "t.tsv"  # no sentence column (sentiment is none): blank rows end the sentences; no quoting
+    tsv.write_text("token\tupos\tsentiment\n\"Hi\tINTJ\t+\nthere\tADV\t-\n\nBye\tINTJ\t+\n", "utf-8")
     assert [(s.words, s.tags) for s in read_file(tsv, format="tsv")] == [(['"Hi', "there"], ["INTJ", "ADV"]),
                                                                         (["Bye"], ["INTJ"])]
 
@@ -539,6 +539,8 @@ def test_a_csv_table_of_tokens_is_read_by_its_header(tmp_path):
     ("Id,Tag\n1,a\n", None, r"t.csv:1: the header row \(Id, Tag\) names no word column"),
     ("Word,Tag\nThe,DET\n", "ner", r"names no tag column \(expected a column named 'ner'"),
     ("Word,Tag\nThe,DET,X\n", None, r"t.csv:2: expected 2 fields \(Word, Tag\), found 3"),
+    ("Word,Tag,Sentence #\nThe,DET\n", None, r"t.csv:2: expected 3 fields \(Word, Tag, Sentence #\), found 2"),
+    ("Word,Tag\nThe\x07,DET\n", None, r"t.csv:2: control character U\+0007"),
     ("Word,Tag\nThe,\n", None, r"t.csv:2: empty tag \(expected a value in column 'Tag'\)"),
     ("Word,word,Tag\na,b,C\n", None, r"t.csv:1: the header row \(Word, word, Tag\) names two word columns 'Word'"),
     ("Word\tTag\nThe\tDET\n", None, r"names no word column .*; its fields are separated by tabs: --format tsv"),
