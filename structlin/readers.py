@@ -590,6 +590,94 @@ def _read_slash_tags(path: Source, encoding: str) -> Iterator[Sentence]:
                 yield Sentence(words=words, tags=tags, path=name, line=number)
 
 
+# --- rows of TSV and CSV tables (tagged tables here, documents in structlin.documents) ------------------
+
+
+def split_rows(lines, delimiter: str, *, blank: bool = False) -> Iterator[tuple[int, list[str]]]:
+    """``(line, fields)`` of every non-blank line of numbered ``lines``, split at each delimiter (no quote
+    processing: IANA TSV); with ``blank``, ``(line, [])`` for a blank one too."""
+    for number, line in lines:
+        if line.strip() or delimiter in line:
+            yield number, line.split(delimiter)
+        elif blank:
+            yield number, []
+
+
+#: The longest CSV field read, in characters: a whole book fits (the csv module's default, 131,072, is a long
+#: review); beyond it a quote left open is more likely than a text, and reading stops there.
+CSV_FIELD_LIMIT = 2**24
+
+
+def quoted_rows(lines, delimiter: str, name: str, *, blank: bool = False) -> Iterator[tuple[int, list[str]]]:
+    """``(first line, fields)`` of every non-blank row of RFC 4180 text in numbered ``lines`` (of the file ``name``),
+    with the csv module; with ``blank``, ``(line, [])`` for a blank one too.  A quote left open, or a field longer
+    than :data:`CSV_FIELD_LIMIT`, is a :class:`~structlin.errors.CorpusFormatError` located where it begins."""
+    row_lines: list[tuple[int, str]] = []  # the lines of the row being read, for an error's place
+
+    def fed():
+        for number, text in lines:
+            row_lines.append((number, text))
+            yield text + "\n"
+
+    rows = csv.reader(fed(), delimiter=delimiter, strict=True)
+    while True:
+        start = rows.line_num + 1
+        row_lines.clear()
+        default = csv.field_size_limit(CSV_FIELD_LIMIT)  # the csv module's limit is process-wide: ours while reading
+        try:
+            row = next(rows)
+        except StopIteration:
+            return
+        except csv.Error as err:
+            raise _quoting_error(name, start, err, row_lines, lines, delimiter) from None
+        finally:
+            csv.field_size_limit(default)
+        if len(row) > 1 or row and row[0].strip():
+            yield start, row
+        elif blank:
+            yield start, []
+
+
+_QUOTED_FIELD = re.compile(r'"(?:[^"]|"")*"(?!")')  # a quoted field, up to its closing quote
+_CLOSING_QUOTE = re.compile(r'(?:[^"]|"")*"(?!")')  # the rest of one, from inside it
+
+
+def _quoting_error(name: str, start: int, err: csv.Error, row_lines, rest, delimiter: str) -> CorpusFormatError:
+    """The error of a row (its ``row_lines``, from line ``start``) that the csv module refused.  A quote left
+    open is located where it opens: the csv module reads on to the end of the file or to its field size limit,
+    and then the ``rest`` of the lines says whether the quote closes at all."""
+    opened = _open_quote(row_lines, delimiter)
+    limit = f"the limit of {CSV_FIELD_LIMIT:,} characters"
+    if opened is not None:
+        closed = next((number for number, text in rest if _CLOSING_QUOTE.match(text + "\n")), None)
+        if closed is None:
+            return CorpusFormatError(name, opened, "badly quoted field: unexpected end of data: the quote opening a "
+                                     "field on this line is never closed (expected a closing quote; a quote inside "
+                                     "a quoted field is doubled)")
+        return CorpusFormatError(name, opened, f"the field quoted from this line to line {closed} is longer than "
+                                 f"{limit}")
+    if str(err).startswith("field larger than field limit"):
+        return CorpusFormatError(name, start, f"a field longer than {limit}")
+    return CorpusFormatError(name, start, f"badly quoted field: {err} (expected a quoted field to end with a quote "
+                             "followed by the delimiter or the end of the line, and a quote inside it doubled)")
+
+
+def _open_quote(row_lines: list[tuple[int, str]], delimiter: str) -> int | None:
+    """The line where a quoted field still open at the end of ``row_lines`` (one row's) begins, or None."""
+    text = "".join(line + "\n" for _, line in row_lines)
+    field_end = re.compile(f"[{re.escape(delimiter)}\n]")
+    at = 0
+    while at < len(text):
+        if text[at] == '"':
+            quoted = _QUOTED_FIELD.match(text, at)
+            if quoted is None:
+                return row_lines[text.count("\n", 0, at)][0]
+            at = quoted.end()
+        end = field_end.search(text, at)
+        at = end.end() if end else len(text)
+    return None
+
+
 def read_tagged_table(path: Source, *, sep: str, column: str | None = None,
                       encoding: str = "UTF-8") -> Iterator[Sentence]:
     """Read a table of tokens with a header row: a token per row, ``sep``-separated (``"\\t"``: IANA TSV, no quoting;
@@ -606,14 +694,15 @@ def read_tagged_table(path: Source, *, sep: str, column: str | None = None,
 
 def _read_tagged_table(path: Source, sep: str, column: str | None, encoding: str) -> Iterator[Sentence]:
     name = source_name(path)
-    split = (lambda text: next(csv.reader([text]))) if sep == "," else (lambda text: text.split(sep))
     with open_text(path, encoding) as lines:
+        lines = _controls_refused(lines, name)
+        rows = quoted_rows(lines, sep, name, blank=True) if sep == "," else split_rows(lines, sep, blank=True)
         header, word_index, tag_index, sentence_index = None, 0, 0, None
         words: list[str] = []
         tags: list[str] = []
         first = current = None
-        for number, text in lines:
-            fields = [field.strip() for field in split(text)] if text.strip(" \t" + sep) else []
+        for number, fields in rows:
+            fields = [field.strip() for field in fields] if any(field.strip() for field in fields) else []
             if header is None:
                 if fields:
                     header = fields
@@ -622,7 +711,6 @@ def _read_tagged_table(path: Source, sep: str, column: str | None, encoding: str
             if fields and len(fields) != len(header):
                 raise CorpusFormatError(name, number, f"expected {len(header)} fields ({', '.join(header)}), found "
                                         f"{len(fields)}")
-            _refuse_control_characters(text, name, number)
             starts = bool(fields) and sentence_index is not None and fields[sentence_index] not in ("", current)
             if words and (not fields or starts):
                 yield Sentence(words=words, tags=tags, path=name, line=first)
@@ -638,6 +726,13 @@ def _read_tagged_table(path: Source, sep: str, column: str | None, encoding: str
             tags.append(fields[tag_index])
         if words:
             yield Sentence(words=words, tags=tags, path=name, line=first)
+
+
+def _controls_refused(lines: NumberedLines, name: str) -> NumberedLines:
+    """``lines``, each refused if it holds a control character (:func:`_refuse_control_characters`)."""
+    for number, text in lines:
+        _refuse_control_characters(text, name, number)
+        yield number, text
 
 
 def _table_columns(name: str, number: int, header: list[str], column: str | None) -> tuple[int, int, int | None]:

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structlin.documents import formats
+from structlin import readers
 from structlin.documents import read_csv, read_fasttext, read_folders, read_qc, read_svmlight, read_tsv
 from structlin.errors import CorpusFormatError, OptionValueError, StructlinError
 from structlin.readers import read_columns, read_conllu, read_file, read_text, read_word_tag
@@ -329,7 +329,7 @@ LONG_LINES = "x" * 1000 + "\n"
     ('label,text\npos,"a"b\n', 2, "badly quoted field: ',' expected after '\"'"),
 ])
 def test_a_quote_never_closed_is_located_where_it_opens(tmp_path, monkeypatch, text, line, fragment):
-    monkeypatch.setattr(formats, "CSV_FIELD_LIMIT", 100_000)  # reached with small files
+    monkeypatch.setattr(readers, "CSV_FIELD_LIMIT", 100_000)  # reached with small files
     path = write(tmp_path, text, "q.csv")
     located(error(read_csv, path), path, line, fragment)
 

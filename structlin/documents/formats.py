@@ -7,7 +7,6 @@ trees of Usenet posts, stripped by :mod:`structlin.documents.usenet`.
 
 from __future__ import annotations
 
-import csv
 import itertools
 import os
 import re
@@ -23,7 +22,8 @@ import numpy as np
 from structlin.documents.base import Document, Source
 from structlin.documents.usenet import _strip_parts, strip_usenet
 from structlin.errors import CorpusFormatError, CorpusNotFoundError, OptionValueError
-from structlin.readers import DAMAGED, check_encoding, damaged, decode, open_text, source_name
+from structlin.readers import (DAMAGED, check_encoding, damaged, decode, open_text, quoted_rows, source_name,
+                               split_rows)
 
 # --- One folder per class: trees and archives ----------------------------------------------------
 
@@ -429,7 +429,7 @@ class TableDocuments(Iterator[Document]):
 
     def _read(self, path, delimiter, quoted, kind, label_column, text_column, header, encoding) -> Iterator[Document]:
         with open_text(path, encoding) as lines:
-            rows = _quoted_rows(lines, delimiter, self.name) if quoted else _split_rows(lines, delimiter)
+            rows = quoted_rows(lines, delimiter, self.name) if quoted else split_rows(lines, delimiter)
             first = next(rows, None)
             if first is None:
                 return
@@ -559,84 +559,6 @@ def _ambiguous(names: tuple[str, ...], columns: list[int]) -> str:
     where = " and ".join(str(index) for index in columns)
     return (f"the header row names columns {where} alike ({names[columns[0]]!r}): give the column by its index, "
             "counted from 0 (--label-column / --text-column)")
-
-
-def _split_rows(lines, delimiter: str) -> Iterator[tuple[int, list[str]]]:
-    """``(line, fields)`` of every non-blank line, split at each delimiter (no quote processing)."""
-    for number, line in lines:
-        if line.strip() or delimiter in line:
-            yield number, line.split(delimiter)
-
-
-#: The longest CSV field read, in characters: a whole book fits (the csv module's default, 131,072, is a long
-#: review); beyond it a quote left open is more likely than a text, and reading stops there.
-CSV_FIELD_LIMIT = 2**24
-
-
-def _quoted_rows(lines, delimiter: str, name: str) -> Iterator[tuple[int, list[str]]]:
-    """``(first line, fields)`` of every non-blank row of RFC 4180 text, with the csv module."""
-    row_lines: list[tuple[int, str]] = []  # the lines of the row being read, for an error's place
-
-    def fed():
-        for number, text in lines:
-            row_lines.append((number, text))
-            yield text + "\n"
-
-    rows = csv.reader(fed(), delimiter=delimiter, strict=True)
-    while True:
-        start = rows.line_num + 1
-        row_lines.clear()
-        default = csv.field_size_limit(CSV_FIELD_LIMIT)  # the csv module's limit is process-wide: ours while reading
-        try:
-            row = next(rows)
-        except StopIteration:
-            return
-        except csv.Error as err:
-            raise _quoting_error(name, start, err, row_lines, lines, delimiter) from None
-        finally:
-            csv.field_size_limit(default)
-        if len(row) > 1 or row and row[0].strip():
-            yield start, row
-
-
-_QUOTED_FIELD = re.compile(r'"(?:[^"]|"")*"(?!")')  # a quoted field, up to its closing quote
-_CLOSING_QUOTE = re.compile(r'(?:[^"]|"")*"(?!")')  # the rest of one, from inside it
-
-
-def _quoting_error(name: str, start: int, err: csv.Error, row_lines, rest, delimiter: str) -> CorpusFormatError:
-    """The error of a row (its ``row_lines``, from line ``start``) that the csv module refused.  A quote left
-    open is located where it opens: the csv module reads on to the end of the file or to its field size limit,
-    and then the ``rest`` of the lines says whether the quote closes at all."""
-    opened = _open_quote(row_lines, delimiter)
-    limit = f"the limit of {CSV_FIELD_LIMIT:,} characters"
-    if opened is not None:
-        closed = next((number for number, text in rest if _CLOSING_QUOTE.match(text + "\n")), None)
-        if closed is None:
-            return CorpusFormatError(name, opened, "badly quoted field: unexpected end of data: the quote opening a "
-                                     "field on this line is never closed (expected a closing quote; a quote inside "
-                                     "a quoted field is doubled)")
-        return CorpusFormatError(name, opened, f"the field quoted from this line to line {closed} is longer than "
-                                 f"{limit}")
-    if str(err).startswith("field larger than field limit"):
-        return CorpusFormatError(name, start, f"a field longer than {limit}")
-    return CorpusFormatError(name, start, f"badly quoted field: {err} (expected a quoted field to end with a quote "
-                             "followed by the delimiter or the end of the line, and a quote inside it doubled)")
-
-
-def _open_quote(row_lines: list[tuple[int, str]], delimiter: str) -> int | None:
-    """The line where a quoted field still open at the end of ``row_lines`` (one row's) begins, or None."""
-    text = "".join(line + "\n" for _, line in row_lines)
-    field_end = re.compile(f"[{re.escape(delimiter)}\n]")
-    at = 0
-    while at < len(text):
-        if text[at] == '"':
-            quoted = _QUOTED_FIELD.match(text, at)
-            if quoted is None:
-                return row_lines[text.count("\n", 0, at)][0]
-            at = quoted.end()
-        end = field_end.search(text, at)
-        at = end.end() if end else len(text)
-    return None
 
 
 _LABEL = "__label__"
