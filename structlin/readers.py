@@ -285,8 +285,7 @@ def _blocks(lines: NumberedLines, name: str, *, need_final_blank: bool):
     an error: no token holds one.
     """
     block: list[tuple[int, str]] = []
-    for number, text in lines:
-        _refuse_control_characters(text, name, number)
+    for number, text in _controls_refused(lines, name):
         if text.strip():
             block.append((number, text))
         elif block:
