@@ -194,9 +194,29 @@ def _not_empty(items: list, source: str, what: str) -> list:
 
 
 def _empty(source: str, what: str) -> CorpusFormatError:
-    """The error of a ``source`` without ``what`` (sentences, documents): an empty file, folder or archive."""
-    kind = "folder" if Path(source).is_dir() else "archive" if source.lower().endswith(ARCHIVE_SUFFIXES) else "file"
+    """The error of a ``source`` without ``what`` (sentences, documents): an empty file, folder or archive, or a file
+    of lines that hold none (blank lines, comments, a header row)."""
+    path = Path(source)
+    kind = "folder" if path.is_dir() else "archive" if source.lower().endswith(ARCHIVE_SUFFIXES) else "file"
+    lines = _line_count(path) if kind == "file" else 0
+    if lines:
+        return CorpusFormatError(source, None, f"no {what} in its {_count(lines, 'line')} (blank lines, comments or a "
+                                               "header row only; expected at least one)")
     return CorpusFormatError(source, None, f"no {what} (empty {kind}; expected at least one)")
+
+
+def _line_count(path: Path) -> int:
+    """The number of lines of the file ``path`` (a last line without a newline counts); 0 when it cannot be read,
+    e.g. standard input."""
+    try:
+        with path.open("rb") as file:
+            count = ends_open = 0
+            for block in iter(lambda: file.read(1 << 20), b""):
+                count += block.count(b"\n")
+                ends_open = not block.endswith(b"\n")
+            return count + ends_open
+    except OSError:
+        return 0
 
 
 def _table_documents(source: str, fmt: str, encoding: str, options: ReadOptions) -> Iterator[Document]:

@@ -201,12 +201,18 @@ def test_damaged_gz_says_so_rather_than_report_a_conllu_error(tmp_path):
     ("empty.tsv", read_documents),
     ("header-only.tsv", read_documents),
     ("empty.svm", read_documents),
+    ("header-only.csv", read_sentences),  # a tagged table
+    ("blank.txt", read_sentences),
 ])
 def test_empty_files_are_named(tmp_path, name, read):
-    text = {"blank.conllu": "\n\n", "header-only.tsv": "label\ttext\n", "empty.svm": "# only a comment\n"}.get(name, "")
+    text = {"blank.conllu": "\n\n", "header-only.tsv": "label\ttext\n", "empty.svm": "# only a comment\n",
+            "header-only.csv": "word,tag\n", "blank.txt": "\n  \n\t\n"}.get(name, "")
     path = write(tmp_path, text, name)
     what = "sentences" if read is read_sentences else "documents"
-    located(error(read, str(path), None), path, None, f"no {what} (empty file")
+    lines = text.count("\n")
+    said = f"no {what} in its {lines} line{'s' * (lines > 1)} (blank lines, comments or a header row only" if lines \
+        else f"no {what} (empty file"
+    located(error(read, str(path), None), path, None, said)
 
 
 def test_empty_folders_and_archives_are_named(tmp_path):
