@@ -80,8 +80,19 @@ _CHARACTERS = Param(int, low=1, high=MAX_LENGTH, what=f"a positive number of cha
 
 def _text(document) -> str:
     if not isinstance(document, str):
-        raise StructlinError(f"expected a text document, got {type(document).__name__}")
+        raise _wrong_kind(document, "texts (the words, chars and header_words templates)")
     return document
+
+
+def _wrong_kind(document, reads: str) -> StructlinError:
+    """The error of a ``document`` that a feature set's template cannot read: what it reads, what it got, and the
+    feature sets made for each kind of document."""
+    got = ("a feature dict (an SVMlight line or an NLTK featureset)" if isinstance(document, Mapping)
+           else "a tuple of fields" if isinstance(document, tuple) else "a text" if isinstance(document, str)
+           else f"a {type(document).__name__}")
+    return StructlinError(f"the feature set reads {reads}, but a document is {got}: choose features for its kind "
+                          "(--features text-ngrams for texts, fields for tuples of fields, numeric for SVMlight, "
+                          "nltk for featuresets; or leave --features out to get them)")
 
 
 @register_template("words", document=True, params={**_WORD_PARAMS, "truncate": _CHARACTERS, "suffix": _CHARACTERS})
@@ -150,7 +161,7 @@ def _chars(document, n=(3, 4, 5), lowercase=True, within_words=True):
 
 def _fields(document) -> tuple:
     if not isinstance(document, tuple):
-        raise StructlinError(f"expected a tuple of fields, got {type(document).__name__}")
+        raise _wrong_kind(document, "tuples of fields (the fields templates)")
     return document
 
 
@@ -200,7 +211,7 @@ def _featureset(document, categorical=False):
     a category, numbers too (``length=5`` and ``length=6`` are two features), as NLTK's classifiers read their
     featuresets."""
     if not isinstance(document, Mapping):
-        raise StructlinError(f"expected a feature dict, got {type(document).__name__}")
+        raise _wrong_kind(document, "feature dicts (the featureset template)")
     return {(str(k) if _is_number(v) and not categorical else f"{k}={v}"):
             (float(v) if _is_number(v) and not categorical else 1.0) for k, v in document.items()}
 

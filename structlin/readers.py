@@ -242,7 +242,31 @@ def _opened(name: str) -> Iterator[IO[bytes]]:
         except CorpusFormatError:
             if name.endswith(".gz"):
                 _check_gzip(name)
+            else:
+                _check_not_compressed(name)
             raise
+
+
+#: The first bytes of compressed files and archives, which a text reader only sees as undecodable or NUL bytes.
+_COMPRESSED = {b"\x1f\x8b": ("a gzip-compressed file", "name it *.gz to have it read as it is, or gunzip it"),
+               b"BZh": ("a bzip2-compressed file", "bunzip2 it first"),
+               b"\xfd7zXZ\x00": ("an xz-compressed file", "unxz it first"),
+               b"\x28\xb5\x2f\xfd": ("a zstd-compressed file", "unzstd it first"),
+               b"PK\x03\x04": ("a zip archive", "unzip it first"),
+               b"7z\xbc\xaf\x27\x1c": ("a 7-Zip archive", "extract it first")}
+
+
+def _check_not_compressed(name: str) -> None:
+    """Refuse a file that a reader found not to be text when it starts as a compressed file or archive does: the
+    error then says so, not which byte could not be decoded."""
+    try:
+        with open(name, "rb") as file:
+            start = file.read(6)
+    except OSError:
+        return
+    for magic, (what, advice) in _COMPRESSED.items():
+        if start.startswith(magic):
+            raise CorpusFormatError(name, None, f"{what}, not text ({advice})")
 
 
 def _check_gzip(name: str) -> None:

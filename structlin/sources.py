@@ -8,6 +8,8 @@ same everywhere.
 from __future__ import annotations
 
 import functools
+import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -109,6 +111,7 @@ def stream_sentences(source: str, split: str | None, options: ReadOptions = Read
     """:func:`read_sentences` as a :class:`CorpusStream`: the same sources and options, read as they are
     needed, as often as they are iterated."""
     _refuse(options, _DOCUMENT_OPTIONS, f"{source} is read as tagged sentences")
+    _check_rereadable(source)
     if is_corpus_name(Catalog.load(), source) and not options.format:
         _refuse(options, _CATALOG_KNOWS, f"{source} is a catalog corpus, whose columns and encoding the catalog knows")
         read = lambda: stream_split(source, split, column=options.column)  # noqa: E731
@@ -129,8 +132,21 @@ def read_documents(source: str, split: str | None, options: ReadOptions = ReadOp
 def stream_documents(source: str, split: str | None, options: ReadOptions = ReadOptions()) -> CorpusStream:
     """:func:`read_documents` as a :class:`CorpusStream`: the same sources and options, read as they are needed,
     as often as they are iterated (what a TSV or CSV file gave is reported once)."""
+    _check_rereadable(source)
     return CorpusStream([(source, _document_reader(source, split, replace(options, report=_once(options.report)),
                                                    stream=True))], "documents")
+
+
+def _check_rereadable(source: str) -> None:
+    """Refuse a ``source`` that a stream cannot read again at every epoch: a pipe, FIFO or device (standard input
+    among them) gives its data once, and the second reading would wait for a writer or find nothing."""
+    try:
+        mode = os.stat(source).st_mode
+    except (OSError, ValueError):
+        return  # a catalog corpus's name, or a path the reader names as missing
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise OptionValueError(f"{source}: a pipe or device, which can be read once; training from a stream (--stream) "
+                               "reads its data again at every epoch: give a file, or train without streaming")
 
 
 def _once(report: Callable[[str], None] | None) -> Callable[[str], None] | None:
@@ -155,6 +171,9 @@ def _document_reader(source: str, split: str | None, options: ReadOptions, *,
     _refuse(options, _SENTENCE_OPTIONS, f"{source} is read as documents")
     catalog = is_corpus_name(Catalog.load(), source) and not options.format
     fmt = None if catalog else options.format or guess_document_format(source)
+    if fmt is not None and fmt not in DOCUMENT_FORMATS:
+        raise OptionValueError(f"format {fmt!r} is a format of tagged sentences; {source} is read as documents, in "
+                               f"one of: {', '.join(DOCUMENT_FORMATS)}")
     table_options = [name for name in ("header", "label_column", "text_column") if getattr(options, name) is not None]
     if table_options and fmt not in ("tsv", "csv"):
         what = "a catalog corpus" if catalog else f"read as {fmt}"

@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .errors import CorpusFormatError
 from .models import Classifier, Tagger
 from .sources import CorpusStream, read_documents, read_sentences, stream_documents, stream_sentences
 
@@ -90,9 +91,19 @@ def _first_of_each_label(documents: list) -> list:
     return list(first.values())
 
 
+def _gold_tags(sentences: list) -> list[list[str]]:
+    """The tags of every sentence, the gold standard of an evaluation; a sentence without tags (read as plain
+    text) is refused where it was read."""
+    for k, sentence in enumerate(sentences):
+        if sentence.tags is None:
+            raise CorpusFormatError(sentence.path or "the input", sentence.line, f"sentence {k + 1} has no tags (an "
+                                    "evaluation needs the gold tags: a tagged file, not --format text)")
+    return [list(s.tags) for s in sentences]
+
+
 TAGGING = Task(
     kind="tagger", unit="sentence", item="token", model=Tagger, read=read_sentences,
-    labels=lambda sentences: [list(s.tags) for s in sentences],
+    labels=_gold_tags,
     fit=lambda model, train, dev: model.fit(train, dev),
     predict=lambda model, sentences: model.predict(sentences),
     report=lambda model, sentences, progress=None: model.report(sentences, progress=progress),

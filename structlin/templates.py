@@ -359,6 +359,11 @@ def _freeze(value):
 _COLUMN_SPANS = ([-2, -1], [-1, 0], [0, 1], [1, 2], [-2, -1, 0], [-1, 0, 1], [0, 1, 2])
 
 
+#: The keys of a feature set's TOML table (those :meth:`FeatureSet.to_dict` writes).
+FEATURE_SET_KEYS = frozenset({"name", "description", "values", "normalize", "template", "imports", "random_fourier",
+                              "clusters"})
+
+
 @dataclass(frozen=True)
 class FeatureSet:
     """A named list of template entries, loaded from TOML and stored in model files.  Documents'
@@ -388,6 +393,10 @@ class FeatureSet:
         ``clusters`` is a file (a path relative to ``folder``, the TOML file's) or, in a model file, the
         clusters themselves (:meth:`WordClusters.to_dict`)."""
         source = source or (f"feature set {data['name']!r}" if "name" in data else "feature set")
+        unknown = sorted(set(data) - FEATURE_SET_KEYS)
+        if unknown:  # a misspelt key (normalise, value) would otherwise be dropped without a word
+            raise OptionValueError(f"{source}: unknown key(s) {', '.join(map(repr, unknown))}; accepted: "
+                                   f"{', '.join(sorted(FEATURE_SET_KEYS))}")
         entries = data.get("template")
         if not isinstance(entries, list) or not entries:
             raise OptionValueError(f"{source}: a feature set needs at least one [[template]] entry")
@@ -399,7 +408,12 @@ class FeatureSet:
             name = entry.pop("name", None)
             if not isinstance(name, str):
                 raise OptionValueError(f"{source}: [[template]] #{k} has no name")
-            tpl, where = template(name), f"{source}: template {name!r} (#{k})"
+            where = f"{source}: template {name!r} (#{k})"
+            try:
+                tpl = template(name)
+            except UnknownNameError as err:  # located, keeping its type and the names accepted
+                err.args = (f"{source}: [[template]] #{k}: {err}",)
+                raise
             offsets = entry.pop("offsets", [0])
             OFFSETS.check("offsets", offsets, where)
             if tpl.kind != "token" and list(offsets) != [0]:

@@ -36,7 +36,14 @@ def grid(learner: str, items: list[str]) -> list[dict]:
         if name not in declared:
             raise OptionValueError(f"--grid {item!r}: learner {learner!r} has no option {name!r} (its options: "
                                    f"{', '.join(declared)})")
-        axes.append([(name, _read(declared[name], text.strip(), item)) for text in values.split(",")])
+        axis = [(name, _read(declared[name], text.strip(), item)) for text in values.split(",")]
+        keys, texts = [repr(value) for _, value in axis], [text.strip() for text in values.split(",")]
+        twice = next((k for k, key in enumerate(keys) if key in keys[:k]), None)
+        if twice is not None:
+            first = texts[keys.index(keys[twice])]
+            raise OptionValueError(f"--grid {item!r}: {first!r} and {texts[twice]!r} are the same value (each "
+                                   "candidate is listed once)")
+        axes.append(axis)
     return [dict(combination) for combination in itertools.product(*axes)]
 
 

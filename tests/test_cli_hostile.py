@@ -24,32 +24,10 @@ from structlin.cli import main
 from structlin.readers import Sentence
 from cli_run import run
 
+from conftest import DOCUMENTS
 from test_cli import SMALL_CONLLU
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS = "".join(f"__label__{y} {x}\n" for x, y in [("good great fun", "pos"), ("bad awful plot", "neg")] * 3)
-
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    """A tagger and a classifier trained by the command line on small files, in a folder of their own."""
-    root = tmp_path_factory.mktemp("hostile")
-    (root / "r.conllu").write_text(SMALL_CONLLU, "utf-8")
-    (root / "docs.txt").write_text(DOCUMENTS, "utf-8")
-    for argv in (["train", "tagger", "--train", root / "r.conllu", "--output", root / "m.model"],
-                 ["train", "classifier", "--train", root / "docs.txt", "--output", root / "c.model"]):
-        assert main([str(a) for a in [*argv, "-q", "--bits", "12", "--epochs", "2"]]) == 0
-    return root
-
-
-@pytest.fixture()
-def work(models, tmp_path, monkeypatch):
-    """A working folder (the current one) holding r.conllu, t.txt, docs.txt and copies of the models."""
-    for name in ("r.conllu", "docs.txt", "m.model", "c.model"):
-        (tmp_path / name).write_bytes((models / name).read_bytes())
-    (tmp_path / "t.txt").write_text("The dog barks .\nCats sleep\n", "utf-8")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def assert_one_line(code, err, status, *needles):

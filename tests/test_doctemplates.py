@@ -244,10 +244,12 @@ def test_unseen_bucket_gets_the_largest_idf():
 
 
 def test_wrong_document_types_and_context_templates_are_rejected():
-    with pytest.raises(StructlinError, match="expected a text document"):
+    with pytest.raises(StructlinError, match=r"reads texts .*, but a document is a tuple of fields: choose features"):
         DocumentFeatureExtractor(feature_set({"name": "words"}), FeatureHasher(10)).counts([("a", "b")])
-    with pytest.raises(StructlinError, match="expected a tuple of fields"):
+    with pytest.raises(StructlinError, match=r"reads tuples of fields .*, but a document is a text: .*fields for"):
         DocumentFeatureExtractor(feature_set({"name": "fields"}), FeatureHasher(10)).counts(["text"])
+    with pytest.raises(StructlinError, match=r"reads feature dicts .*, but a document is a text"):
+        DocumentFeatureExtractor(feature_set({"name": "featureset"}), FeatureHasher(10)).counts(["text"])
     with pytest.raises(StructlinError, match="context templates"):
         DocumentFeatureExtractor(feature_set({"name": "ngram"}), FeatureHasher(10))
     with pytest.raises(StructlinError, match="accepted: binary, count, log, tfidf"):

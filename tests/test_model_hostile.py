@@ -312,7 +312,7 @@ def test_arrays_another_model_has(write):
     ("hash", {"name": "blake2b-splitmix64", "bits": "12", "seed": 0}, "feature hash bits and seed must be integers"),
     ("hash", {"name": "blake2b-splitmix64", "bits": 12.0, "seed": 0}, "feature hash bits and seed must be integers"),
     ("learner", {"name": "averaged-perceptron", "epochs": "3"}, "epochs must be an integer"),
-    ("features", {"template": [{"name": "no-such-template"}]}, "unknown feature template 'no-such-template'"),
+    ("features", {"template": [{"name": "no-such-template"}]}, r"feature set: \[\[template\]\] #1: unknown feature template 'no-such-template'"),
 ])
 def test_tagger_metadata_of_the_wrong_type(write, key, value, message):
     path = write("tagger-perceptron", metadata=lambda meta: meta.update({key: value}))

@@ -82,7 +82,7 @@ def check_arguments(args) -> None:
     if not output or not hasattr(args, "inputs"):
         return
     for flag in args.inputs:
-        value = getattr(args, flag.lstrip("-"))
+        value = getattr(args, flag.lstrip("-").replace("-", "_"), None)
         if value and same_file(value, output):
             given = "the model" if flag == "model" else flag
             raise UsageError(f"--output {output} is also {given} {value}: writing it would destroy it; "
@@ -212,7 +212,13 @@ def _train_and_dev(args, task: Task) -> tuple[list, list | None]:
     train, dev = _training_data(args, task, default_dev=args.dev_fraction is None)
     if args.dev_fraction is None:
         return train, dev
-    return hold_out(train, args.dev_fraction, args.seed)
+    rest, held = hold_out(train, args.dev_fraction, args.seed)
+    labels = lambda units: {label for labels in task.labels(units) for label in labels}  # noqa: E731
+    if len(labels(rest)) < min(2, len(labels(train))):  # what the training part lacks, the data had
+        kept = f"{len(rest):,} {task.unit}{'' if len(rest) == 1 else 's'}"
+        raise UsageError(f"--dev-fraction {args.dev_fraction:g} of {len(train):,} {task.unit}s leaves {kept} to train "
+                         "on, with fewer than two labels: hold out a smaller share, or give --dev")
+    return rest, held
 
 
 def _save(model, task: Task, args) -> None:
@@ -278,6 +284,10 @@ def _tune(args) -> None:
     (dev for early stopping, as ``train`` does) and save it."""
     task = TASKS[args.model]
     candidates = grid(args.learner, args.grid)
+    both = [name for name in candidates[0] if getattr(args, name, None) is not None]
+    if both:
+        flag = learner_cli_options()[both[0]][0][1].command_line_flag
+        raise UsageError(f"{flag} is given both as an option and in --grid: give its values in --grid only")
     base = _learner(args, task, progress=False)  # the fixed flags and the seed every candidate shares
     train, dev = _train_and_dev(args, task)
     if dev is None:  # the candidates need a dev set: as train does, a seeded share of the training data
@@ -488,6 +498,9 @@ def _tag(args) -> None:
                              "hold (a tag is non-empty, without whitespace); train it again on clean tags")
     input_format = _tag_input_format(args)
     fmt = args.format or input_format
+    if args.column and "conllu" not in (fmt, input_format):
+        raise UsageError(f"--column chooses the CoNLL-U column the tags are read from or written to; here neither the "
+                         f"input ({input_format}) nor the output ({fmt}) is CoNLL-U")
     column = _conllu_column(tagger, args) if "conllu" in (fmt, input_format) else None
     probabilities = _with_probabilities(tagger, args, fmt)
     write = partial(_conllu_sentence, column) if fmt == "conllu" else TAGGED_FORMATS[fmt]
@@ -841,6 +854,8 @@ def _analyze(args) -> None:
 def _experiment(args) -> None:
     config = load_config(args.config)
     folder = Path(args.output or Path("experiments") / config.name)
+    if not args.quiet and (folder / "results.json").exists():
+        print(f"{folder} holds the results of an earlier run: this run's replace them when it ends", file=sys.stderr)
     command = shlex.join(["structlin", "experiment", args.config, *(["--output", args.output] if args.output else []),
                           *(["--quiet"] if args.quiet else [])])
     with _progress(False if args.quiet else None, total=len(config.systems), desc=config.name, unit="system") as bar:

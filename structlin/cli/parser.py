@@ -170,9 +170,14 @@ def _add_test_data(parser) -> None:
 def _add_model_io(parser, input_help: str) -> None:
     """A model to apply, and where its input comes from and its output goes."""
     parser.add_argument("model")
-    parser.add_argument("--input", "-i", help=input_help)
-    parser.add_argument("--output", "-o", help="output file (default: stdout)")
+    parser.add_argument("--input", "-i", type=_standard_stream, help=input_help + "; - is standard input")
+    parser.add_argument("--output", "-o", type=_standard_stream, help="output file (default, or -: stdout)")
     parser.set_defaults(inputs=("model", "--input"))
+
+
+def _standard_stream(path: str) -> str | None:
+    """A file option's value: ``-`` (the convention for standard input or output) is None, the default."""
+    return None if path == "-" else path
 
 
 def _add_source(parser, corpus_help: str, train_help: str) -> None:
@@ -336,7 +341,9 @@ def _add_train_command(train, task: Task, source_help: tuple[str, str], data_opt
     parser.add_argument("--output", "-o", required=not tune, help="where to write the model" + (
         " (tune: the best candidate's, trained again)" if tune else ""))
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
-    parser.set_defaults(inputs=("--train", "--dev", "--features"))
+    learner_files = tuple(declared[0][1].command_line_flag for declared in learner_cli_options().values()
+                          if declared[0][1].type is object)  # options read from a file (a cost matrix)
+    parser.set_defaults(inputs=("--train", "--dev", "--features", *learner_files))
 
 
 def _add_cluster_options(parser) -> None:

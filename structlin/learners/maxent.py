@@ -539,6 +539,11 @@ class MaxEnt(Learner):
         weights = SGDWeights(joint.size, joint.n_labels, momentum=self.momentum, averaged=self.averaging)
         rng = np.random.default_rng(self.seed)
         decay = objective.l2 / max(X.n_instances, 1)  # λ per instance
+        if self.learning_rate * decay >= 1:  # the first step, the largest, would shrink w by a factor ≤ 0
+            raise OptionValueError(
+                f"learning_rate {self.learning_rate:g} with l2 {objective.l2:g} over {X.n_instances:,} training "
+                f"instances would scale the weights by 1 − η₀·l2/N = {1 - self.learning_rate * decay:.3g} at the "
+                f"first SGD step: give a learning rate below N/l2 = {1 / decay:.3g}, or a smaller l2")
         self.stopped_ = f"{self.max_epochs} epochs"
         bar = run.bar(self.max_epochs * X.n_instances, "inst")
         for _ in range(self.max_epochs):

@@ -1,0 +1,146 @@
+"""Inputs found by a hostile sweep of the command line (2026-11-28), each once silent, a crash or an unclear
+message: now one line that names the file or option and what was expected, and nothing lost or overwritten."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import os
+import zipfile
+
+import pytest
+
+from cli_run import run
+from structlin.errors import OptionValueError
+from structlin.sources import ReadOptions, stream_documents, stream_sentences
+from test_cli_hostile import assert_one_line, cli, snapshot
+
+TAGGED = "The\tDET\ncat\tNOUN\nsat\tVERB\n.\tPUNCT\n\nA\tDET\ndog\tNOUN\nran\tVERB\n.\tPUNCT\n\n"
+
+
+@pytest.mark.parametrize("stream", [stream_sentences, stream_documents])
+def test_a_stream_refuses_a_pipe(tmp_path, stream):
+    """A FIFO gives its data once; a stream reads its source again every epoch (it waited for ever)."""
+    fifo = tmp_path / "fifo.tsv"
+    os.mkfifo(fifo)
+    with pytest.raises(OptionValueError, match=r"fifo.tsv: a pipe or device, which can be read once; .*--stream"):
+        stream(str(fifo), None, ReadOptions())
+
+
+def test_train_stream_from_standard_input_is_refused():
+    process = cli("train", "tagger", "--train", "/dev/stdin", "--stream", "--epochs", "1", "--output", os.devnull,
+                  stdin=-1, stderr=-1, stdout=-1)
+    _, err = process.communicate(TAGGED.encode(), timeout=120)
+    assert process.returncode == 1 and err.decode().count("\n") == 1
+    assert "/dev/stdin: a pipe or device" in err.decode()
+
+
+def test_output_that_is_the_cost_matrix_is_refused(work, capsys):
+    (work / "cm.tsv").write_text("\tpos\tneg\npos\t0\t1\nneg\t2\t0\n", "utf-8")
+    before = snapshot(work)
+    code, out, err = run(capsys, "train", "classifier", "--train", "docs.txt", "--learner", "svm", "--cost-matrix",
+                         "cm.tsv", "--output", "cm.tsv")
+    assert_one_line(code, err, 2, "--output cm.tsv is also --cost-matrix cm.tsv")
+    assert snapshot(work) == before
+
+
+def test_misspelt_feature_set_keys_are_refused(work, capsys):
+    (work / "f.toml").write_text('name = "x"\nvalue = "binary"\nnormalise = "l2"\n[[template]]\nname = "bias"\n')
+    code, _, err = run(capsys, "train", "tagger", "--train", "r.conllu", "--features", "f.toml", "--output", "x.model")
+    assert_one_line(code, err, 1, "f.toml: unknown key(s) 'normalise', 'value'; accepted:", "normalize", "values")
+    assert not (work / "x.model").exists()
+
+
+def test_an_unknown_template_is_located(work, capsys):
+    (work / "f.toml").write_text('[[template]]\nname = "bias"\n[[template]]\nname = "nope"\n')
+    code, _, err = run(capsys, "train", "tagger", "--train", "r.conllu", "--features", "f.toml", "--output", "x.model")
+    assert_one_line(code, err, 1, "f.toml: [[template]] #2: unknown feature template 'nope'; accepted: bias")
+
+
+@pytest.mark.parametrize("flag, value", [("--l2", "100"), ("--learning-rate", "100")])
+def test_sgd_steps_that_would_flip_the_weights_are_refused(work, capsys, flag, value):
+    """η₀·l2/N ≥ 1 scales the weights by a factor ≤ 0 at the first step: an option error, not an internal one."""
+    code, _, err = run(capsys, "train", "classifier", "--train", "docs.txt", "--learner", "maxent", "--solver", "sgd",
+                       "--epochs", "1", flag, value, "--output", "x.model", "-q")
+    assert_one_line(code, err, 1, "at the first SGD step: give a learning rate below N/l2")
+    assert not (work / "x.model").exists()
+
+
+@pytest.mark.parametrize("command", [["evaluate", "m.model"], ["compare", "m.model", "m.model"]])
+def test_evaluating_on_text_without_tags_is_located(work, capsys, command):
+    code, _, err = run(capsys, *command, "--test", "t.txt", "--format", "text")
+    assert_one_line(code, err, 1, "t.txt:1: sentence 1 has no tags (an evaluation needs the gold tags")
+
+
+@pytest.mark.parametrize("fmt", ["conllu", "word-tag", "slash", "text"])
+def test_a_classifier_refuses_a_format_of_tagged_sentences(work, capsys, fmt):
+    """It read the file as fastText instead, and scored it."""
+    code, out, err = run(capsys, "evaluate", "c.model", "--test", "docs.txt", "--format", fmt)
+    assert_one_line(code, err, 1, f"format {fmt!r} is a format of tagged sentences; docs.txt is read as documents")
+    assert out == ""
+
+
+def test_tune_refuses_an_option_given_as_a_flag_and_in_the_grid(work, capsys):
+    code, _, err = run(capsys, "tune", "classifier", "--train", "docs.txt", "--grid", "epochs=1", "--epochs", "2",
+                       "-q")
+    assert_one_line(code, err, 2, "--epochs is given both as an option and in --grid")
+
+
+def test_tune_refuses_a_value_listed_twice(work, capsys):
+    code, _, err = run(capsys, "tune", "classifier", "--train", "docs.txt", "--grid", "relative_margin=1,2,1.0", "-q")
+    assert_one_line(code, err, 1, "'1' and '1.0' are the same value")
+
+
+def test_tag_refuses_a_column_without_conllu(work, capsys):
+    code, out, err = run(capsys, "tag", "m.model", "--input", "t.txt", "--column", "xpos")
+    assert_one_line(code, err, 2, "--column chooses the CoNLL-U column", "neither the input (text)")
+    assert out == ""
+
+
+def test_a_dash_is_standard_input_and_output(work):
+    process = cli("tag", work / "m.model", "--input", "-", "--output", "-", stdin=-1, stdout=-1, stderr=-1, cwd=work)
+    out, err = process.communicate(b"The dog\n", timeout=120)
+    assert process.returncode == 0, err
+    assert out.decode().split()[0].startswith("The/") and not (work / "-").exists()
+
+
+def test_a_dev_fraction_that_leaves_too_little_names_the_option(work, capsys):
+    code, _, err = run(capsys, "train", "classifier", "--train", "docs.txt", "--dev-fraction", "0.9", "--output",
+                       "x.model", "-q")
+    assert_one_line(code, err, 2, "--dev-fraction 0.9 of 6 documents leaves 1 document to train on")
+
+
+@pytest.mark.parametrize("name, pack, needle", [
+    ("t.tsv.bz2", bz2.compress, "a bzip2-compressed file, not text (bunzip2 it first)"),
+    ("t.tsv.xz", lzma.compress, "an xz-compressed file, not text (unxz it first)"),
+    ("t.tsvz", gzip.compress, "a gzip-compressed file, not text (name it *.gz"),
+    ("t.zip", None, "a zip archive, not text (unzip it first)"),
+])
+def test_compressed_files_are_named_as_such(work, capsys, name, pack, needle):
+    """An undecodable byte was reported, with the advice to give --encoding."""
+    if pack is None:
+        with zipfile.ZipFile(work / name, "w") as archive:
+            archive.writestr("t.tsv", TAGGED)
+    else:
+        (work / name).write_bytes(pack(TAGGED.encode()))
+    code, _, err = run(capsys, "train", "tagger", "--train", name, "--format", "word-tag", "--output", "x.model")
+    assert_one_line(code, err, 1, f"{name}: {needle}")
+
+
+def test_a_feature_set_for_another_kind_of_document_says_which_fits(work, capsys):
+    (work / "s.svm").write_text("1 1:1 2:3\n2 3:1\n1 1:2\n2 3:4\n", "utf-8")
+    code, _, err = run(capsys, "train", "classifier", "--train", "s.svm", "--format", "svmlight", "--features",
+                       "text-words", "--output", "x.model", "-q")
+    assert_one_line(code, err, 1, "the feature set reads texts", "a document is a feature dict",
+                    "numeric for SVMlight")
+
+
+def test_an_experiment_run_again_says_it_replaces_the_results(work, capsys):
+    (work / "e.toml").write_text('name = "e"\ntask = "tagger"\ntrain = "r.conllu"\ndev = "r.conllu"\n'
+                                 'test = "r.conllu"\nbits = 12\nsamples = 10\n[grid]\nlearner = ["averaged-perceptron"]\n'
+                                 'features = ["pos-basic"]\ndecoder = ["greedy"]\nepochs = [1]\n')
+    code, _, err = run(capsys, "experiment", "e.toml", "--output", "out")
+    assert code == 0 and "earlier run" not in err, err
+    code, _, err = run(capsys, "experiment", "e.toml", "--output", "out")
+    assert code == 0 and "out holds the results of an earlier run: this run's replace them" in err
