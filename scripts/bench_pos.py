@@ -33,6 +33,8 @@ Commands (from the repository root)::
         --json /tmp/bench_pos_upos.json > /tmp/bench_pos_upos.txt 2>&1 &
     # PTB tags, or a subset of the systems
     python scripts/bench_pos.py --column xpos --systems structlin,crfsuite-ap
+    # a user's own tagged files instead of a catalog corpus
+    python scripts/bench_pos.py --train train.tsv --test test.tsv --epochs 10 --systems structlin,nltk,crfsuite-ap
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ from nltk.tag.perceptron import PerceptronTagger
 import structlin
 from structlin import Tagger
 from structlin.catalog import load_split
+from structlin.sources import ReadOptions, read_sentences
 from structlin.joint import SparseWeights
 from structlin.learners import SVM, MaxEnt
 from structlin.templates import AFTER, BEFORE, FeatureSet, feature_values, template
@@ -106,9 +109,15 @@ class Data:
         return sum(w not in self.vocabulary for s in self.test_words for w in s)
 
 
-def load_data(corpus: str, column: str | None, limit: int | None) -> Data:
-    train = load_split(corpus, "train", column=column)[:limit]
-    test = load_split(corpus, "test", column=column)
+def load_data(corpus: str, column: str | None, limit: int | None, files: tuple[str, str] | None = None) -> Data:
+    """The catalog corpus's train and test splits, or the tagged ``files`` (train, test) read as
+    ``structlin train tagger --train`` reads them (the format guessed from the name)."""
+    if files:
+        train, test = (read_sentences(path, None, ReadOptions(column=column)) for path in files)
+        train = train[:limit]
+    else:
+        train = load_split(corpus, "train", column=column)[:limit]
+        test = load_split(corpus, "test", column=column)
     pairs = [list(zip(s.words, s.tags)) for s in train]
     return Data(pairs, [list(s.words) for s in test], [list(s.tags) for s in test],
                 {word for s in train for word in s.words}, FeatureSet.load(FEATURES))
@@ -413,6 +422,9 @@ def parse_args(argv=None):
                         help=f"comma-separated subset of {','.join(SYSTEMS)} (default: all)")
     parser.add_argument("--corpus", default=CORPUS, help=f"a tagged catalog corpus (default: {CORPUS}; e.g. brown, "
                         "its hundreds of tags)")
+    parser.add_argument("--train", metavar="FILE", help="train on this tagged file instead of a catalog corpus "
+                        "(word<TAB>tag, CoNLL-U, …, as `structlin train tagger --train` reads it); needs --test")
+    parser.add_argument("--test", metavar="FILE", help="evaluate on this tagged file (with --train)")
     parser.add_argument("--column", help="tag column (default: the corpus's, upos for EWT; xpos)")
     parser.add_argument("--epochs", type=int, default=5, help="perceptron epochs, every system (default: 5)")
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
@@ -431,6 +443,10 @@ def parse_args(argv=None):
     parser.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     args = parser.parse_args(argv)
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    if (args.train is None) != (args.test is None):
+        parser.error("--train and --test go together")
+    if args.train:
+        args.corpus = f"{args.train} → {args.test}"
     unknown = [s for s in args.systems if s not in SYSTEMS]
     if unknown or not args.systems:
         parser.error(f"--systems: unknown system(s) {', '.join(unknown)}; choose from {', '.join(SYSTEMS)}")
@@ -451,7 +467,7 @@ def main(argv=None) -> None:
             "crfsuite": pycrfsuite.CRFSUITE_VERSION, "cpus": os.cpu_count(), "load_average_start": os.getloadavg()[0],
             "started": time.strftime("%Y-%m-%d %H:%M:%S"), "source": source_state()}
     log(f"loading {args.corpus} ({args.column or 'its tag column'}) ...")
-    _DATA = load_data(args.corpus, args.column, args.limit)
+    _DATA = load_data(args.corpus, args.column, args.limit, args.train and (args.train, args.test))
     meta.update(feature_set=[spec.key + ("" if spec.offsets == (0,) else f"@{list(spec.offsets)}")
                              for spec in _DATA.features.templates],
                 n_train_sentences=len(_DATA.train), n_train_tokens=_DATA.n_train_tokens,
