@@ -57,8 +57,13 @@ def atomic_output(path, mode: str = "w", *, encoding: str | None = None, durable
     check_output(path)
     text = "b" not in mode
     if _is_special(path):
-        with open(path, mode, encoding=(encoding or "utf-8") if text else None) as file:
-            yield file
+        try:
+            with open(path, mode, encoding=(encoding or "utf-8") if text else None) as file:
+                yield file
+        except OSError as err:
+            if isinstance(err, (StructlinError, BrokenPipeError)) or err.filename not in (None, str(path)):
+                raise
+            raise _write_error(path, err) from None
         return
     target = Path(os.path.realpath(path))
     permissions = stat.S_IMODE(os.stat(target).st_mode) if target.exists() else 0o666 & ~_umask()

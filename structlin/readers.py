@@ -316,11 +316,11 @@ def _blocks(lines: NumberedLines, name: str, *, need_final_blank: bool):
             yield block
             block = []
     if block:
+        yield block  # its lines' own errors (not CoNLL-U at all) come first
         if need_final_blank:
             raise CorpusFormatError(
                 name, block[-1][0], "file ends mid-sentence (expected a blank line after the last token)"
             )
-        yield block
 
 
 # --- CoNLL-U -------------------------------------------------------------------------------------
@@ -709,10 +709,21 @@ def read_tagged_table(path: Source, *, sep: str, column: str | None = None,
     The header names the columns: the words are the first column named as :data:`_WORD_NAMES` names a word column,
     the tags the column named ``column`` (in any case), else the last one named as a tag column (:data:`_TAG_NAMES`),
     and a column whose name holds ``sent`` (``Sentence #``, ``sent_id``) marks the sentences: a value in it, other
-    than the current sentence's, begins a new one, an empty one continues it. A blank row ends a sentence too.
+    than the current sentence's, begins a new one (a value seen before, after other sentences, is an error: the rows
+    of a sentence come together), an empty one continues it. A blank row ends a sentence too.
     """
     check_encoding(encoding)
     return _read_tagged_table(path, sep, column, encoding)
+
+
+def is_token_table(path: Source, sep: str, encoding: str = "UTF-8") -> bool:
+    """Whether the TSV or CSV file ``path`` is a table of tokens (:func:`read_tagged_table`) rather than one of
+    labelled documents: its header row names a word column other than ``text`` (which a table of documents also
+    has), such as ``Word`` or ``token``."""
+    with open_text(path, encoding) as lines:
+        rows = quoted_rows(lines, sep, source_name(path)) if sep == "," else split_rows(lines, sep)
+        header = next(rows, (0, []))[1]
+    return any(field.strip().lower() in _WORD_NAMES - {"text"} for field in header)
 
 
 def _read_tagged_table(path: Source, sep: str, column: str | None, encoding: str) -> Iterator[Sentence]:
@@ -724,6 +735,7 @@ def _read_tagged_table(path: Source, sep: str, column: str | None, encoding: str
         words: list[str] = []
         tags: list[str] = []
         first = current = None
+        begun: dict[str, int] = {}  # the line each sentence id began at
         for number, fields in rows:
             fields = [field.strip() for field in fields] if any(field.strip() for field in fields) else []
             if header is None:
@@ -736,19 +748,33 @@ def _read_tagged_table(path: Source, sep: str, column: str | None, encoding: str
                                         f"{len(fields)}")
             starts = bool(fields) and sentence_index is not None and fields[sentence_index] not in ("", current)
             if words and (not fields or starts):
-                yield Sentence(words=words, tags=tags, path=name, line=first)
+                yield _table_sentence(words, tags, name, first, header[word_index])
                 words, tags = [], []
             if not fields:
                 continue
             if starts:
                 current = fields[sentence_index]
+                if current in begun:
+                    raise CorpusFormatError(name, number, f"sentence {current!r} again, after other sentences (it "
+                                            f"began on line {begun[current]}; expected the rows of a sentence together)")
+                begun[current] = number
             _check_field(name, number, fields[word_index], "word", f"a value in column {header[word_index]!r}")
             _check_field(name, number, fields[tag_index], "tag", f"a value in column {header[tag_index]!r}", tag=True)
             first = number if not words else first
             words.append(fields[word_index])
             tags.append(fields[tag_index])
         if words:
-            yield Sentence(words=words, tags=tags, path=name, line=first)
+            yield _table_sentence(words, tags, name, first, header[word_index])
+
+
+def _table_sentence(words: list[str], tags: list[str], name: str, line: int, word_column: str) -> Sentence:
+    """A sentence of a table of tokens; refused when every one of its two or more words holds a space: the rows are
+    then texts, and the table one of labelled documents (``label,text``), whose header names a word column too."""
+    if len(words) > 1 and all(any(c.isspace() for c in word) for word in words):
+        raise CorpusFormatError(name, line, f"every {word_column!r} value of the sentence from this row on holds "
+                                "spaces (expected a token per row): a table of labelled texts is read by "
+                                "`structlin train classifier`, or with --format tsv/csv by `corpus stats`")
+    return Sentence(words=words, tags=tags, path=name, line=line)
 
 
 def _controls_refused(lines: NumberedLines, name: str) -> NumberedLines:

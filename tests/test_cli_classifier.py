@@ -231,12 +231,16 @@ def test_cost_matrix_file_reaches_the_svm_or_gives_one_line(tmp_path, capsys, fa
                      costs, "--output", model, "-q")
     assert code == 0 and Classifier.load(model).learner.cost_matrix.tolist() == [[0, 3], [1, 0]]  # classes_ neg, pos
     for name, content, message in (
-            ("small.tsv", "\tpos\npos\t0\n", "the cost matrix's labels differ from the training labels: missing neg"),
+            ("small.tsv", "\tpos\npos\t0\n", "small.tsv: its labels differ from the training labels: missing neg"),
             ("extra.csv", ",pos,neg,neu\npos,0,1,1\nneg,1,0,1\nneu,1,1,0\n", "training labels: unknown neu"),
             ("text.tsv", "\tpos\tneg\npos\t0\tx\n", "text.tsv:2: expected numeric costs"),
             ("short.tsv", "\tpos\tneg\npos\t0\n", "short.tsv:2: expected a label and 2 costs, got 2 fields"),
             ("twice.tsv", "\tpos\tneg\npos\t0\t1\npos\t0\t1\n", "twice.tsv:3: true label 'pos' appears twice"),
-            ("diagonal.tsv", "\tpos\tneg\npos\t1\t1\nneg\t1\t0\n", "zero diagonal"),
+            ("diagonal.tsv", "\tpos\tneg\npos\t1\t1\nneg\t1\t0\n",
+             "diagonal.tsv:2: the cost of predicting 'pos' for 'pos' is 1 (expected 0 (a label's cost against itself))"),
+            ("negative.tsv", "\tpos\tneg\npos\t0\t1\nneg\t-1\t0\n",
+             "negative.tsv:3: the cost of predicting 'pos' for 'neg' is -1 (expected a finite cost of 0 or more)"),
+            ("lacks.tsv", "\tpos\nneg\t1\npos\t0\n", "lacks.tsv lacks 2 (true, predicted) pair(s), e.g. ('neg', 'neg')"),
             ("empty.tsv", "# nothing\n", "empty.tsv: no cost matrix in the file")):
         (tmp_path / name).write_text(content)
         code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", "svm",

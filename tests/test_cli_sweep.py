@@ -144,3 +144,73 @@ def test_an_experiment_run_again_says_it_replaces_the_results(work, capsys):
     assert code == 0 and "earlier run" not in err, err
     code, _, err = run(capsys, "experiment", "e.toml", "--output", "out")
     assert code == 0 and "out holds the results of an earlier run: this run's replace them" in err
+
+
+def test_a_table_of_labelled_texts_is_not_read_as_tokens(work, capsys):
+    """``label,text`` names a tag and a word column too: it was read as one sentence of two tokens with spaces."""
+    (work / "d.csv").write_text("label,text\npos,good movie\nneg,bad film\n", "utf-8")
+    code, _, err = run(capsys, "train", "tagger", "--train", "d.csv", "--output", "x.model")
+    assert_one_line(code, err, 1, "d.csv:2: every 'text' value of the sentence from this row on holds spaces",
+                    "structlin train classifier")
+    code, out, _ = run(capsys, "corpus", "stats", "d.csv", "--format", "csv", "--json")
+    assert code == 0 and '"documents": 2' in out
+
+
+def test_corpus_stats_reads_a_table_of_tokens(work, capsys):
+    (work / "ner.tsv").write_text("Sentence #\tWord\tPOS\tTag\nSentence: 1\tThe\tDT\tO\n\tcat\tNN\tO\n"
+                                  "Sentence: 2\tA\tDT\tO\n", "utf-8")
+    code, out, err = run(capsys, "corpus", "stats", "ner.tsv", "--format", "tsv", "--json")
+    assert code == 0 and '"sentences": 2' in out and '"tokens": 3' in out, err
+    code, out, err = run(capsys, "corpus", "stats", "ner.tsv", "--format", "tsv", "--column", "POS", "--json")
+    assert code == 0 and '"NN"' in out, err
+
+
+def test_a_sentence_id_seen_again_is_refused(work, capsys):
+    (work / "re.csv").write_text("sent,word,tag\n1,a,X\n1,b,Y\n2,c,X\n1,d,Y\n", "utf-8")
+    code, _, err = run(capsys, "corpus", "stats", "re.csv")
+    assert_one_line(code, err, 1, "re.csv:5: sentence '1' again, after other sentences (it began on line 2")
+
+
+def test_svmlight_multi_labels_are_refused(work, capsys):
+    (work / "m.svm").write_text("1,2 1:1\n-1 2:1\n", "utf-8")
+    code, _, err = run(capsys, "corpus", "stats", "m.svm", "--format", "svmlight")
+    assert_one_line(code, err, 1, "m.svm:1: labels '1,2': multi-label input is not supported")
+
+
+@pytest.mark.parametrize("command", [["explain", "m.model", "--sample", "l1.txt"],
+                                     ["clusters", "l1.txt", "--output", "c.txt"]])
+def test_explain_and_clusters_read_other_encodings(work, capsys, command):
+    """Both advised --encoding for a file in another encoding, which neither had."""
+    (work / "l1.txt").write_bytes("café au lait\ncafé noir\n".encode("latin-1"))
+    code, _, err = run(capsys, *command)
+    assert_one_line(code, err, 1, "l1.txt:1: invalid UTF-8", "--encoding latin-1")
+    code, _, err = run(capsys, *command, "--encoding", "latin-1")
+    assert code in (0, 1) and "invalid" not in err  # clusters may find too few words to cluster: not a reading error
+
+
+def test_plain_text_in_a_conllu_file_names_the_columns(work, capsys):
+    (work / "p.conllu").write_text("the cat sat\n", "utf-8")
+    code, _, err = run(capsys, "train", "tagger", "--train", "p.conllu", "--output", "x.model")
+    assert_one_line(code, err, 1, "p.conllu:1: expected 10 tab-separated columns, found 1")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_a_full_device_is_named(work, capsys):
+    code, _, err = run(capsys, "tag", "m.model", "--input", "t.txt", "--output", "/dev/full")
+    assert_one_line(code, err, 1, "/dev/full: cannot write: No space left on device")
+
+
+def test_an_unreadable_option_value_says_what_was_expected(work, capsys):
+    code, _, err = run(capsys, "train", "classifier", "--train", "docs.txt", "--learner", "kernel-perceptron",
+                       "--gamma", "foo", "--output", "x.model", "-q")
+    assert_one_line(code, err, 1, "--gamma: cannot read 'foo' (expected a number or 'scale')")
+
+
+def test_an_experiment_report_into_a_file_is_refused(work, capsys):
+    (work / "e.toml").write_text('name = "e"\ntask = "tagger"\ntrain = "r.conllu"\ndev = "r.conllu"\n'
+                                 'test = "r.conllu"\n[grid]\nlearner = ["averaged-perceptron"]\n'
+                                 'features = ["pos-basic"]\ndecoder = ["greedy"]\nepochs = [1]\n')
+    (work / "afile").write_text("keep", "utf-8")
+    code, _, err = run(capsys, "experiment", "e.toml", "--output", "afile")
+    assert_one_line(code, err, 2, "--output afile is a file: the report is a folder")
+    assert (work / "afile").read_text("utf-8") == "keep"

@@ -41,6 +41,7 @@ from ..readers import (
     Sentence,
     decode,
     guess_format,
+    is_token_table,
     line_batches,
     open_text,
     read_file,
@@ -136,7 +137,10 @@ def _learner(args, task: Task, progress: bool | None):
         except StructlinError:
             raise
         except ValueError:
-            raise StructlinError(f"{declared[name].command_line_flag}: cannot read {value!r}") from None
+            option = declared[name]
+            expected = " or ".join([{int: "an integer", float: "a number"}.get(option.type, f"a {option.type.__name__}"),
+                                    *map(repr, option.special)])
+            raise StructlinError(f"{option.command_line_flag}: cannot read {value!r} (expected {expected})") from None
     return make_learner(args.learner, **params)
 
 
@@ -685,6 +689,12 @@ def _tsv_label(name: str, label, probabilities: dict | None, folder: bool) -> st
 CLASSIFIED_FORMATS = {"text": _text_label, "json": _json_label, "tsv": _tsv_label}
 
 
+def _lines(path: str, encoding: str | None) -> list[str]:
+    """The lines of the text file ``path`` (in ``encoding``, default UTF-8), read as every corpus file is."""
+    with open_text(path, encoding or "UTF-8") as lines:
+        return [text for _, text in lines]
+
+
 def _explain(args) -> None:
     """``explain``: why the model predicts what it does for ``--text`` (a tagger: for every token, or for ``--token``
     or ``--index``), or without it the heaviest features of every label, named from ``--sample``."""
@@ -695,7 +705,7 @@ def _explain(args) -> None:
     if args.text is None:
         if args.token is not None or args.index is not None:
             raise UsageError("--token and --index choose a token of --text")
-        lines = [] if args.sample is None else decode(Path(args.sample).read_bytes(), "utf-8", args.sample).splitlines()
+        lines = [] if args.sample is None else _lines(args.sample, args.encoding)
         sample = [_explained_tokens(model, line, args.tokenize) for line in lines if line.strip()] if tagger else lines
         top = model.top_features(args.top, sample)
         print(json.dumps(top.to_dict(), ensure_ascii=False) if args.json else top.format())
@@ -762,10 +772,16 @@ def _output(path: str | None):
 
 def _data_kind(source: str, args):
     """The catalog entry of ``source`` (None for a path, or with ``--format``) and whether it holds documents
-    (a path does with a document ``--format``)."""
+    (a path does with a document ``--format``; a TSV or CSV file unless ``--column`` is given or its header names a
+    word column, :func:`~structlin.readers.is_token_table`)."""
     catalog = Catalog.load()
     entry = catalog[source] if is_corpus_name(catalog, source) and not args.format else None
-    return entry, entry.kind == "documents" if entry else args.format in DOCUMENT_FORMATS
+    if entry:
+        return entry, entry.kind == "documents"
+    if args.format in ("tsv", "csv") and (args.column or is_token_table(source, "\t" if args.format == "tsv" else ",",
+                                                                         args.encoding or "UTF-8")):
+        return None, False
+    return None, args.format in DOCUMENT_FORMATS
 
 
 def _stats(args) -> None:
@@ -808,7 +824,7 @@ def _unlabeled_sentences(source: str, args) -> list[list[str]]:
     name, _, splits = source.partition(":")
     if os.path.exists(source) or not is_corpus_name(catalog, name):
         words = tokenize if args.tokenize else str.split
-        with open_text(source) as lines:
+        with open_text(source, args.encoding or "UTF-8") as lines:
             return [words(text) for _, text in lines if text.strip()]
     entry = catalog[name]
     splits = splits or (args.split if args.split in entry.splits or len(entry.splits) != 1 else next(iter(entry.splits)))
@@ -854,6 +870,9 @@ def _analyze(args) -> None:
 def _experiment(args) -> None:
     config = load_config(args.config)
     folder = Path(args.output or Path("experiments") / config.name)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--output {folder} is a file: the report is a folder (of results.json, results.csv, "
+                         "report.md and plots); choose another --output")
     if not args.quiet and (folder / "results.json").exists():
         print(f"{folder} holds the results of an earlier run: this run's replace them when it ends", file=sys.stderr)
     command = shlex.join(["structlin", "experiment", args.config, *(["--output", args.output] if args.output else []),

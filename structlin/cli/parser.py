@@ -454,9 +454,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "as tag --tokenize does")
     explain.add_argument("--top", type=_at_least(1), default=10, help="features shown per prediction; without --text, "
                          "the heaviest features shown per label (default: 10)")
-    explain.add_argument("--sample", help="without --text: a UTF-8 file of sentences (tagger) or documents "
-                         "(classifier), one per line, whose features name the heaviest ones (a tagger names them "
-                         "from its known words too)")
+    explain.add_argument("--sample", help="without --text: a file of sentences (tagger) or documents (classifier), "
+                         "one per line, whose features name the heaviest ones (a tagger names them from its known "
+                         "words too)")
+    explain.add_argument("--encoding", help="--sample's encoding (default: UTF-8)")
     explain.add_argument("--json", action="store_true", help="print one JSON object")
 
     validate = commands.add_parser("cross-validate", help="k-fold cross-validation of a classifier",
@@ -507,6 +508,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "by + (default: train, or its only split); never the split you will test on")
     clusters.add_argument("--tokenize", action="store_true", help="split text files' lines by the Penn Treebank's "
                           "rules rather than at whitespace")
+    clusters.add_argument("--encoding", help="the text files' encoding (default: UTF-8; a catalog corpus's is the "
+                          "catalog's)")
     clusters.add_argument("--min-count", type=_at_least(1), default=2, help="cluster the words seen at least this "
                           "often (default: 2)")
     clusters.add_argument("--contexts", type=_at_least(1), default=1000, help="the most frequent words that serve as "

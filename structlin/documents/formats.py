@@ -615,8 +615,8 @@ def read_svmlight(path: Source | IO, *, encoding: str = "UTF-8") -> Iterator[Doc
     the label as written (e.g. ``"+1"``). An index must be a non-negative integer (at most 18 digits)
     given once per line, a value a decimal number that stays finite as a 32-bit float (the type
     feature values are stored in: ``1e39`` would become infinity); anything else, a token without
-    ``:`` or a line without a label is an error. Blank lines and comment lines (``#``) are skipped;
-    ``qid:`` is not supported.
+    ``:``, a line without a label or with several (LIBSVM's multi-label ``1,2``) is an error. Blank lines and
+    comment lines (``#``) are skipped; ``qid:`` is not supported.
     """
     check_encoding(encoding)
     return _read_svmlight(path, encoding)
@@ -634,6 +634,9 @@ def _read_svmlight(path, encoding: str) -> Iterator[Document]:
                 raise CorpusFormatError(
                     name, number, f"no label: the line starts with {label!r} (expected 'label index:value ...')"
                 )
+            if "," in label:  # LIBSVM's multi-label datasets write the labels of a line as 1,2,5
+                raise CorpusFormatError(name, number, f"labels {label!r}: multi-label input is not supported "
+                                        "(expected one label per line)")
             values: dict[int, float] = {}
             for token in features:
                 index, value = _svmlight_feature(token, name, number)

@@ -621,12 +621,14 @@ def _costs_by_label(costs: Mapping, labels: list[str]) -> np.ndarray:
     given = set(costs) | {p for row in costs.values() for p in row}
     unknown, missing = sorted(given - set(labels)), sorted(set(labels) - set(costs))
     if unknown or missing:
-        raise OptionValueError(f"the cost matrix's labels differ from the training labels: "
+        raise OptionValueError(f"{getattr(costs, 'source', 'the cost matrix')}: its labels differ from the training "
+                               "labels: "
                                f"{'unknown ' + ', '.join(unknown) if unknown else ''}"
                                f"{'; ' if unknown and missing else ''}{'missing ' + ', '.join(missing) if missing else ''}")
     absent = [(g, p) for g in labels for p in labels if p not in costs[g]]
     if absent:
-        raise OptionValueError(f"the cost matrix lacks {len(absent)} (true, predicted) pair(s), e.g. {absent[0]}")
+        raise OptionValueError(f"{getattr(costs, 'source', 'the cost matrix')} lacks {len(absent)} (true, predicted) "
+                               f"pair(s), e.g. {absent[0]}")
     return _checked_costs(np.array([[float(costs[g][p]) for p in labels] for g in labels]))
 
 
@@ -657,9 +659,25 @@ def read_cost_matrix(path) -> dict[str, dict[str, float]]:
             if cells[0] in costs:
                 raise CorpusFormatError(path, number, f"true label {cells[0]!r} appears twice")
             try:
-                costs[cells[0]] = dict(zip(header, map(float, cells[1:])))
+                row = dict(zip(header, map(float, cells[1:])))
             except ValueError:
                 raise CorpusFormatError(path, number, "expected numeric costs") from None
+            bad = next((p for p, cost in row.items() if not (np.isfinite(cost) and cost >= 0)
+                        or (p == cells[0] and cost != 0)), None)
+            if bad is not None:
+                expected = "0 (a label's cost against itself)" if bad == cells[0] else "a finite cost of 0 or more"
+                raise CorpusFormatError(path, number, f"the cost of predicting {bad!r} for {cells[0]!r} is "
+                                                      f"{row[bad]:g} (expected {expected})")
+            costs[cells[0]] = row
     if header is None:
         raise CorpusFormatError(path, None, "no cost matrix in the file (expected a header line of labels)")
-    return costs
+    return CostsFromFile(costs, source=str(path))
+
+
+class CostsFromFile(dict):
+    """A cost matrix by label name as read from a file (``{true: {predicted: cost}}``), which knows the file: an
+    error about its labels, found when the training labels are known, names it."""
+
+    def __init__(self, costs: dict, *, source: str):
+        super().__init__(costs)
+        self.source = source
