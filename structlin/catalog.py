@@ -269,15 +269,17 @@ def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
     return digest.hexdigest()
 
 
-_READERS = {"tagged": ("tagged sentences", "load_split"), "documents": ("labelled documents", "load_documents")}
+_READERS = {"tagged": ("tagged sentences", "load_split", "tagger"),
+            "documents": ("labelled documents", "load_documents", "classifier")}
 
 
 def _entry_of_kind(name_or_entry: str | CorpusEntry, catalog: Catalog | None, kind: str) -> CorpusEntry:
     """The catalog entry, which must hold corpora of ``kind`` (``tagged`` or ``documents``)."""
     entry = name_or_entry if isinstance(name_or_entry, CorpusEntry) else (catalog or Catalog.load())[name_or_entry]
     if entry.kind != kind:
-        holds, reader = _READERS[entry.kind]
-        raise CorpusKindError(f"corpus {entry.name!r} holds {holds}, not {_READERS[kind][0]}: read it with {reader}")
+        holds, reader, model = _READERS[entry.kind]
+        raise CorpusKindError(f"corpus {entry.name!r} holds {holds}, not {_READERS[kind][0]}: it trains a {model} "
+                              f"(structlin train {model}), and Python reads it with {reader}")
     return entry
 
 

@@ -21,6 +21,8 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse
 
+from .errors import OptionValueError
+
 KERNELS = ("linear", "poly", "rbf")
 
 
@@ -60,7 +62,7 @@ class Kernel:
             if block.shape != (A.shape[0], B.shape[0]):
                 raise ValueError(f"kernel {self.name} returned shape {block.shape} for {A.shape[0]} × {B.shape[0]} "
                                  "rows; a kernel callable f(A, B) must return the (len(A), len(B)) Gram block")
-            return block
+            return self._finite(block)
         products = (A @ B.T).toarray() if scipy.sparse.issparse(A) else np.asarray(A @ B.T)
         norms = (squared_norms(A)[:, None], squared_norms(B)[None, :]) if self.kernel == "rbf" else (None, None)
         return self.of_products(products, *norms)
@@ -72,9 +74,17 @@ class Kernel:
             return products
         if self.gamma == "scale":
             raise ValueError("gamma='scale' is resolved on training data first (Kernel.resolved)")
-        if self.kernel == "poly":
-            return (self.gamma * products + self.coef0) ** self.degree
-        return np.exp(-self.gamma * np.maximum(norms_a + norms_b - 2 * products, 0.0))
+        with np.errstate(over="ignore", invalid="ignore"):  # refused below, with the parameters to change
+            if self.kernel == "poly":
+                return self._finite((self.gamma * products + self.coef0) ** self.degree)
+            return self._finite(np.exp(-self.gamma * np.maximum(norms_a + norms_b - 2 * products, 0.0)))
+
+    def _finite(self, values: np.ndarray) -> np.ndarray:
+        """``values``, unless one is infinite or NaN (a high degree or gamma on these features overflows)."""
+        if not np.isfinite(values).all():
+            raise OptionValueError(f"the {self.name} kernel ({', '.join(f'{k} {v}' for k, v in self.params().items())})"
+                                   " gives values beyond floating point on these features: lower the degree or gamma")
+        return values
 
     def params(self) -> dict:
         """The parameters as stored in a model file (a callable is stored by name only)."""

@@ -352,15 +352,16 @@ def test_load_documents_errors(tmp_path, isolated):
         load_documents("news", "train", catalog=catalog, data_dir=data, strip="sig")
     with pytest.raises(UnknownNameError, match="split of corpus 'news' 'None'; accepted: half, test, train"):
         load_documents("news", None, catalog=catalog, data_dir=data)
-    with pytest.raises(CorpusKindError, match="corpus 'news' holds labelled documents, not tagged sentences: read it "
-                                              "with load_documents"):
+    with pytest.raises(CorpusKindError, match=r"corpus 'news' holds labelled documents, not tagged sentences: it trains "
+                                              r"a classifier \(structlin train classifier\), and Python reads it with "
+                                              "load_documents"):
         load_split("news", "train", catalog=catalog, data_dir=data)
     with pytest.raises(CorpusNotFoundError, match="https://example.org/news.tar.gz"):
         load_documents("news", "train", catalog=catalog, data_dir=tmp_path / "empty", download=False)
     (tmp_path / "tagged").mkdir()
     tagged = write_catalog(tmp_path / "tagged")
-    with pytest.raises(CorpusKindError, match="corpus 'tiny' holds tagged sentences, not labelled documents: read it "
-                                              "with load_split"):
+    with pytest.raises(CorpusKindError, match=r"corpus 'tiny' holds tagged sentences, not labelled documents: it trains a "
+                                              r"tagger \(structlin train tagger\), and Python reads it with load_split"):
         load_documents("tiny", "train", catalog=tagged)
     with pytest.raises(CorpusKindError):
         load_documents("treebank", "train")

@@ -214,3 +214,12 @@ def test_an_experiment_report_into_a_file_is_refused(work, capsys):
     code, _, err = run(capsys, "experiment", "e.toml", "--output", "afile")
     assert_one_line(code, err, 2, "--output afile is a file: the report is a folder")
     assert (work / "afile").read_text("utf-8") == "keep"
+
+
+def test_a_kernel_that_overflows_is_refused(work, capsys):
+    """Degree 100,000 gave infinite kernel values, raw numpy warnings and a model that predicted one label."""
+    code, _, err = run(capsys, "train", "classifier", "--train", "docs.txt", "--learner", "kernel-perceptron",
+                       "--kernel", "poly", "--degree", "100000", "--output", "x.model", "-q")
+    assert_one_line(code, err, 1, "the poly kernel (kernel poly, degree 100000", "beyond floating point",
+                    "lower the degree or gamma")
+    assert not (work / "x.model").exists()
