@@ -375,7 +375,7 @@ class DocumentFeatureExtractor:
             pieces.extend(parts)
             owners.extend([d] * len(parts))
         # A character's code is its code point; H(key@k) seeds every n-gram's code.
-        chars = np.frombuffer("".join(pieces).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+        chars = np.frombuffer("".join(pieces).encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
         rows, codes = self._sequence_ngrams(chars, np.array([len(p) for p in pieces], dtype=np.int64), key, n)
         return np.array(owners, dtype=np.int64)[rows], codes
 

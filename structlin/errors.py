@@ -68,8 +68,8 @@ class UnknownOptionError(StructlinError, TypeError):
 
 
 class UnseenLabelWarning(UserWarning):
-    """Dev data with labels the training data never has: no model can predict them, so they count as
-    errors in every dev accuracy (the run goes on)."""
+    """Dev (or gold) data with labels the training data never has: no model can predict them, so they count as
+    errors in every dev accuracy and score (the run goes on)."""
 
 
 class UsageError(StructlinError, ValueError):

@@ -40,7 +40,7 @@ import numpy as np
 from .catalog import user_cache_dir
 from .errors import StructlinError
 from .joint import JointFeatureMap
-from .matrix import FeatureMatrix, ranges
+from .matrix import FeatureMatrix, held_out_size, ranges
 from .outputs import atomic_output
 
 FORMAT = 1  # the layout of a cache folder; a folder of another format is built again
@@ -438,7 +438,7 @@ class ShardedCorpus:
         n = self.n_instances
         order = np.random.default_rng(seed).permutation(n)
         held = np.zeros(n, dtype=bool)
-        held[order[n - max(1, round(fraction * n)) :]] = True
+        held[order[n - held_out_size(n, fraction) :]] = True
         rest_selection, held_selection = [], []
         for k in range(self.cache.n_shards):
             local = self._chosen(k, np.arange(self.cache.shards[k]["instances"]))

@@ -13,6 +13,8 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse
 
+from .errors import OptionValueError
+
 
 def ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
     """Concatenation of ``arange(starts[k], stops[k])`` for all k, without a Python loop."""
@@ -35,6 +37,16 @@ def instance_positions(offsets: np.ndarray, instances) -> np.ndarray:
     ``offsets[i]`` to ``offsets[i + 1] − 1``."""
     instances = np.asarray(instances, dtype=np.int64)
     return ranges(offsets[instances], offsets[instances + 1])
+
+
+def held_out_size(n: int, fraction: float) -> int:
+    """How many of ``n`` instances a seeded ``fraction`` holds out: at least one, and never all of them (a
+    :class:`~structlin.errors.OptionValueError` when that cannot be, or the rest would be empty)."""
+    held = max(1, round(fraction * n))
+    if held >= n:
+        raise OptionValueError(f"holding out {fraction:g} of {n:,} training instance{'s' * (n != 1)} to choose on "
+                               "leaves none to train on: give dev data, a smaller held_out, or more data")
+    return held
 
 
 @dataclass

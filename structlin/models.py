@@ -96,6 +96,9 @@ def _tagged(sentences, what: str, fields: tuple[str, ...] = ("word",), first: in
             if not all(isinstance(f, str) for f in strings) or not isinstance(tag, str) or not tag:
                 raise CorpusFormatError(what, None, f"sentence {k + 1}, token {i + 1}: expected {expected} and a "
                                                     f"non-empty tag string, got ({token!r}, {tag!r})")
+            if not all(f.isascii() for f in (*strings, tag)) and any(map(_surrogate, (*strings, tag))):
+                raise CorpusFormatError(what, None, f"sentence {k + 1}, token {i + 1}: ({token!r}, {tag!r}) holds a "
+                                                    "lone surrogate (an undecodable byte escaped): expected text")
         tokens.append(w)
         tags.append(t)
     return tokens, tags
@@ -150,16 +153,17 @@ def _words(tokens: list[list]) -> list[list[str]]:
     return [[t if isinstance(t, str) else t[0] for t in sentence] for sentence in tokens]
 
 
-def _dev_label_ids(joint: JointFeatureMap, labels: list[str], what: str, caller_depth: int) -> np.ndarray:
-    """Label ids of dev ``labels``; a label never seen in training becomes −1, an error at every dev
-    evaluation, with an :class:`UnseenLabelWarning` naming such labels (attributed to the user's code,
+def _dev_label_ids(joint: JointFeatureMap, labels: list[str], what: str, caller_depth: int, *,
+                   data: str = "dev data") -> np.ndarray:
+    """Label ids of dev ``labels`` (or other ``data``'s); a label never seen in training becomes −1, an error at
+    every evaluation, with an :class:`UnseenLabelWarning` naming such labels (attributed to the user's code,
     ``caller_depth`` frames above this function)."""
     ids = joint.encode_labels(labels, unknown=-1)
     unseen = ids < 0
     if unseen.any():
         names = sorted({label for label, missing in zip(labels, unseen) if missing})
         shown = ", ".join(map(repr, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        warnings.warn(f"dev data: {int(unseen.sum())} of {len(ids)} {what} have labels never seen in training "
+        warnings.warn(f"{data}: {int(unseen.sum())} of {len(ids)} {what} have labels never seen in training "
                       f"({shown}); they count as errors", UnseenLabelWarning,
                       stacklevel=caller_depth + 1)
     return ids
@@ -579,7 +583,7 @@ class _Model:
         dev_data = None
         if dev is not None:
             dev_data = (self.joint.index(dev[0]), _dev_label_ids(self.joint, dev[1], f"{self._item}s", 4))
-        elif self.held_out and "epochs" in self.learner.get_params():
+        elif self.held_out and "epochs" in self.learner.get_params() and X.n_instances > 1:  # one cannot be shared
             self._fit_held_out_epochs(X, y)
             return
         self.learner.fit(self.joint, self.decoder, X, y, dev_data, bias_row=self._bias_row())
@@ -1054,6 +1058,8 @@ class Tagger(_Model, TaggerI):
     def _sharded(self, cache: FeatureCache) -> ShardedCorpus:
         """The tagger trained from ``cache`` (:meth:`_fit_streamed`): its map, tag dictionary and known words,
         and the corpus the learner reads."""
+        if not cache.labels:
+            raise StructlinError("training data holds no tokens")
         self._use_features(self.feature_set)  # a new extractor: the old one's tables hold every word type read
         self._joint = JointFeatureMap(sorted(cache.labels), cache.columns, transitions=self.decoder.uses_transitions)
         corpus = ShardedCorpus(cache, self._joint)
@@ -1222,9 +1228,19 @@ class Tagger(_Model, TaggerI):
                                 top_confusions=top_confusions)
 
     def accuracy(self, gold) -> float:
-        """Token accuracy on tagged sentences (NLTK ``TaggerI.accuracy``)."""
-        report = self.report(gold)
-        return report.accuracy if report.accuracy is not None else 0.0
+        """Token accuracy on tagged sentences (NLTK ``TaggerI.accuracy``); tags never seen in training count as
+        errors, with an :class:`UnseenLabelWarning` naming them, and no token at all is an error."""
+        return self._accuracy(gold, caller_depth=3)
+
+    def _accuracy(self, gold, caller_depth: int) -> float:
+        """:meth:`accuracy`, its warning attributed to the code ``caller_depth`` frames above."""
+        self._check_fitted()
+        gold = _listed(gold, "gold data")
+        tags = [tag for sentence in _tagged(gold, "gold data", self._fields())[1] for tag in sentence]
+        if not tags:
+            raise CorpusFormatError("gold data", None, "no tokens: accuracy is undefined")
+        _dev_label_ids(self.joint, tags, "tokens", caller_depth, data="gold data")  # unseen tags: a warning
+        return self.report(gold).accuracy
 
     evaluate = accuracy
 
@@ -1233,7 +1249,7 @@ class Tagger(_Model, TaggerI):
         ``GridSearchCV`` and ``cross_val_score`` score a tagger); the tags are in ``X``, so ``y`` stays None."""
         if y is not None:
             raise OptionValueError("a tagger scores tagged sentences: their tags are in X, and y must be None")
-        return self.accuracy(X)
+        return self._accuracy(X, caller_depth=3)
 
     # --- persistence (see _Model) --------------------------------------------------------------
 
@@ -1289,6 +1305,8 @@ class Tagger(_Model, TaggerI):
         """The ``k`` heaviest weight rows of every tag, with the features of the known words and of the sentences
         of ``sample`` that hash to them (:func:`~structlin.explain.top_token_features`)."""
         self._check_fitted()
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+            raise OptionValueError(f"k must be a positive integer, got {k!r}")
         return top_token_features(self, k, _tokens(sample, self._fields()))
 
 
@@ -1453,10 +1471,23 @@ def _label_set(labels: list, what: str) -> list:
     """``classes_``: the distinct labels, in :func:`~structlin.joint.ordered_labels`' order; fewer than two raise."""
     classes = ordered_labels(labels)
     n = len(classes)
+    unwritable = next((c for c in classes if isinstance(c, str) and not c.isascii() and _surrogate(c)), None)
+    if unwritable is not None:  # what os.fsdecode makes of an undecodable byte: no text file or model can hold it
+        raise CorpusFormatError(what, None, f"label {unwritable!r} holds a lone surrogate (an undecodable byte "
+                                            "escaped): expected text")
     if n < 2:
         raise CorpusFormatError(what, None, f"{n} distinct label{'s' * (n != 1)} ({n} class{'es' * (n != 1)}); a "
                                             "classifier needs two or more")
     return classes
+
+
+def _surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate code point, which UTF-8 cannot encode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _label_array(labels: list) -> np.ndarray:
@@ -1464,9 +1495,13 @@ def _label_array(labels: list) -> np.ndarray:
     type), else of objects, so that a mixture keeps every label's type (``1`` and ``"1"`` stay apart)."""
     if len({type(label) for label in labels}) == 1 and type(labels[0]) in (int, float, bool, str):
         try:
-            return np.array(labels)
+            array = np.array(labels)
         except OverflowError:  # integers beyond 64 bits
-            pass
+            array = None
+        # numpy's own dtype only when it keeps every label as it is: not for integers of 2**63 and more (made
+        # floats) or strings that end in NUL characters (dropped by numpy's strings)
+        if array is not None and array.dtype != object and array.tolist() == list(labels):
+            return array
     array = np.empty(len(labels), dtype=object)
     array[:] = labels
     return array
@@ -1615,6 +1650,8 @@ class Classifier(_Model, ClassifierI):
         """The features of dev documents and their labels (``dev = (documents, labels)``), or None without dev."""
         if dev is None:
             return None
+        if not (isinstance(dev, (tuple, list)) and len(dev) == 2):
+            raise TypeError(f"dev must be a (documents, labels) pair, got {reprlib.repr(dev)}")
         dev_documents, dev_labels = self._labelled(*dev, "dev data")
         return self._features(dev_documents, "dev data"), dev_labels
 
@@ -1737,6 +1774,8 @@ class Classifier(_Model, ClassifierI):
         documents, labels = self._labelled(X, y, "gold data")
         if not labels:
             raise CorpusFormatError("gold data", None, "no documents: accuracy is undefined")
+        self._check_fitted()
+        _dev_label_ids(self.joint, labels, "documents", 2, data="gold data")  # unseen labels: a warning
         return sum(p == g for p, g in zip(self.predict(documents).tolist(), labels)) / len(labels)
 
     @_if_learner("probabilistic")
@@ -1820,6 +1859,8 @@ class Classifier(_Model, ClassifierI):
         """The ``k`` heaviest weight rows of every label, with the features of the documents of ``sample`` that
         hash to them (:func:`~structlin.explain.top_document_features`)."""
         self._check_fitted()
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+            raise OptionValueError(f"k must be a positive integer, got {k!r}")
         documents = self._inputs(sample, "sample", "a sequence of documents") if len(sample) else []
         return top_document_features(self, self._extractor, k, documents)
 

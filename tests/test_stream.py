@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import re
+from functools import partial
 
 import numpy as np
 import pytest
@@ -96,6 +97,11 @@ def test_the_cache_gives_back_the_matrix_in_any_order(seed, n, part, tmp_path_fa
     assert np.array_equal(np.array(sorted(cache.labels))[gold], y[X.positions(order)].astype(str))
     parts = list(corpus.parts())
     assert np.array_equal(np.concatenate([p.indices for p, _ in parts]), indexed.indices)
+    if n == 1:  # one instance cannot be both held out and trained on
+        for hold in (corpus.hold_out, partial(hold_out_instances, indexed, y)):
+            with pytest.raises(OptionValueError, match="holding out 0.3 of 1 training instance .* leaves none"):
+                hold(0.3, seed % 1000)
+        return
     rest, held = corpus.hold_out(0.3, seed % 1000)
     rest_X, _, (held_X, _) = hold_out_instances(indexed, y, 0.3, seed % 1000)
     for streamed, matrix in ((rest, rest_X), (held, held_X)):

@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
+
+import numpy as np
 
 from ..distributed import check_client
 from ..errors import OptionValueError
@@ -136,11 +139,11 @@ class Option:
         if self.convert is not None:
             return self.convert(value)
         if self.type is bool:
-            if not isinstance(value, (bool, int)) or value not in (0, 1):
+            if not isinstance(value, (bool, np.bool_, numbers.Integral)) or value not in (0, 1):
                 raise OptionValueError(f"{self.name} must be true or false, got {value!r}")
             return bool(value)
-        if self.type in (int, float):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+        if self.type in (int, float):  # numpy's numbers too (a grid from np.arange)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or (
                     self.type is int and not float(value).is_integer()):
                 raise OptionValueError(f"{self.name} must be {'an integer' if self.type is int else 'a number'}, "
                                        f"got {value!r}")

@@ -34,7 +34,7 @@ from ..decoders import Decoder, decode_corpus
 from ..errors import StructlinError
 from ..featurecache import ShardedCorpus, cache_root
 from ..joint import AveragedWeights, JointFeatureMap, SparseWeights, read_weights, smaller_form, write_weights
-from ..matrix import FeatureMatrix
+from ..matrix import FeatureMatrix, held_out_size
 
 UNITS = ("epoch", "iteration")
 
@@ -67,7 +67,7 @@ def hold_out_instances(X: FeatureMatrix, y: np.ndarray, fraction: float, seed: i
         rest, held = X.hold_out(fraction, seed)
         return rest, None, (held, None)
     order = np.random.default_rng(seed).permutation(X.n_instances)
-    cut = X.n_instances - max(1, round(fraction * X.n_instances))
+    cut = X.n_instances - held_out_size(X.n_instances, fraction)
     rest, held = np.sort(order[:cut]), np.sort(order[cut:])
     return X.take(rest), y[X.positions(rest)], (X.take(held), y[X.positions(held)])
 

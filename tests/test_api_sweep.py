@@ -1,0 +1,96 @@
+"""Python API calls found by a hostile sweep (2026-11-28), each once a silently wrong model, a raw exception or a
+broken scikit-learn convention: now exact, or a clear error naming what was expected."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from structlin import Classifier, Tagger
+from structlin.errors import CorpusFormatError, OptionValueError, StructlinError, UnseenLabelWarning
+from structlin.learners import make_learner
+
+TEXTS = ["good great fun", "great film good", "bad awful boring", "awful bad plot", "fun great", "boring bad"]
+SENTENCES = [[("the", "DET"), ("dog", "NOUN"), ("runs", "VERB")], [("a", "DET"), ("cat", "NOUN")]] * 3
+
+
+@pytest.mark.parametrize("labels", [
+    [2**63 + 1, 2**63 + 1, 0, 0, 2**63 + 1, 0],  # numpy made them floats: 9.223372036854776e+18
+    ["a", "a", "a\x00", "a\x00", "a", "a\x00"],  # numpy's strings dropped the trailing NUL: two classes 'a'
+])
+def test_labels_numpy_would_change_are_kept_exact(labels):
+    model = Classifier("text-unigram", epochs=5).fit(TEXTS, labels)
+    assert sorted(model.classes_.tolist(), key=repr) == sorted(set(labels), key=repr)
+    assert model.predict(TEXTS).tolist() == labels and model.score(TEXTS, labels) == 1.0
+
+
+def test_numpy_numbers_are_accepted_as_options():
+    """A grid from np.arange failed every fit of GridSearchCV: numpy's integers were refused."""
+    from sklearn.model_selection import GridSearchCV
+
+    model = Classifier("text-unigram", epochs=np.int64(2), seed=np.uint32(0)).fit(TEXTS * 4, [t[0] for t in TEXTS] * 4)
+    assert model.learner.epochs == 2 and type(model.learner.epochs) is int
+    search = GridSearchCV(Classifier("text-unigram"), {"epochs": np.arange(1, 3)}, cv=2)
+    search.fit(TEXTS * 4, ["p", "p", "n", "n", "p", "n"] * 4)
+    assert search.best_params_["epochs"] in (1, 2)
+    assert make_learner("svm", C=np.float32(0.5)).C == 0.5
+    for bad in (np.float64(2.5), np.bool_(True)):
+        with pytest.raises(OptionValueError, match="epochs must be an integer"):
+            make_learner("perceptron", epochs=bad)
+
+
+@pytest.mark.parametrize("learner", ["averaged-perceptron", "maxent", "passive-aggressive"])
+def test_a_stream_of_no_sentences_is_refused(learner, tmp_path, monkeypatch):
+    monkeypatch.setenv("STRUCTLIN_CACHE", str(tmp_path))
+    with pytest.raises(StructlinError, match="training data holds no tokens"):
+        Tagger("pos-basic", learner, stream=True).fit([])
+
+
+@pytest.mark.parametrize("dev", [(TEXTS,), TEXTS])
+def test_dev_of_another_shape_says_what_it_must_be(dev):
+    with pytest.raises(TypeError, match=r"dev must be a \(documents, labels\) pair"):
+        Classifier("text-unigram").fit(TEXTS, ["p", "p", "n", "n", "p", "n"], dev=dev)
+
+
+def test_held_out_that_leaves_nothing_to_train_on_is_refused():
+    with pytest.raises(OptionValueError, match="holding out 0.99 of 6 training instances to choose on leaves none"):
+        Classifier("text-unigram", held_out=0.99, epochs=3).fit(TEXTS, ["p", "p", "n", "n", "p", "n"])
+    # one sentence cannot be shared between the two: it is trained on, without a choice on held-out data
+    tagger = Tagger("pos-basic", epochs=2).fit(SENTENCES[:1])
+    assert tagger.predict([["the", "dog", "runs"]]) == [["DET", "NOUN", "VERB"]]
+
+
+def test_lone_surrogates_are_refused_where_they_are_given():
+    """What os.fsdecode makes of an undecodable byte: accepted by fit, then a UnicodeEncodeError at save."""
+    bad = "\udcff"
+    with pytest.raises(CorpusFormatError, match="label '\\\\udcff' holds a lone surrogate"):
+        Classifier("text-unigram").fit(TEXTS, ["p", bad, "n", "n", "p", bad])
+    with pytest.raises(CorpusFormatError, match="sentence 2, token 1: .* holds a lone surrogate"):
+        Tagger("pos-basic", epochs=1).fit([SENTENCES[0], [("a" + bad, "DET"), ("cat", "NOUN")]])
+    model = Classifier("text-char", epochs=1).fit([bad * 3] + TEXTS[1:], ["p", "p", "n", "n", "p", "n"])
+    assert len(model.predict([bad * 3])) == 1  # a text's characters are its code points, a surrogate among them
+
+
+def test_scores_warn_of_labels_never_seen_and_refuse_no_tokens():
+    classifier = Classifier("text-unigram", epochs=2).fit(TEXTS, ["p", "p", "n", "n", "p", "n"])
+    with pytest.warns(UnseenLabelWarning, match="gold data: 6 of 6 documents have labels never seen"):
+        assert classifier.score(TEXTS, [1, 1, 0, 0, 1, 0]) == 0.0
+    tagger = Tagger("pos-basic", epochs=2).fit(SENTENCES)
+    with pytest.warns(UnseenLabelWarning, match="gold data: 1 of 2 tokens have labels never seen .*'ZZZ'"):
+        assert tagger.score([[("the", "DET"), ("dog", "ZZZ")]]) == 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tagger.accuracy(SENTENCES) == 1.0
+    with pytest.raises(CorpusFormatError, match="no tokens: accuracy is undefined"):
+        tagger.score([])
+
+
+@pytest.mark.parametrize("k", [-1, 0, 2.5, "3", True])
+def test_top_features_takes_a_positive_count(k):
+    tagger = Tagger("pos-basic", epochs=1).fit(SENTENCES)
+    classifier = Classifier("text-unigram", epochs=1).fit(TEXTS, ["p", "p", "n", "n", "p", "n"])
+    for model in (tagger, classifier):
+        with pytest.raises(OptionValueError, match="k must be a positive integer"):
+            model.top_features(k)
