@@ -89,10 +89,10 @@ def _wrong_kind(document, reads: str) -> StructlinError:
     feature sets made for each kind of document."""
     got = ("a feature dict (an SVMlight line or an NLTK featureset)" if isinstance(document, Mapping)
            else "a tuple of fields" if isinstance(document, tuple) else "a text" if isinstance(document, str)
-           else f"a {type(document).__name__}")
-    return StructlinError(f"the feature set reads {reads}, but a document is {got}: choose features for its kind "
-                          "(--features text-ngrams for texts, fields for tuples of fields, numeric for SVMlight, "
-                          "nltk for featuresets; or leave --features out to get them)")
+           else f"of type {type(document).__name__}")
+    return StructlinError(f"the feature set reads {reads}, but a document is {got}: choose the features for its kind "
+                          "(text-ngrams for texts, fields for tuples of fields, numeric for SVMlight, nltk for "
+                          "featuresets), or leave them out to get those")
 
 
 @register_template("words", document=True, params={**_WORD_PARAMS, "truncate": _CHARACTERS, "suffix": _CHARACTERS})

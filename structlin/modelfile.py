@@ -13,7 +13,9 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import re
+import reprlib
 import struct
 import zipfile
 import zlib
@@ -34,6 +36,7 @@ VERSION = 2
 def save_model(path, metadata: dict, arrays: dict[str, np.ndarray]) -> None:
     """Write ``metadata`` and ``arrays`` to ``path`` atomically (:func:`~structlin.outputs.atomic_output`:
     a temporary file, then a rename; a failure leaves ``path`` as it was)."""
+    _check_path(path)
     header = {"format": FORMAT, "version": VERSION, **metadata,
               "arrays": {name: {"shape": list(a.shape), "dtype": a.dtype.str} for name, a in arrays.items()}}
     with atomic_output(path, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -41,6 +44,12 @@ def save_model(path, metadata: dict, arrays: dict[str, np.ndarray]) -> None:
         for name, array in arrays.items():
             with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
+
+
+def _check_path(path) -> None:
+    """Refuse a ``path`` that names no file (an open file object, None): a model is written to or read from a path."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"a model file's path must be a str or os.PathLike, got {reprlib.repr(path)}")
 
 
 def load_model(path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
@@ -51,6 +60,7 @@ def load_model(path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
     cannot make loading allocate more than the file holds.  Whether the arrays suit the model that
     reads them is :func:`check_arrays`' job.
     """
+    _check_path(path)
     path = _existing(path)
     try:
         with zipfile.ZipFile(path) as archive:

@@ -20,6 +20,7 @@ import itertools
 import json
 import math
 import numbers
+import os
 import reprlib
 import types
 import warnings
@@ -492,6 +493,9 @@ class _Model:
             raise OptionValueError(f"stream must be True or False, got {self.stream!r}")
         self._learner, self._hasher = self._make_learner(), _feature_hasher(self.bits, self.hash_seed)
         features = self.features
+        if features is not None and not isinstance(features, (str, os.PathLike, FeatureSet)):
+            raise OptionValueError(f"features must be a feature set's name, a TOML file's path or a FeatureSet (None: "
+                                   f"the default for the data), got {reprlib.repr(features)}")
         self._use_features(self._default_features(training) if features is None else
                            features if isinstance(features, FeatureSet) else FeatureSet.load(features))
         self._joint = None

@@ -94,3 +94,15 @@ def test_top_features_takes_a_positive_count(k):
     for model in (tagger, classifier):
         with pytest.raises(OptionValueError, match="k must be a positive integer"):
             model.top_features(k)
+
+
+def test_arguments_of_the_wrong_type_say_what_was_expected(tmp_path):
+    model = Classifier("text-unigram", epochs=1).fit(TEXTS, ["p", "p", "n", "n", "p", "n"])
+    with pytest.raises(OptionValueError, match="features must be a feature set's name, a TOML file's path or a"):
+        Classifier(features=3).fit(TEXTS, ["p", "p", "n", "n", "p", "n"])
+    with open(tmp_path / "f.bin", "wb") as file:
+        for call in (lambda: model.save(None), lambda: Classifier.load(None), lambda: model.save(file)):
+            with pytest.raises(TypeError, match="a model file's path must be a str or os.PathLike"):
+                call()
+    with pytest.raises(TypeError, match="a learner is named by a string"):
+        make_learner([])

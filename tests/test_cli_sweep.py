@@ -133,7 +133,7 @@ def test_a_feature_set_for_another_kind_of_document_says_which_fits(work, capsys
     code, _, err = run(capsys, "train", "classifier", "--train", "s.svm", "--format", "svmlight", "--features",
                        "text-words", "--output", "x.model", "-q")
     assert_one_line(code, err, 1, "the feature set reads texts", "a document is a feature dict",
-                    "numeric for SVMlight")
+                    "numeric for SVMlight", "or leave them out")
 
 
 def test_an_experiment_run_again_says_it_replaces_the_results(work, capsys):

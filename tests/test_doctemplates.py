@@ -244,7 +244,7 @@ def test_unseen_bucket_gets_the_largest_idf():
 
 
 def test_wrong_document_types_and_context_templates_are_rejected():
-    with pytest.raises(StructlinError, match=r"reads texts .*, but a document is a tuple of fields: choose features"):
+    with pytest.raises(StructlinError, match=r"reads texts .*, but a document is a tuple of fields: choose the features"):
         DocumentFeatureExtractor(feature_set({"name": "words"}), FeatureHasher(10)).counts([("a", "b")])
     with pytest.raises(StructlinError, match=r"reads tuples of fields .*, but a document is a text: .*fields for"):
         DocumentFeatureExtractor(feature_set({"name": "fields"}), FeatureHasher(10)).counts(["text"])

@@ -26,6 +26,8 @@ def make_learner(name: str, **params) -> Learner:
     """The learner registered as ``name`` (any key of :data:`LEARNERS`) with its options; an option given
     as None takes the learner's default, an option it does not declare raises
     :class:`~structlin.errors.OptionValueError`."""
+    if not isinstance(name, str):
+        raise TypeError(f"a learner is named by a string (one of {', '.join(LEARNERS)}), got {name!r}")
     try:
         cls = LEARNERS[name]
     except KeyError:
