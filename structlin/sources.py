@@ -18,11 +18,12 @@ import numpy as np
 
 from .catalog import Catalog, is_corpus_name, load_documents, load_split, stream_split
 from .catalog import stream_documents as stream_catalog_documents
-from .documents import ARCHIVE_SUFFIXES, Document, read_csv, read_fasttext, read_folders, read_svmlight, read_tsv
+from .documents import (ARCHIVE_SUFFIXES, Document, read_csv, read_fasttext, read_folders, read_jsonl, read_svmlight,
+                        read_tsv)
 from .errors import CorpusFormatError, OptionValueError
 from .readers import Sentence, read_file
 
-DOCUMENT_FORMATS = ("folders", "tar", "tsv", "csv", "fasttext", "svmlight")
+DOCUMENT_FORMATS = ("folders", "tar", "tsv", "csv", "jsonl", "fasttext", "svmlight")
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,9 @@ def _document_reader(source: str, split: str | None, options: ReadOptions, *,
         raise OptionValueError(f"format {fmt!r} is a format of tagged sentences; {source} is read as documents, in "
                                f"one of: {', '.join(DOCUMENT_FORMATS)}")
     table_options = [name for name in ("header", "label_column", "text_column") if getattr(options, name) is not None]
-    if table_options and fmt not in ("tsv", "csv"):
+    if table_options and fmt == "jsonl" and options.header is None:
+        pass  # JSON objects name their label and text by keys
+    elif table_options and fmt not in ("tsv", "csv"):
         what = "a catalog corpus" if catalog else f"read as {fmt}"
         raise OptionValueError(f"the header and column options ({', '.join(table_options)}) apply to TSV and CSV "
                                f"files; {source} is {what}")
@@ -192,6 +195,8 @@ def _document_reader(source: str, split: str | None, options: ReadOptions, *,
     encoding = options.encoding or "UTF-8"
     if fmt in ("tsv", "csv"):
         return lambda: _table_documents(source, fmt, encoding, options)
+    if fmt == "jsonl":
+        return lambda: _json_documents(source, encoding, options)
     if fmt in ("folders", "tar"):
         return lambda: _reported(read_folders(source, encoding=encoding, strip=options.strip), source, options)
     read = read_svmlight if fmt == "svmlight" else read_fasttext
@@ -256,6 +261,18 @@ def _table_documents(source: str, fmt: str, encoding: str, options: ReadOptions)
     return _reported(table, source, options, columns)
 
 
+def _json_documents(source: str, encoding: str, options: ReadOptions) -> Iterator[Document]:
+    """The documents of a JSON Lines file (or JSON array), :func:`_reported` with the keys used."""
+    for role in ("label_column", "text_column"):
+        if isinstance(getattr(options, role), int):
+            raise OptionValueError(f"the {role.replace('_', ' ')} of a JSON object is a key, not an index "
+                                   f"({getattr(options, role)}): name it")
+    objects = read_jsonl(source, label_column=options.label_column, text_column=options.text_column,
+                         encoding=encoding)
+    return _reported(objects, source, options,
+                     lambda: f" (labels from key {objects.label_column!r}, texts from key {objects.text_column!r})")
+
+
 def _reported(documents: Iterable[Document], source: str, options: ReadOptions,
               how: Callable[[], str] = str) -> Iterator[Document]:
     """The ``documents`` of the file, folder or archive ``source``; once they are all read, ``options.report`` hears
@@ -279,7 +296,7 @@ def _count(number: int, noun: str) -> str:
 
 def guess_document_format(source: str) -> str:
     """The document format a path's name suggests: folders (a folder or archive), csv (*.csv), tsv (*.tsv,
-    *.tab), svmlight (*.svm, *.svmlight) or fasttext, the suffix in any case; a ``.gz`` suffix is looked through."""
+    *.tab), jsonl (*.jsonl, *.ndjson, *.json), svmlight (*.svm, *.svmlight) or fasttext, the suffix in any case; a ``.gz`` suffix is looked through."""
     name = source.lower().removesuffix(".gz")
     if Path(source).is_dir() or name.endswith((".tar", ".tgz", ".zip")) or source.lower().endswith(".tar.gz"):
         return "folders"
@@ -287,6 +304,8 @@ def guess_document_format(source: str) -> str:
         return "csv"
     if name.endswith((".tsv", ".tab")):
         return "tsv"
+    if name.endswith((".jsonl", ".ndjson", ".json")):
+        return "jsonl"
     return "svmlight" if name.endswith((".svm", ".svmlight")) else "fasttext"
 
 

@@ -55,7 +55,7 @@ from ..significance import (
     paired_bootstrap,
     unit_statistics,
 )
-from ..sources import DOCUMENT_FORMATS, CorpusStream, ReadOptions, hold_out
+from ..sources import DOCUMENT_FORMATS, CorpusStream, ReadOptions, guess_document_format, hold_out
 from ..spans import is_bio_style
 from ..tasks import CLASSIFICATION, HELD_OUT, TAGGING, TASKS, Task
 from ..tuning import grid, score_candidates
@@ -772,8 +772,8 @@ def _output(path: str | None):
 
 def _data_kind(source: str, args):
     """The catalog entry of ``source`` (None for a path, or with ``--format``) and whether it holds documents
-    (a path does with a document ``--format``; a TSV or CSV file unless ``--column`` is given or its header names a
-    word column, :func:`~structlin.readers.is_token_table`)."""
+    (a path does with a document ``--format``, or a JSON file's name; a TSV or CSV file unless ``--column`` is given
+    or its header names a word column, :func:`~structlin.readers.is_token_table`)."""
     catalog = Catalog.load()
     entry = catalog[source] if is_corpus_name(catalog, source) and not args.format else None
     if entry:
@@ -781,6 +781,8 @@ def _data_kind(source: str, args):
     if args.format in ("tsv", "csv") and (args.column or is_token_table(source, "\t" if args.format == "tsv" else ",",
                                                                          args.encoding or "UTF-8")):
         return None, False
+    if args.format is None and guess_document_format(source) == "jsonl":  # no tagged format is JSON
+        return None, True
     return None, args.format in DOCUMENT_FORMATS
 
 

@@ -44,7 +44,7 @@ def _add_data_options(parser, *, split: str | None, document_formats: bool = Fal
                                                           "line; tsv, csv: a token per row under a header row such as "
                                                           "'Sentence #,Word,POS,Tag', --column naming the tags; for "
                                                           "classifiers: folders for a directory or archive, tsv, "
-                                                          "csv, fasttext, svmlight)")
+                                                          "csv, jsonl, fasttext, svmlight)")
     parser.add_argument("--columns", type=_column_names, help="column names of a column file, e.g. word,pos,chunk "
                         "(with --format columns; the tags: --column, default the last one)")
     if not document_formats:  # the document options give it (_add_document_options)
@@ -135,7 +135,8 @@ def _add_document_options(parser, *, formats: bool = True):
     if formats:
         parser.add_argument("--format", choices=DOCUMENT_FORMATS, help="input format (default: folders for a "
                             "directory or archive, tsv for *.tsv/*.tab (fields between tabs, no quoting), csv for "
-                            "*.csv (RFC 4180 quoting), svmlight for *.svm, else fastText lines)")
+                            "*.csv (RFC 4180 quoting), jsonl for *.jsonl/*.ndjson/*.json (an object per line, or an array of "
+                            "objects), svmlight for *.svm, else fastText lines)")
     parser.add_argument("--strip", type=_strip_parts, help="drop parts of Usenet posts (folder trees and archives): "
                         "any of headers,footers,quotes")
     parser.add_argument("--granularity", choices=("coarse", "fine"),
@@ -147,10 +148,10 @@ def _add_document_options(parser, *, formats: bool = True):
                         "text name such as text/sentence/review)")
     parser.add_argument("--label-column", type=_column, metavar="COLUMN", help="TSV/CSV: the label column, a "
                         "header name or an index counted from 0 (default: the column named label, class, ... in the "
-                        "header, else 0)")
+                        "header, else 0); JSON Lines: the label's key (default: the first key named so)")
     parser.add_argument("--text-column", type=_column, metavar="COLUMN", help="TSV/CSV: the text column, a header "
                         "name or an index counted from 0 (default: the column named text, sentence, ... in the "
-                        "header, else 1)")
+                        "header, else 1); JSON Lines: the text's key (default: the first key named so)")
 
 
 def _add_encoding(parser, what: str) -> None:

@@ -1,4 +1,4 @@
-"""Readers of labelled documents for classifiers: folder trees and archives, TSV and CSV, fastText,
+"""Readers of labelled documents for classifiers: folder trees and archives, TSV and CSV, JSON Lines, fastText,
 SVMlight, and the NLTK corpora movie_reviews (or any categorized corpus), qc, ppattach and names.
 
 Every reader is a generator of :class:`Document` objects and streams: a folder tree or an archive is
@@ -25,9 +25,11 @@ from structlin.documents.formats import (
     ARCHIVE_SUFFIXES,
     LABEL_NAMES,
     TEXT_NAMES,
+    JsonDocuments,
     TableDocuments,
     read_csv,
     read_fasttext,
+    read_jsonl,
     read_folders,
     read_svmlight,
     read_tsv,
@@ -36,7 +38,7 @@ from structlin.documents.nltk_corpora import read_names, read_nltk_categorized, 
 from structlin.documents.usenet import STRIP_PARTS, strip_usenet
 
 __all__ = [
-    "ARCHIVE_SUFFIXES", "LABEL_NAMES", "STRIP_PARTS", "TEXT_NAMES", "Document", "TableDocuments", "read_csv",
-    "read_fasttext", "read_folders", "read_names", "read_nltk_categorized", "read_ppattach", "read_qc",
+    "ARCHIVE_SUFFIXES", "LABEL_NAMES", "STRIP_PARTS", "TEXT_NAMES", "Document", "JsonDocuments", "TableDocuments",
+    "read_csv", "read_fasttext", "read_folders", "read_jsonl", "read_names", "read_nltk_categorized", "read_ppattach", "read_qc",
     "read_svmlight", "read_tsv", "strip_usenet",
 ]

@@ -2,14 +2,18 @@
 trees and their tar/zip archives (read member by member, never unpacked), and the line formats TSV
 (no quoting), CSV (RFC 4180 quoting), fastText and SVMlight. They share nothing with NLTK: a file or
 stream of the user's is all they read, decoded by :mod:`structlin.documents.base` and, for folder
-trees of Usenet posts, stripped by :mod:`structlin.documents.usenet`.
+trees of Usenet posts, stripped by :mod:`structlin.documents.usenet`. JSON Lines (and a JSON array of objects)
+are read by keys named as a TSV header's columns.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
+import math
 import os
 import re
+import reprlib
 import stat
 import tarfile
 import warnings
@@ -562,6 +566,111 @@ def _ambiguous(names: tuple[str, ...], columns: list[int]) -> str:
 
 
 _LABEL = "__label__"
+
+
+def read_jsonl(path: Source | IO, *, label_column: str | None = None, text_column: str | None = None,
+               encoding: str = "UTF-8") -> JsonDocuments:
+    """Read one document per JSON object: JSON Lines (an object per line, as pandas' ``to_json(lines=True)`` and
+    Hugging Face's datasets write them), or a file that is one JSON array of objects.
+
+    Keys: ``label_column`` and ``text_column`` name them; left unset, each is the first key of the first object
+    that :data:`LABEL_NAMES` (resp. :data:`TEXT_NAMES`) names, as for a TSV header (``{"sentence": …, "label":
+    0}``).  Further keys are ignored.  A label is a string (stripped, not empty), a number or true/false, read as
+    the text JSON gives it (``0``, ``1.5``, ``true``), so that it matches the same label in a TSV file; a text
+    is a string.  Blank lines are skipped.  A line that is no JSON object, an object without one of the two keys,
+    or a value of another type is a :class:`~structlin.errors.CorpusFormatError` naming the file and line (an
+    array's: its record, counted from 1).  The result's ``label_column`` and ``text_column`` say what was used.
+    """
+    for role, key in (("label", label_column), ("text", text_column)):
+        if key is not None and not isinstance(key, str):
+            raise OptionValueError(f"the {role} key of a JSON object is a name, not {key!r}")
+    if label_column is not None and label_column == text_column:
+        raise OptionValueError(f"the label and text keys are the same key ({label_column!r})")
+    check_encoding(encoding)
+    return JsonDocuments(path, label_column, text_column, encoding)
+
+
+class JsonDocuments(Iterator[Document]):
+    """The documents of a JSON Lines file or JSON array (see :func:`read_jsonl`), read as they are asked for;
+    after the first, ``label_column`` and ``text_column`` hold the keys used."""
+
+    def __init__(self, path: Source | IO, label_key: str | None, text_key: str | None, encoding: str):
+        self.name = source_name(path)
+        self.label_column, self.text_column = label_key, text_key
+        self._documents = self._read(path, encoding)
+
+    def __next__(self) -> Document:
+        return next(self._documents)
+
+    def _read(self, path, encoding: str) -> Iterator[Document]:
+        with open_text(path, encoding) as lines:
+            lines = ((number, text) for number, text in lines if text.strip())
+            first = next(lines, None)
+            if first is None:
+                return
+            if first[1].lstrip().startswith("["):  # one JSON array of objects
+                text = "\n".join([first[1], *(line for _, line in lines)])
+                try:
+                    records = json.loads(text)
+                except json.JSONDecodeError as err:
+                    raise CorpusFormatError(self.name, first[0] + err.lineno - 1, f"invalid JSON: {err.msg} at "
+                                            f"column {err.colno} (expected a JSON array of objects)") from None
+                located = ((f"{self.name}: record {k}", None, record) for k, record in enumerate(records, 1))
+            else:
+                located = ((self.name, number, self._parsed(number, text)) for number, text in
+                           itertools.chain([first], lines))
+            for where, number, record in located:
+                yield self._document(where, number, record)
+
+    def _parsed(self, number: int, text: str):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            raise CorpusFormatError(self.name, number, f"invalid JSON: {err.msg} at column {err.colno} (expected "
+                                    "one JSON object per line)") from None
+
+    def _document(self, where: str, number: int | None, record) -> Document:
+        if not isinstance(record, dict):
+            raise CorpusFormatError(where, number, f"a JSON {type(record).__name__}, not an object (expected "
+                                    "{\"label\": …, \"text\": …})")
+        if self.label_column is None or self.text_column is None:
+            self._choose_keys(where, number, tuple(record))
+        for role, key in (("label", self.label_column), ("text", self.text_column)):
+            if key not in record:
+                raise CorpusFormatError(where, number, f"no {role} key {key!r} (the object's keys: "
+                                        f"{', '.join(map(repr, record)) or 'none'})")
+        label, text = record[self.label_column], record[self.text_column]
+        if isinstance(label, str):
+            label = label.strip()
+        elif isinstance(label, (bool, int, float)) and math.isfinite(label):
+            label = json.dumps(label)
+        else:
+            raise CorpusFormatError(where, number, f"label {label!r} under {self.label_column!r} (expected a string, "
+                                    "a number or true/false)")
+        if not label:
+            raise CorpusFormatError(where, number, f"empty label under {self.label_column!r}")
+        if not isinstance(text, str):
+            raise CorpusFormatError(where, number, f"text {reprlib.repr(text)} under {self.text_column!r} "
+                                    "(expected a string)")
+        return Document(text, label, self.name, number)
+
+    def _choose_keys(self, where: str, number: int | None, keys: tuple[str, ...]) -> None:
+        """The label and text keys not given, by the names of the first object's keys (as a TSV header's)."""
+        try:
+            index = {key: k for k, key in enumerate(keys)}
+            if self.label_column is None:
+                found = _known_column(keys, LABEL_NAMES, index.get(self.text_column))
+                self.label_column = None if found is None else keys[found]
+            if self.text_column is None:
+                found = _known_column(keys, TEXT_NAMES, index.get(self.label_column))
+                self.text_column = None if found is None else keys[found]
+        except OptionValueError as err:
+            raise CorpusFormatError(where, number, str(err)) from None
+        for role, key, known in (("label", self.label_column, LABEL_NAMES), ("text", self.text_column, TEXT_NAMES)):
+            if key is None:
+                raise CorpusFormatError(where, number, f"no key of the object ({', '.join(map(repr, keys))}) names "
+                                        f"the {role} (expected one of {', '.join(known)}; or name it: "
+                                        f"{role}_column, --{role}-column)")
 
 
 def read_fasttext(path: Source | IO, *, encoding: str = "UTF-8") -> Iterator[Document]:
