@@ -57,7 +57,8 @@ class ReadOptions:
 
 
 _SENTENCE_OPTIONS = ("column", "columns")
-_DOCUMENT_OPTIONS = ("strip", "granularity", "header", "label_column", "text_column")
+_TABLE_OPTIONS = ("header", "label_column", "text_column")
+_DOCUMENT_OPTIONS = ("strip", "granularity", *_TABLE_OPTIONS)
 #: Options of a file that a catalog corpus's entry gives itself.
 _CATALOG_KNOWS = ("columns", "encoding")
 
@@ -175,13 +176,12 @@ def _document_reader(source: str, split: str | None, options: ReadOptions, *,
     if fmt is not None and fmt not in DOCUMENT_FORMATS:
         raise OptionValueError(f"format {fmt!r} is a format of tagged sentences; {source} is read as documents, in "
                                f"one of: {', '.join(DOCUMENT_FORMATS)}")
-    table_options = [name for name in ("header", "label_column", "text_column") if getattr(options, name) is not None]
-    if table_options and fmt == "jsonl" and options.header is None:
-        pass  # JSON objects name their label and text by keys
-    elif table_options and fmt not in ("tsv", "csv"):
+    taken = _TABLE_OPTIONS if fmt in ("tsv", "csv") else _TABLE_OPTIONS[1:] if fmt == "jsonl" else ()  # JSON: keys
+    refused = [name for name in _TABLE_OPTIONS if getattr(options, name) is not None and name not in taken]
+    if refused:
         what = "a catalog corpus" if catalog else f"read as {fmt}"
-        raise OptionValueError(f"the header and column options ({', '.join(table_options)}) apply to TSV and CSV "
-                               f"files; {source} is {what}")
+        raise OptionValueError(f"the header and column options ({', '.join(refused)}) apply to TSV and CSV files (the "
+                               f"columns to JSON Lines too); {source} is {what}")
     if catalog:  # the catalog's readers refuse the options their corpus's reader does not take
         _refuse(options, ("encoding",), f"{source} is a catalog corpus, whose encoding the catalog gives")
         reading = {name: getattr(options, name) for name in ("strip", "granularity") if getattr(options, name)}

@@ -148,7 +148,8 @@ def test_column_options_are_refused_for_other_formats(tmp_path, capsys, fasttext
     code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--header", "--output",
                        tmp_path / "m.model")
     assert code == 1 and err.strip() == (f"structlin: error: the header and column options (header) apply to TSV and "
-                                         f"CSV files; {fasttext_files} is read as fasttext")
+                                         f"CSV files (the columns to JSON Lines too); {fasttext_files} is read as "
+                                         "fasttext")
 
 
 def test_corrupted_archive_member_exits_with_one_line(tmp_path, capsys):

@@ -68,6 +68,8 @@ def test_keys_given_by_name(tmp_path):
         read_jsonl(path, label_column="review", text_column="review")
     with pytest.raises(OptionValueError, match="the label column of a JSON object is a key, not an index"):
         read_documents(str(path), None, ReadOptions(format="jsonl", label_column=1))
+    with pytest.raises(OptionValueError, match=r"options \(header\) apply to TSV and CSV files .* read as jsonl"):
+        read_documents(str(path), None, ReadOptions(header=True))
 
 
 @settings(max_examples=60, deadline=None)
