@@ -261,8 +261,9 @@ def build_clusters(sentences: Iterable[Sequence[str]], *, min_count: int = 2, co
         order = _frequency_order(words, counts, min_count, contexts)
         vocabulary = order[:int(np.count_nonzero(counts >= min_count))]
         if len(vocabulary) < 2:
-            raise OptionValueError(f"{len(vocabulary)} word(s) seen at least min_count={min_count} times among the "
-                                   f"{len(words)} distinct words (expected at least 2 to cluster)")
+            raise OptionValueError(f"{len(vocabulary)} word(s) seen at least {min_count} times (min_count, "
+                                   f"--min-count) among the {len(words)} distinct words (expected at least 2 to "
+                                   "cluster: more text, or a lower min_count)")
         bar.update()
         bar.set_postfix_str(steps[1])
         matrix = _context_counts(tokens, len(words), vocabulary, order[:contexts])

@@ -1893,5 +1893,10 @@ class Classifier(_Model, ClassifierI):
     @classmethod
     def train(cls, labeled_featuresets, **params) -> Classifier:
         """NLTK's ``train``: a classifier of ``params`` trained on ``[(featureset, label), ...]``."""
-        pairs = list(labeled_featuresets)
+        pairs = list(_not_text(labeled_featuresets, "labeled_featuresets as a sequence of (featureset, label) pairs"))
+        odd = next((k for k, pair in enumerate(pairs, 1) if not (isinstance(pair, (tuple, list)) and len(pair) == 2)),
+                   None)
+        if odd is not None:
+            raise CorpusFormatError("training data", None, f"item {odd}: expected a (featureset, label) pair, got "
+                                                           f"{reprlib.repr(pairs[odd - 1])}")
         return cls(**params).fit([x for x, _ in pairs], [y for _, y in pairs])

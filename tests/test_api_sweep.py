@@ -106,3 +106,12 @@ def test_arguments_of_the_wrong_type_say_what_was_expected(tmp_path):
                 call()
     with pytest.raises(TypeError, match="a learner is named by a string"):
         make_learner([])
+
+
+def test_nltk_train_takes_pairs():
+    with pytest.raises(CorpusFormatError, match=r"item 1: expected a \(featureset, label\) pair, got \{'w': 'a'\}"):
+        Classifier.train([{"w": "a"}] * 3)
+    with pytest.raises(TypeError, match="expected labeled_featuresets as a sequence of .* got the string 'ab'"):
+        Classifier.train("ab")
+    model = Classifier.train([({"w": "a"}, "x"), ({"w": "b"}, "y")] * 3, epochs=3)
+    assert model.classify({"w": "a"}) == "x"

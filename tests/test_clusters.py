@@ -94,7 +94,7 @@ def test_vocabulary_counts_and_lowercase():
     ({"dimensions": 2.5}, "dimensions must be an integer"),
     ({"contexts": True}, "contexts must be an integer"),
     ({"seed": -1}, "seed must be an integer of at least 0"),
-    ({"min_count": 5}, r"1 word\(s\) seen at least min_count=5 times among the 3 distinct words"),
+    ({"min_count": 5}, r"1 word\(s\) seen at least 5 times \(min_count, --min-count\) among the 3 distinct words"),
 ])
 def test_bad_options(options, message):
     with pytest.raises(OptionValueError, match=message):
