@@ -74,10 +74,10 @@ class Kernel:
             return products
         if self.gamma == "scale":
             raise ValueError("gamma='scale' is resolved on training data first (Kernel.resolved)")
-        with np.errstate(over="ignore", invalid="ignore"):  # refused below, with the parameters to change
-            if self.kernel == "poly":
+        if self.kernel == "poly":  # the one built-in kernel that can overflow (rbf's values lie in (0, 1])
+            with np.errstate(over="ignore", invalid="ignore"):  # refused by _finite, with the parameters to change
                 return self._finite((self.gamma * products + self.coef0) ** self.degree)
-            return self._finite(np.exp(-self.gamma * np.maximum(norms_a + norms_b - 2 * products, 0.0)))
+        return np.exp(-self.gamma * np.maximum(norms_a + norms_b - 2 * products, 0.0))
 
     def _finite(self, values: np.ndarray) -> np.ndarray:
         """``values``, unless one is infinite or NaN (a high degree or gamma on these features overflows)."""

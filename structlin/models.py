@@ -97,9 +97,12 @@ def _tagged(sentences, what: str, fields: tuple[str, ...] = ("word",), first: in
             if not all(isinstance(f, str) for f in strings) or not isinstance(tag, str) or not tag:
                 raise CorpusFormatError(what, None, f"sentence {k + 1}, token {i + 1}: expected {expected} and a "
                                                     f"non-empty tag string, got ({token!r}, {tag!r})")
-            if not all(f.isascii() for f in (*strings, tag)) and any(map(_surrogate, (*strings, tag))):
-                raise CorpusFormatError(what, None, f"sentence {k + 1}, token {i + 1}: ({token!r}, {tag!r}) holds a "
-                                                    "lone surrogate (an undecodable byte escaped): expected text")
+        words = w if width == 1 else [f for token in w for f in token]
+        if _surrogate("".join(words) + "".join(t)):  # one test a sentence; the token is looked for only then
+            i = next(i for i, (token, tag) in enumerate(zip(w, t))
+                     if _surrogate("".join((token,) if width == 1 else token) + tag))
+            raise CorpusFormatError(what, None, f"sentence {k + 1}, token {i + 1}: ({w[i]!r}, {t[i]!r}) holds a "
+                                                "lone surrogate (an undecodable byte escaped): expected text")
         tokens.append(w)
         tags.append(t)
     return tokens, tags
@@ -1226,7 +1229,11 @@ class Tagger(_Model, TaggerI):
                progress: Callable[[int], object] | None = None) -> TaggingReport:
         """Token, sentence and known/unknown-word accuracy, per-tag P/R/F1 and confusions on ``gold``;
         ``progress(n)`` is called as each ``n`` sentences are tagged (a progress bar's ``update``)."""
-        tokens, tags = _tagged(gold, "gold data", self._fields())
+        return self._report(*_tagged(gold, "gold data", self._fields()), top_confusions, progress)
+
+    def _report(self, tokens: list[list], tags: list[list[str]], top_confusions: int = 10,
+                progress: Callable[[int], object] | None = None) -> TaggingReport:
+        """:meth:`report` of gold sentences already read into their ``tokens`` and ``tags``."""
         predicted = [tags for part in _in_parts(self._predict, tokens, progress) for tags in part]
         return evaluate_tagging(tags, predicted, words=_words(tokens), known_words=self.known_words_,
                                 top_confusions=top_confusions)
@@ -1239,12 +1246,12 @@ class Tagger(_Model, TaggerI):
     def _accuracy(self, gold, caller_depth: int) -> float:
         """:meth:`accuracy`, its warning attributed to the code ``caller_depth`` frames above."""
         self._check_fitted()
-        gold = _listed(gold, "gold data")
-        tags = [tag for sentence in _tagged(gold, "gold data", self._fields())[1] for tag in sentence]
-        if not tags:
+        tokens, tags = _tagged(gold, "gold data", self._fields())
+        flat = [tag for sentence in tags for tag in sentence]
+        if not flat:
             raise CorpusFormatError("gold data", None, "no tokens: accuracy is undefined")
-        _dev_label_ids(self.joint, tags, "tokens", caller_depth, data="gold data")  # unseen tags: a warning
-        return self.report(gold).accuracy
+        _dev_label_ids(self.joint, flat, "tokens", caller_depth, data="gold data")  # unseen tags: a warning
+        return self._report(tokens, tags).accuracy
 
     evaluate = accuracy
 
@@ -1475,7 +1482,7 @@ def _label_set(labels: list, what: str) -> list:
     """``classes_``: the distinct labels, in :func:`~structlin.joint.ordered_labels`' order; fewer than two raise."""
     classes = ordered_labels(labels)
     n = len(classes)
-    unwritable = next((c for c in classes if isinstance(c, str) and not c.isascii() and _surrogate(c)), None)
+    unwritable = next((c for c in classes if isinstance(c, str) and _surrogate(c)), None)
     if unwritable is not None:  # what os.fsdecode makes of an undecodable byte: no text file or model can hold it
         raise CorpusFormatError(what, None, f"label {unwritable!r} holds a lone surrogate (an undecodable byte "
                                             "escaped): expected text")
@@ -1487,6 +1494,8 @@ def _label_set(labels: list, what: str) -> list:
 
 def _surrogate(text: str) -> bool:
     """Whether ``text`` holds a lone surrogate code point, which UTF-8 cannot encode."""
+    if text.isascii():
+        return False
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -24,7 +24,7 @@ def check_output(path) -> None:
     even where the user could), or a missing, non-folder or read-only parent folder."""
     if os.path.isdir(path):
         raise OutputError(path, "is a folder (expected a file name)")
-    if _is_special(path):
+    if is_special(path):
         return
     if os.path.exists(path):
         if not os.stat(path).st_mode & 0o222 or not os.access(path, os.W_OK):
@@ -56,7 +56,7 @@ def atomic_output(path, mode: str = "w", *, encoding: str | None = None, durable
     """
     check_output(path)
     text = "b" not in mode
-    if _is_special(path):
+    if is_special(path):
         try:
             with open(path, mode, encoding=(encoding or "utf-8") if text else None) as file:
                 yield file
@@ -86,12 +86,14 @@ def atomic_output(path, mode: str = "w", *, encoding: str | None = None, durable
         raise
 
 
-def _is_special(path) -> bool:
-    """Whether ``path`` is an existing file that is not a regular one (a device, a pipe)."""
+def is_special(path) -> bool:
+    """Whether ``path`` is an existing file that is neither a regular one nor a folder (a device, a pipe): written
+    in place, and read only once."""
     try:
-        return not stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
         return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _umask() -> int:

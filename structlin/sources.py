@@ -8,8 +8,6 @@ same everywhere.
 from __future__ import annotations
 
 import functools
-import os
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,6 +19,7 @@ from .catalog import stream_documents as stream_catalog_documents
 from .documents import (ARCHIVE_SUFFIXES, Document, read_csv, read_fasttext, read_folders, read_jsonl, read_svmlight,
                         read_tsv)
 from .errors import CorpusFormatError, OptionValueError
+from .outputs import is_special
 from .readers import Sentence, read_file
 
 DOCUMENT_FORMATS = ("folders", "tar", "tsv", "csv", "jsonl", "fasttext", "svmlight")
@@ -142,11 +141,7 @@ def stream_documents(source: str, split: str | None, options: ReadOptions = Read
 def _check_rereadable(source: str) -> None:
     """Refuse a ``source`` that a stream cannot read again at every epoch: a pipe, FIFO or device (standard input
     among them) gives its data once, and the second reading would wait for a writer or find nothing."""
-    try:
-        mode = os.stat(source).st_mode
-    except (OSError, ValueError):
-        return  # a catalog corpus's name, or a path the reader names as missing
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+    if is_special(source):
         raise OptionValueError(f"{source}: a pipe or device, which can be read once; training from a stream (--stream) "
                                "reads its data again at every epoch: give a file, or train without streaming")
 

@@ -826,8 +826,7 @@ def _unlabeled_sentences(source: str, args) -> list[list[str]]:
     name, _, splits = source.partition(":")
     if os.path.exists(source) or not is_corpus_name(catalog, name):
         words = tokenize if args.tokenize else str.split
-        with open_text(source, args.encoding or "UTF-8") as lines:
-            return [words(text) for _, text in lines if text.strip()]
+        return [words(text) for text in _lines(source, args.encoding) if text.strip()]
     entry = catalog[name]
     splits = splits or (args.split if args.split in entry.splits or len(entry.splits) != 1 else next(iter(entry.splits)))
     sentences = []
