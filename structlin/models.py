@@ -328,7 +328,7 @@ _METADATA = {
     "candidates": (_scored, "a list of records with a dev_accuracy"),
 }
 #: Metadata that files written before it was kept lack.
-_OPTIONAL_METADATA = ("chosen", "candidates", "tag_dictionary")
+_OPTIONAL_METADATA = ("chosen", "candidates", "tag_dictionary", "inputs")
 
 #: The weight rows' hashed buckets, and the weights of a learner that keeps a weight vector by model-file format
 #: version: version 1 keeps the emission block (rows × labels) dense, version 2 only its non-zero weights, row by
@@ -1436,10 +1436,73 @@ def _add_distinct_pairs(pairs: dict, featuresets) -> dict:
     return pairs
 
 
-def _kind_name(kind: str | None) -> str:
-    """How an error names a kind of document (:func:`_document_kind`)."""
-    return {"text": "a text", "fields": "a tuple of fields", "numeric": "a numeric feature dict",
-            "featureset": "a feature dict"}.get(kind, "no text, tuple of fields or feature dict")
+#: How an error names each kind of document (:func:`_document_kind`): one, and many.
+_KIND_NAMES = {"text": ("a text", "texts"), "fields": ("a tuple of fields", "tuples of fields"),
+               "numeric": ("a numeric feature dict", "numeric feature dicts"),
+               "featureset": ("a feature dict of named features", "feature dicts of named features"),
+               "empty": ("an empty feature dict", "empty feature dicts")}
+
+
+def _kind_name(kind: str | None, fields: int | None = None, *, many: bool = False) -> str:
+    """How an error names a kind of document (:func:`_document_kind`), one or ``many``; tuples with their number of
+    ``fields`` when it is given."""
+    if kind == "fields" and fields is not None:
+        return f"{'tuples' if many else 'a tuple'} of {fields} field{'s' * (fields != 1)}"
+    one, several = _KIND_NAMES.get(kind, ("no text, tuple of fields or feature dict", "other documents"))
+    return several if many else one
+
+
+def _form_of(documents: list, columns: int | None = None) -> dict | None:
+    """What a classifier records of its training documents, and checks later ones against (:func:`_refuse_misfit`):
+    their ``kind`` (:func:`_document_kind`), a tuple's number of ``fields`` (its templates read fields by position)
+    and a numeric matrix's number of ``columns``.  The form of the first document that is no empty feature dict (of
+    feature dicts of named features when all are); None for no documents, or for a first one of no kind known here
+    (a user's template may read it: nothing to check)."""
+    if columns is not None:
+        return {"kind": "numeric", "columns": columns}
+    for document in documents:
+        kind = _document_kind(document)
+        if kind == "fields":
+            return {"kind": kind, "fields": len(document)}
+        if kind != "empty":
+            return None if kind is None else {"kind": kind}
+    return {"kind": "featureset"} if documents else None
+
+
+#: The number a form (:func:`_form_of`) holds for each kind: a tuple's fields (always), a matrix's columns (if any).
+_FORM_SIZES = {"text": None, "fields": "fields", "numeric": "columns", "featureset": None}
+
+
+def _is_form(value) -> bool:
+    """Whether a model file's ``inputs`` is a form :func:`_form_of` gives."""
+    kind = value.get("kind") if isinstance(value, dict) else None
+    if not isinstance(kind, str) or kind not in _FORM_SIZES:
+        return False
+    size = _FORM_SIZES[kind]
+    return set(value) <= {"kind", size} and (size in value or kind != "fields") and (
+        size not in value or (type(value[size]) is int and value[size] >= 0))
+
+
+def _refuse_misfit(documents: list, form: dict | None, what: str, first: int = 0, *, training: bool = False) -> None:
+    """Refuse the first of ``documents`` (number ``first + 1``) that does not fit ``form`` (:func:`_form_of`): of
+    another kind (an empty feature dict fits either kind of dict), or a tuple of another number of fields, whose
+    features would silently mean something else.  The :class:`CorpusFormatError` names it and the form expected:
+    that of the first documents of ``training`` data, else the one the model was trained on.  No form: no check."""
+    if form is None or (form["kind"] == "text" and set(map(type, documents)) <= {str}):  # texts: at C speed
+        return
+    kind, fields = form["kind"], form.get("fields")
+    fitting = (kind, "empty") if kind in ("numeric", "featureset") else (kind,)
+    k = next((k for k, d in enumerate(documents)
+              if _document_kind(d) not in fitting or (fields is not None and len(d) != fields)), None)
+    if k is None:
+        return
+    other, number = _document_kind(documents[k]), first + k + 1
+    got = _kind_name(other, len(documents[k]) if other == kind else None)
+    expected = _kind_name(kind, fields if other == kind or not training else None, many=True)
+    if training:
+        mix = "" if other == kind else f"documents mix {', '.join(sorted({other or 'other', kind}))}: "
+        raise CorpusFormatError(what, None, f"{mix}document {number} is {got}, but the first documents are {expected}")
+    raise CorpusFormatError(what, None, f"document {number} is {got}, but the model was trained on {expected}")
 
 
 class _LabelledStream:
@@ -1551,6 +1614,9 @@ class Classifier(_Model, ClassifierI):
     _item = "document"
     #: The (name, value) pairs of the NLTK featuresets of the last fit in this process (none after a load).
     _featureset_pairs: list = []
+    #: The form of the training documents (:func:`_form_of`), which later ones must have: None before fit, for a model
+    #: of a file written before it was kept, or for documents of no kind known here (nothing to check).
+    _input_form: dict | None = None
     _instance = "document"
     learner_defaults = {"batch_size": 8}
     decoder: Decoder = Multiclass()
@@ -1583,20 +1649,15 @@ class Classifier(_Model, ClassifierI):
                              f"feature), {default_features['numeric']} for SVMlight and numeric arrays")
 
     def _default_features(self, documents) -> FeatureSet:
-        """The feature set of :attr:`default_features` for the kind of the training documents (all alike)."""
-        kinds = {_document_kind(d) for d in documents}
-        if not kinds:
+        """The feature set of :attr:`default_features` for the kind of the training documents (:func:`_form_of`;
+        that they are all alike, :func:`_refuse_misfit` checks)."""
+        if not documents:
             raise CorpusFormatError("training data", None, "no documents")
-        if "empty" in kinds:  # an empty feature dict fits the kind of the others
-            kinds = (kinds - {"empty"}) or {"featureset"}
-        if len(kinds) > 1:
-            raise CorpusFormatError("training data", None, f"documents mix {', '.join(sorted(map(str, kinds)))}: "
-                                    "give features for one kind (texts, tuples of fields or feature dicts)")
-        kind = kinds.pop()
-        if kind is None:
+        form = _form_of(documents)
+        if form is None:
             raise CorpusFormatError("training data", None, "documents must be texts, tuples of fields or feature "
-                                                           f"dicts, got {type(next(iter(documents))).__name__}")
-        return FeatureSet.load(self.default_features[kind])
+                                                           f"dicts, got {type(documents[0]).__name__}")
+        return FeatureSet.load(self.default_features[form["kind"]])
 
     @property
     def classes_(self) -> np.ndarray:
@@ -1611,17 +1672,35 @@ class Classifier(_Model, ClassifierI):
     # --- training -------------------------------------------------------------------------------
 
     def _inputs(self, X, what: str, expected: str, *, start: bool = False) -> list:
-        """The documents of ``X`` (:func:`_documents`).  The number of columns of a numeric matrix is
-        ``n_features_in_``: set when a run ``start``s, checked against later matrices."""
+        """The documents of ``X`` (:func:`_documents`), all of one form (:func:`_refuse_misfit`): when a run
+        ``start``s, that of the first of them (:func:`_form_of`), then recorded as :attr:`_input_form`; later, the
+        recorded one.  A matrix's rows need no check (numeric feature dicts), only its number of columns."""
         documents, columns = _documents(X, what, expected)
-        if start:
-            vars(self).pop("n_features_in_", None)
-            if columns is not None:
-                self.n_features_in_ = columns
-        elif columns is not None and columns != getattr(self, "n_features_in_", columns):
+        form = _form_of(documents, columns) if start else self._input_form
+        if columns is None:
+            _refuse_misfit(documents, form, what, training=start)
+        elif form is not None and form["kind"] != "numeric":
+            raise CorpusFormatError(what, None, f"X is a matrix of numbers (numeric feature dicts), but the model was "
+                                                f"trained on {_kind_name(form['kind'], form.get('fields'), many=True)}")
+        elif form is not None and form.get("columns", columns) != columns:
             raise CorpusFormatError(what, None, f"X has {columns} features, but {type(self).__name__} is expecting "
-                                                f"{self.n_features_in_} features as input")
+                                                f"{form['columns']} features as input")
+        if start:
+            self._input_form = form
         return documents
+
+    def _trained_on(self, kind: str) -> bool:
+        """Whether the training documents are of ``kind`` (:func:`_document_kind`), as :attr:`_input_form` records."""
+        return self._input_form is not None and self._input_form["kind"] == kind
+
+    @property
+    def n_features_in_(self) -> int:
+        """The number of columns of the numeric matrix the model was trained on (scikit-learn's attribute; none after
+        training on documents)."""
+        columns = (self._input_form or {}).get("columns")
+        if columns is None:
+            raise AttributeError(f"this {self.kind} was not trained on a matrix of numbers: it has no n_features_in_")
+        return columns
 
     def _labelled(self, X, y, what: str, *, start: bool = False) -> tuple[list, list]:
         """The documents of ``X`` and their labels ``y`` (:func:`_label_values`), as many of each."""
@@ -1642,7 +1721,7 @@ class Classifier(_Model, ClassifierI):
         :func:`structlin.sources.stream_documents`).  Its labels are then strings, numbers or true/false (a
         cache records them).  A matrix (2-D array, scipy sparse matrix) gives its rows, as without ``stream``."""
         if self.stream:
-            vars(self).pop("n_features_in_", None)
+            self._input_form = None  # recorded as the stream is read (_stream_sample), a matrix's here
             if scipy.sparse.issparse(X) or getattr(X, "ndim", None) == 2:  # in memory already: its rows, as in fit
                 X = self._inputs(X, "training data", "", start=True)
             with _collector_paused():
@@ -1653,8 +1732,8 @@ class Classifier(_Model, ClassifierI):
             classes = _label_set(labels, "training data")
             self._begin(documents)
             # the names of NLTK featuresets, kept to name the weights (most_informative_features)
-            self._featureset_pairs = list(_add_distinct_pairs({}, (d for d in documents
-                                                                  if _document_kind(d) == "featureset")).values())
+            pairs = _add_distinct_pairs({}, documents) if self._trained_on("featureset") else {}
+            self._featureset_pairs = list(pairs.values())
             features = self._training_features(documents, first=True)
             self._train(features, labels, classes, self._dev_data(dev))
         return self
@@ -1669,10 +1748,10 @@ class Classifier(_Model, ClassifierI):
         return self._features(dev_documents, "dev data"), dev_labels
 
     def _stream_sample(self, chunk: list) -> list:
-        """The documents of the first ``(document, label)`` pairs of a stream, whose kind (text, fields, feature
-        dicts) every later document must have."""
+        """The documents of the first ``(document, label)`` pairs of a stream, whose form (:func:`_form_of`) every
+        document must have (:meth:`_streamed_part`), recorded unless fit recorded a matrix's (with its columns)."""
         documents = [document for document, _ in chunk]
-        self._stream_kind = next((kind for kind in map(_document_kind, documents) if kind != "empty"), "featureset")
+        self._input_form = self._input_form or _form_of(documents)
         self._stream_pairs: dict = {}  # the NLTK featuresets' distinct (name, value) pairs, as they are read
         return documents
 
@@ -1680,17 +1759,13 @@ class Classifier(_Model, ClassifierI):
         """The documents and labels of ``(document, label)`` pairs (the first is document ``start`` of the training
         data), checked, and the bytes the cache's digest reads of them."""
         documents = [document for document, _ in pairs]
-        for k, document in enumerate(documents, start + 1):
-            kind = _document_kind(document)
-            if kind != self._stream_kind and kind != "empty":
-                raise CorpusFormatError("training data", None, f"document {k} is {_kind_name(kind)}, but the first "
-                                        f"documents are {_kind_name(self._stream_kind)}")
+        _refuse_misfit(documents, self._input_form, "training data", start, training=True)
         labels = _label_values([label for _, label in pairs], "training data", first=start)
         for k, label in enumerate(labels, start + 1):
             if type(label) not in (str, int, float, bool):
                 raise CorpusFormatError("training data", None, f"document {k} has the label {label!r}: streamed "
                                         "labels are strings, numbers or true/false (the feature cache records them)")
-        if self._stream_kind == "featureset":
+        if self._trained_on("featureset"):
             _add_distinct_pairs(self._stream_pairs, documents)
         return documents, labels, repr([documents, labels]).encode()
 
@@ -1765,6 +1840,10 @@ class Classifier(_Model, ClassifierI):
         classes too (:meth:`decision_function` then gives their difference)."""
         self._check_fitted()
         documents = self._inputs(X, "input", "a sequence of documents (classify() takes one document)")
+        return self._document_scores(documents)
+
+    def _document_scores(self, documents: list) -> np.ndarray:
+        """:meth:`label_scores` of documents :meth:`_inputs` has read (and checked once)."""
         size = self.prediction_batch
         with _collector_paused():
             return np.vstack([self._scores(self.joint.index(self._features(documents[a : a + size], "input", a)))
@@ -1779,7 +1858,10 @@ class Classifier(_Model, ClassifierI):
 
     def predict(self, X) -> np.ndarray:
         """The label of every document of ``X``: a numpy array of ``classes_``' dtype."""
-        scores = self.label_scores(X)
+        return self._best_labels(self.label_scores(X))
+
+    def _best_labels(self, scores: np.ndarray) -> np.ndarray:
+        """The label of every row of :meth:`label_scores`."""
         return self.classes_[self.decoder.argmax(Scores(scores, np.ones(len(scores), np.int64)))]
 
     def score(self, X, y) -> float:
@@ -1789,7 +1871,8 @@ class Classifier(_Model, ClassifierI):
             raise CorpusFormatError("gold data", None, "no documents: accuracy is undefined")
         self._check_fitted()
         _dev_label_ids(self.joint, labels, "documents", 2, data="gold data")  # unseen labels: a warning
-        return sum(p == g for p, g in zip(self.predict(documents).tolist(), labels)) / len(labels)
+        predicted = self._best_labels(self._document_scores(documents)).tolist()
+        return sum(p == g for p, g in zip(predicted, labels)) / len(labels)
 
     @_if_learner("probabilistic")
     def predict_log_proba(self, X) -> np.ndarray:
@@ -1797,8 +1880,11 @@ class Classifier(_Model, ClassifierI):
         ``classes_`` order), for a probabilistic learner only (``maxent``; for naive Bayes the scores are
         ``log P(y, x)`` and this is Bayes' rule): other learners' scores are no probabilities, and their
         models have no such method."""
+        return self._log_probabilities(self.label_scores(X))
+
+    def _log_probabilities(self, scores: np.ndarray) -> np.ndarray:
+        """:meth:`predict_log_proba` of the rows of :meth:`label_scores`."""
         inference = self._distribution()
-        scores = self.label_scores(X)
         return scores - inference.marginals(Scores(scores, np.ones(len(scores), np.int64))).log_partition[:, None]
 
     @_if_learner("probabilistic")
@@ -1835,9 +1921,11 @@ class Classifier(_Model, ClassifierI):
         documents, labels = self._labelled(X, y, "gold data")
         self._check_fitted()
         if not self.learner.capabilities.probabilistic:
-            predicted = np.concatenate(_in_parts(self.predict, documents, progress))
+            predicted = np.concatenate(_in_parts(lambda part: self._best_labels(self._document_scores(part)),
+                                                 documents, progress))
             return evaluate_classification(labels, predicted.tolist())
-        probabilities = np.concatenate(_in_parts(self.predict_proba, documents, progress))
+        probabilities = np.exp(np.concatenate(_in_parts(lambda part: self._log_probabilities(
+            self._document_scores(part)), documents, progress)))
         predicted = [self.joint.labels[k] for k in probabilities.argmax(axis=1)]
         gold = self.joint.encode_labels(labels, unknown=-1)
         gold_probability = np.where(gold >= 0, probabilities[np.arange(len(gold)), np.maximum(gold, 0)], 0.0)
@@ -1854,6 +1942,16 @@ class Classifier(_Model, ClassifierI):
 
     def _restore(self, meta: dict, arrays: dict) -> None:
         self._extractor.set_idf(arrays["idf_buckets"], arrays["idf"], arrays["idf_unseen"][0])
+        self._input_form = dict(meta["inputs"]) if "inputs" in meta else None  # none in older files: no check
+
+    def _extra_metadata(self) -> dict:
+        return {} if self._input_form is None else {"inputs": self._input_form}
+
+    @classmethod
+    def _metadata_specs(cls) -> dict[str, tuple[Callable[[object], bool], str]]:
+        return {**super()._metadata_specs(), "inputs": (_is_form, "a table of the training documents' kind (text, "
+                                                        "fields, numeric or featureset) and their number of fields "
+                                                        "(tuples) or columns (a matrix)")}
 
     @classmethod
     def _construct(cls, feature_set, learner, meta: dict) -> Classifier:
@@ -1883,12 +1981,13 @@ class Classifier(_Model, ClassifierI):
         default the NLTK featuresets the model was trained on in this process (a loaded model keeps no names:
         give a sample)."""
         self._check_fitted()
-        if sample is None:
-            if not self._featureset_pairs:
-                raise OptionValueError("this classifier keeps no feature names (it was loaded, or trained on texts, "
-                                       "fields or numbers): give a sample of documents to name its features")
-            sample = [{name: value} for name, value in self._featureset_pairs]
-        return informative_features(self, self._extractor, self._inputs(sample, "sample", "a sequence of documents"),
+        if sample is not None:
+            return informative_features(self, self._extractor, self._inputs(sample, "sample",
+                                                                            "a sequence of documents"), n)
+        if not self._featureset_pairs:
+            raise OptionValueError("this classifier keeps no feature names (it was loaded, or trained on texts, "
+                                   "fields or numbers): give a sample of documents to name its features")
+        return informative_features(self, self._extractor, [{name: value} for name, value in self._featureset_pairs],
                                     n)
 
     def show_most_informative_features(self, n: int = 10, sample=None) -> None:

@@ -3,17 +3,25 @@ broken scikit-learn convention: now exact, or a clear error naming what was expe
 
 from __future__ import annotations
 
+import pickle
+import re
 import warnings
 
 import numpy as np
 import pytest
 
 from structlin import Classifier, Tagger
-from structlin.errors import CorpusFormatError, OptionValueError, StructlinError, UnseenLabelWarning
+from structlin.errors import CorpusFormatError, ModelFormatError, OptionValueError, StructlinError, UnseenLabelWarning
 from structlin.learners import make_learner
+
+from test_model_hostile import rewritten
 
 TEXTS = ["good great fun", "great film good", "bad awful boring", "awful bad plot", "fun great", "boring bad"]
 SENTENCES = [[("the", "DET"), ("dog", "NOUN"), ("runs", "VERB")], [("a", "DET"), ("cat", "NOUN")]] * 3
+#: PP-attachment tuples (verb, noun1, preposition, noun2), whose field templates read the fields by position.
+PP = [("join", "board", "as", "director"), ("is", "chairman", "of", "group"), ("named", "director", "of", "firm"),
+      ("bought", "shares", "in", "june")] * 3
+PP_LABELS = ["V", "N", "N", "V"] * 3
 
 
 @pytest.mark.parametrize("labels", [
@@ -115,3 +123,101 @@ def test_nltk_train_takes_pairs():
         Classifier.train("ab")
     model = Classifier.train([({"w": "a"}, "x"), ({"w": "b"}, "y")] * 3, epochs=3)
     assert model.classify({"w": "a"}) == "x"
+
+
+def test_tuples_of_another_number_of_fields_are_refused():
+    """A model trained on 4-field tuples predicted on 3-field ones: its positional conjunctions meant something else."""
+    model = Classifier(epochs=2, progress=False).fit(PP, PP_LABELS)
+    short = [PP[0], PP[1], ("join", "board", "as")]
+    with pytest.raises(CorpusFormatError, match=re.escape("input: document 3 is a tuple of 3 fields, but the model "
+                                                          "was trained on tuples of 4 fields")):
+        model.predict(short)
+    for call in (model.decision_function, pickle.loads(pickle.dumps(model)).predict,
+                 lambda X: model.score(X, ["V"] * len(X))):
+        with pytest.raises(CorpusFormatError, match="document 3 is a tuple of 3 fields, but the model was trained on "
+                                                    "tuples of 4 fields"):
+            call(short)
+    with pytest.raises(CorpusFormatError, match="input: document 1 is a tuple of 5 fields, but the model"):
+        model.explain((*PP[0], "x"))
+    with pytest.raises(CorpusFormatError, match="gold data: document 1 is a text, but the model was trained on tuples "
+                                                "of 4 fields"):
+        model.report(["join board as director"], ["V"])
+    with pytest.raises(CorpusFormatError, match="dev data: document 2 is a tuple of 5 fields, but the model was "
+                                                "trained on tuples of 4 fields"):
+        Classifier(epochs=2).fit(PP, PP_LABELS, dev=([PP[0], (*PP[0], "x")], ["V", "V"]))
+    assert model.predict(PP).tolist() == PP_LABELS
+
+
+def test_training_tuples_of_mixed_numbers_of_fields_are_refused(monkeypatch, tmp_path):
+    """Mixed arities in the training data were accepted silently; now the first that differs is named, in every way
+    of training."""
+    mixed = [*PP[:3], ("join", "board", "as"), *PP[4:]]
+    message = "training data: document 4 is a tuple of 3 fields, but the first documents are tuples of 4 fields"
+    with pytest.raises(CorpusFormatError, match=re.escape(message)):
+        Classifier(epochs=2).fit(mixed, PP_LABELS)
+    monkeypatch.setenv("STRUCTLIN_CACHE", str(tmp_path))
+    monkeypatch.setattr(Classifier, "extraction_batch", 2)  # the first part records the form, the second differs
+    with pytest.raises(CorpusFormatError, match=re.escape(message)):
+        Classifier(epochs=2, stream=True).fit(mixed, PP_LABELS)
+    online = Classifier(epochs=2).partial_fit(PP[:2], PP_LABELS[:2], classes=["N", "V"])
+    with pytest.raises(CorpusFormatError, match="training data: document 2 is a tuple of 3 fields, but the model was "
+                                                "trained on tuples of 4 fields"):
+        online.partial_fit(mixed[2:4], PP_LABELS[2:4])
+
+
+def test_feature_dicts_of_another_kind_are_refused():
+    """A model of NLTK featuresets scored a numeric matrix on its bias only, and a numeric model named features."""
+    featuresets = [{"last_letter": w[-1], "first": w[0]} for w in ("anna", "bob", "emma", "tom", "ella", "jim")]
+    names = Classifier(epochs=2).fit(featuresets, ["f", "m", "f", "m", "f", "m"])
+    with pytest.raises(CorpusFormatError, match=re.escape("input: X is a matrix of numbers (numeric feature dicts), "
+                                                          "but the model was trained on feature dicts of named "
+                                                          "features")):
+        names.predict(np.ones((2, 3)))
+    with pytest.raises(CorpusFormatError, match="input: document 2 is a numeric feature dict, but the model was "
+                                                "trained on feature dicts of named features"):
+        names.predict([featuresets[0], {0: 1.0}])
+    assert len(names.predict([{}, {"last_letter": "a"}])) == 2  # an empty dict fits either kind of dict
+    numbers = Classifier(epochs=2).fit(np.eye(6), ["f", "m", "f", "m", "f", "m"])
+    with pytest.raises(CorpusFormatError, match="input: document 1 is a feature dict of named features, but the model "
+                                                "was trained on numeric feature dicts"):
+        numbers.predict(featuresets)
+    with pytest.raises(CorpusFormatError, match="training data: documents mix featureset, numeric: document 2 is a "
+                                                "numeric feature dict, but the first documents are feature dicts"):
+        Classifier(epochs=2).fit([featuresets[0], {0: 1.0}], ["f", "m"])
+
+
+def test_a_loaded_matrix_model_keeps_its_number_of_columns(tmp_path):
+    """n_features_in_ was not saved: a loaded model took a matrix of any width."""
+    X = np.random.default_rng(0).random((12, 4))
+    model = Classifier(epochs=3, progress=False).fit(X, ["a", "b", "c"] * 4)
+    model.save(tmp_path / "m.model")
+    loaded = Classifier.load(tmp_path / "m.model")
+    for twin in (loaded, pickle.loads(pickle.dumps(loaded))):
+        assert twin.n_features_in_ == 4
+        with pytest.raises(CorpusFormatError, match="input: X has 3 features, but Classifier is expecting 4 features"):
+            twin.predict(X[:, :3])
+        np.testing.assert_array_equal(twin.decision_function(X), model.decision_function(X))
+    assert not hasattr(Classifier(epochs=1).fit(PP, PP_LABELS), "n_features_in_")
+
+
+@pytest.mark.parametrize("inputs", [None, "fields", [4], {}, {"kind": "fields"}, {"kind": "fields", "fields": "4"},
+                                    {"kind": "fields", "fields": 4.0}, {"kind": "fields", "fields": True},
+                                    {"kind": "tuple", "fields": 4}, {"kind": ["fields"]},
+                                    {"kind": "fields", "fields": 4, "columns": 4}, {"kind": "text", "fields": 4}])
+def test_a_tampered_record_of_the_inputs_is_refused(tmp_path, inputs):
+    path = tmp_path / "m.model"
+    Classifier(epochs=1).fit(PP, PP_LABELS).save(path)
+    path.write_bytes(rewritten(path.read_bytes(), lambda meta: meta.update(inputs=inputs)))
+    with pytest.raises(ModelFormatError, match=re.escape(f"{path}: metadata 'inputs' must be a table of the training "
+                                                         "documents' kind")):
+        Classifier.load(path)
+
+
+def test_a_file_written_before_the_inputs_were_recorded_loads_unchecked(tmp_path):
+    path = tmp_path / "m.model"
+    model = Classifier(epochs=2).fit(PP, PP_LABELS)
+    model.save(path)
+    path.write_bytes(rewritten(path.read_bytes(), lambda meta: {k: v for k, v in meta.items() if k != "inputs"}))
+    loaded = Classifier.load(path)
+    assert loaded.predict(PP).tolist() == model.predict(PP).tolist()
+    assert len(loaded.predict([("join", "board", "as")])) == 1  # as before: nothing recorded to check against

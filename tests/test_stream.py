@@ -442,7 +442,7 @@ def test_a_matrix_streams_its_rows_as_fit_reads_them():
     (["a b", "c d", "e f"], ["x", "y"], "3 documents or more but 2 labels"),
     (["a b", "c d"], ["x", "y", "z"], "2 documents but more labels"),
     (["a b", "c d", ("e", "f")], ["x", "y", "x"],
-     "document 3 is a tuple of fields, but the first documents are a text"),
+     "document 3 is a tuple of fields, but the first documents are texts"),
     (["a b", "c d"], ["x", ("y",)], "document 2 has the label ('y',): streamed labels are strings, numbers"),
     (["a b", "c d"], ["x", ""], "document 2 has an empty label"),
     (["a b", "c d"], None, "document 1 is str: without y, a stream yields labelled Documents"),
