@@ -65,14 +65,14 @@ class Cost:
         augmented[np.arange(len(gold)), gold] -= self.scale
         return augmented
 
+    def per_position(self, gold, predicted):
+        """``c(y_p, ŷ_p)`` of every position (of one, for two label ids)."""
+        return self.matrix[gold, predicted] if self.matrix is not None else self.scale * (gold != predicted)
+
     def per_instance(self, gold: np.ndarray, predicted: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """``Δ(y, ŷ)`` of every instance of a batch of ``lengths``."""
-        if self.matrix is not None:
-            per_position = self.matrix[gold, predicted]
-        else:
-            per_position = self.scale * (gold != predicted)
         owner = np.repeat(np.arange(len(lengths)), lengths)
-        return np.bincount(owner, per_position, minlength=len(lengths))
+        return np.bincount(owner, self.per_position(gold, predicted), minlength=len(lengths))
 
 
 class Decoder(ABC):

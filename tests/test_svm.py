@@ -26,7 +26,7 @@ from structlin.joint import JointFeatureMap
 from structlin.learners import LEARNERS, SVM, AveragedPerceptron, make_learner
 from structlin.learners.epochs import epoch_order
 from structlin.learners.sgd import SGDWeights
-from structlin.learners.svm import RELATIVE_C_DEFAULT, RELATIVE_CS, BlockWeights
+from structlin.learners.svm import RELATIVE_C_DEFAULT, RELATIVE_CS, BlockWeights, LabelBlocks, make_blocks
 from structlin.matrix import FeatureMatrix
 
 
@@ -246,6 +246,53 @@ def test_bcfw_blocks_live_on_their_instances_rows_and_sum_to_w(monkeypatch):
         np.testing.assert_array_equal(blocks.support(i), support)
         total[support] += blocks.block(i)
     np.testing.assert_allclose(total, learner.weights_, atol=1e-12)
+
+
+@pytest.mark.parametrize("costs", [{}, {"cost": 0.7}, {"cost_matrix": np.array(COST_MATRIX)}])
+@pytest.mark.parametrize("sigma", [1.0, 2.0])
+def test_label_blocks_take_the_general_blocks_steps_and_sum_to_w(costs, sigma):
+    """Documents (one position each, no transitions): the blocks x_i ⊗ β_i make the steps of the blocks over each
+    instance's rows × labels, with repeated rows in an instance (hash collisions) summed, and Σ_i x_i ⊗ β_i = w.
+    Compared over a first pass: later, instances sit exactly on their margin, a tie in the loss-augmented argmax
+    that the two sums' rounding may break either way (both then valid BCFW steps)."""
+    joint, X, y = random_problem(5, [1] * 12, 4, 6, transitions=False)
+    X = FeatureMatrix(np.concatenate([X.indptr[:1], X.indptr[1:] + np.arange(1, 13)]),  # each document's first row again
+                      np.insert(X.indices, X.indptr[:-1], X.indices[X.indptr[:-1]]),
+                      np.insert(X.values, X.indptr[:-1], 0.5), X.lengths)
+    objective = SVM(solver="bcfw", C=0.7, **costs, progress=False).objective(joint, Multiclass(), X, y)
+    assert isinstance(make_blocks(joint, X), LabelBlocks)
+
+    def run(blocks, order):
+        w, losses, record = np.zeros(joint.size), np.zeros(12), []
+        emission = joint.emission_weights(w)
+        for i in order:
+            gap, gamma, loss_s = blocks.step(objective, i, w, emission, losses[i], sigma)
+            losses[i] += gamma * (loss_s - losses[i])
+            record.append((gap, gamma, loss_s))
+        return w, np.array(record)
+
+    first_pass = np.random.default_rng(1).permutation(12)
+    (w, steps), (w_general, steps_general) = (run(blocks, first_pass) for blocks in (LabelBlocks(joint, X),
+                                                                                     BlockWeights(joint, X)))
+    np.testing.assert_allclose(steps, steps_general, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(w, w_general, rtol=1e-12, atol=1e-15)
+    assert np.count_nonzero(steps[:, 1]) > 6 and not np.allclose(w, 0)
+    blocks = LabelBlocks(joint, X)
+    w, _ = run(blocks, np.random.default_rng(2).permutation(np.tile(np.arange(12), 5)))
+    summed = np.zeros_like(w)
+    emission = joint.emission_weights(summed)
+    for i in range(12):
+        a, b = blocks.row_offsets[i], blocks.row_offsets[i + 1]
+        emission[blocks.rows[a:b]] += np.outer(blocks.x[a:b], blocks.values.reshape(12, 4)[i])
+    np.testing.assert_allclose(sigma * summed, w, atol=1e-12)
+
+
+def test_label_blocks_only_for_documents_scored_on_their_own():
+    chains, X, _ = random_problem(5, [2, 1, 3], 3, 6, transitions=True)
+    tokens, X_tokens, _ = random_problem(5, [2, 1, 3], 3, 6, transitions=False)
+    documents, X_documents, _ = random_problem(5, [1, 1, 1], 3, 6, transitions=True)
+    assert [type(make_blocks(j, x)) for j, x in ((chains, X), (tokens, X_tokens), (documents, X_documents))] == [
+        BlockWeights] * 3
 
 
 def test_history_dev_selection_patience_and_callback():

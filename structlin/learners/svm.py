@@ -382,7 +382,7 @@ class SVM(Learner):
 
     def _bcfw(self, objective: StructuredHinge, run: TrainingRun) -> None:
         n = objective.n
-        blocks, w = BlockWeights(objective.joint, objective.X), np.zeros(objective.joint.size)
+        blocks, w = make_blocks(objective.joint, objective.X), np.zeros(objective.joint.size)
         block_loss, total_loss = np.zeros(n), 0.0
         rng = np.random.default_rng(self.seed)
         self.stopped_ = f"{self.max_epochs} passes"
@@ -427,30 +427,16 @@ class SVM(Learner):
         return False
 
 
-def bcfw_pass(objective: StructuredHinge, blocks: BlockWeights, w: np.ndarray, block_loss: np.ndarray,
+def bcfw_pass(objective: StructuredHinge, blocks: BlockWeights | LabelBlocks, w: np.ndarray, block_loss: np.ndarray,
               total_loss: float, order: np.ndarray, bar=None, sigma: float = 1.0) -> tuple[float, float]:
     """One BCFW pass over the blocks of ``objective``'s instances in ``order`` (the module docstring's steps, with
     the ``n`` of its λ and its means), changing ``w``, ``blocks`` and ``block_loss`` in place; returns ``ℓ``
     (``total_loss`` changed by as much as the blocks' losses) and the sum of the block gaps ``g_i`` met.  With
     ``sigma = σ'`` (a shard's pass on a cluster) ``w`` is the shard's view ``w + σ'·Δw``: the line search takes
     the curvature ``σ'·λ‖w_i − w_s‖²`` and ``w`` moves ``σ'`` times as far as the block."""
-    joint, X, y, lam, n = objective.joint, objective.X, objective.y, objective.lam, objective.instances
-    emission, offsets, gap_sum = joint.emission_weights(w), X.offsets, 0.0
+    emission, gap_sum = objective.joint.emission_weights(w), 0.0
     for done, i in enumerate(order, 1):
-        batch, gold = X.slice(i, i + 1), y[offsets[i] : offsets[i + 1]]
-        scores = joint.row_scores(batch, batch.indices, emission, w[joint.transition_offset :])
-        predicted = objective.oracle(scores, gold)
-        indices, values, _ = joint.feature_difference(batch, gold, predicted)
-        support, w_i = blocks.support(i), blocks.block(i)
-        w_s = np.bincount(np.searchsorted(support, indices), values, minlength=len(support)) / (lam * n)
-        loss_s = objective.task_loss(gold, predicted, batch.lengths)[0] / n
-        direction = w_i - w_s
-        gap = lam * float(direction @ w[support]) - block_loss[i] + loss_s
-        curvature = lam * sigma * float(direction @ direction)
-        gamma = min(max(gap / curvature, 0.0), 1.0) if curvature > 0 else 0.0
-        direction *= gamma
-        w[support] -= sigma * direction  # σ' = 1: exactly the serial step
-        w_i -= direction
+        gap, gamma, loss_s = blocks.step(objective, i, w, emission, block_loss[i], sigma)
         change = gamma * (loss_s - block_loss[i])
         block_loss[i] += change
         total_loss += change
@@ -460,6 +446,11 @@ def bcfw_pass(objective: StructuredHinge, blocks: BlockWeights, w: np.ndarray, b
     if bar is not None:
         bar.update(len(order) % 64)
     return total_loss, gap_sum
+
+
+def _line_search(gap: float, curvature: float) -> float:
+    """BCFW's exact step ``γ = clip(g_i / curvature, 0, 1)`` (0 on a flat direction)."""
+    return min(max(gap / curvature, 0.0), 1.0) if curvature > 0 else 0.0
 
 
 def _shard_objective(shard: Shard, learner: SVM, C: float, n: int) -> StructuredHinge:
@@ -513,7 +504,7 @@ class _BlockShard(Shard):
     during a pass, or on a worker that did not make them; the state is then read from the run's folder)."""
 
     objective: StructuredHinge | None = None
-    blocks: BlockWeights | None = None
+    blocks: BlockWeights | LabelBlocks | None = None
     losses: np.ndarray | None = None
     number: int | None = None
 
@@ -523,7 +514,7 @@ def _block_shard(params: dict, C: float, n: int, shard: Shard) -> _BlockShard:
     its blocks' layout."""
     given = {field.name: getattr(shard, field.name) for field in fields(shard)}
     return _BlockShard(**given, objective=_shard_objective(shard, SVM(**params), C, n),
-                       blocks=BlockWeights(shard.joint, shard.X))
+                       blocks=make_blocks(shard.joint, shard.X))
 
 
 def _block_shard_terms(shard: _BlockShard, w: np.ndarray) -> tuple[float, np.ndarray, int]:
@@ -565,6 +556,14 @@ def _shard_bcfw_pass(shard: _BlockShard, w: np.ndarray, number: int, folder: str
     return view, after - before, gap_sum
 
 
+def make_blocks(joint: JointFeatureMap, X: FeatureMatrix) -> BlockWeights | LabelBlocks:
+    """The BCFW blocks of ``X``'s instances: :class:`LabelBlocks` when every instance is one position scored on its
+    own (a document, no transitions or tag dictionary), else :class:`BlockWeights`."""
+    if not joint.transitions and joint.candidates is None and bool(np.all(X.lengths == 1)):
+        return LabelBlocks(joint, X)
+    return BlockWeights(joint, X)
+
+
 class BlockWeights:
     """The BCFW blocks ``w_i``, each stored densely on its support only: the emission rows of the
     features of instance ``i`` (all labels of each) and the transition block.  One flat array holds
@@ -591,6 +590,70 @@ class BlockWeights:
     def block(self, i: int) -> np.ndarray:
         """Block ``i``'s values on its :meth:`support` (a view: writing to it updates the block)."""
         return self.values[self.offsets[i] : self.offsets[i + 1]]
+
+    def step(self, objective: StructuredHinge, i: int, w: np.ndarray, emission: np.ndarray, loss_i: float,
+             sigma: float) -> tuple[float, float, float]:
+        """A BCFW step on block ``i`` (of loss ``loss_i``) at ``w`` (``emission``: its emission block), moving ``w``
+        and the block by the line search's ``γ``; returns the block gap ``g_i``, ``γ`` and ``ℓ_s``."""
+        joint, X, y, lam, n = objective.joint, objective.X, objective.y, objective.lam, objective.instances
+        offsets = X.offsets
+        batch, gold = X.slice(i, i + 1), y[offsets[i] : offsets[i + 1]]
+        scores = joint.row_scores(batch, batch.indices, emission, w[joint.transition_offset :])
+        predicted = objective.oracle(scores, gold)
+        indices, values, _ = joint.feature_difference(batch, gold, predicted)
+        support, w_i = self.support(i), self.block(i)
+        w_s = np.bincount(np.searchsorted(support, indices), values, minlength=len(support)) / (lam * n)
+        loss_s = objective.task_loss(gold, predicted, batch.lengths)[0] / n
+        direction = w_i - w_s
+        gap = lam * float(direction @ w[support]) - loss_i + loss_s
+        gamma = _line_search(gap, lam * sigma * float(direction @ direction))
+        direction *= gamma
+        w[support] -= sigma * direction  # σ' = 1: exactly the serial step
+        w_i -= direction
+        return gap, gamma, loss_s
+
+
+class LabelBlocks:
+    """The BCFW blocks of instances of one position each, scored on their own (Crammer–Singer's documents): every
+    corner ``w_s = x_i ⊗ (e_y − e_ŷ)/(λn)`` of block ``i`` is the document's features times a vector over the labels,
+    so the block is ``w_i = x_i ⊗ β_i`` and only ``β_i`` is kept (the dual of Crammer & Singer 2001, in ``w``'s scale):
+    ``L`` numbers an instance instead of its rows × ``L``.  A step then needs neither the block's support nor ``ψ``:
+    ``(w_i − w_s)·w = (β_i − s)·u`` with ``u = Wᵀx_i`` (the scores) and ``‖w_i − w_s‖² = ‖x_i‖²‖β_i − s‖²``.  The same
+    steps as :class:`BlockWeights`', to rounding; ``values`` holds the ``β_i`` one after another."""
+
+    def __init__(self, joint: JointFeatureMap, X: FeatureMatrix):
+        self.n_labels = joint.n_labels
+        instance_of_entry = X.entry_positions()  # an instance is one position
+        stride = max(joint.n_rows, 1)
+        keys, entry_key = np.unique(instance_of_entry * stride + X.indices, return_inverse=True)
+        self.rows = keys % stride  # each instance's distinct rows, and their summed values (hashes may collide)
+        self.x = np.bincount(entry_key.ravel(), X.values.astype(np.float64), minlength=len(keys))
+        counts = np.bincount(keys // stride, minlength=X.n_instances)
+        self.row_offsets = np.concatenate([[0], np.cumsum(counts)])
+        self.squared_norms = np.bincount(keys // stride, self.x * self.x, minlength=X.n_instances)
+        self.values = np.zeros(X.n_instances * self.n_labels)
+
+    def step(self, objective: StructuredHinge, i: int, w: np.ndarray, emission: np.ndarray, loss_i: float,
+             sigma: float) -> tuple[float, float, float]:
+        """:meth:`BlockWeights.step` on ``β_i``."""
+        lam, n = objective.lam, objective.instances
+        a, b = self.row_offsets[i], self.row_offsets[i + 1]
+        rows, x = self.rows[a:b], self.x[a:b]
+        weights = emission[rows]
+        scores = x @ weights
+        gold = int(objective.y[i])
+        predicted = int(objective.cost.augment(scores[None, :], [gold])[0].argmax())
+        loss_s = float(objective.cost.per_position(gold, predicted)) / n
+        direction = self.values[i * self.n_labels : (i + 1) * self.n_labels].copy()  # β_i − s
+        direction[gold] -= 1.0 / (lam * n)
+        direction[predicted] += 1.0 / (lam * n)  # cancels the line above when ŷ = y
+        gap = lam * float(direction @ scores) - loss_i + loss_s
+        gamma = _line_search(gap, lam * sigma * float(self.squared_norms[i]) * float(direction @ direction))
+        if gamma:
+            direction *= gamma
+            emission[rows] = weights - np.outer(x, sigma * direction)
+            self.values[i * self.n_labels : (i + 1) * self.n_labels] -= direction
+        return gap, gamma, loss_s
 
 
 def _cost_matrix(value):
