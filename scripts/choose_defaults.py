@@ -17,6 +17,11 @@ broken by the worst-case regret.  The worst case alone would follow the noise of
 (movie_reviews' 200 documents: half a point per document).  A rule of the data (a value scaled by the
 data) is a candidate like any other.
 
+With ``--choose-inside`` the model is trained without the dev data, as ``structlin train`` trains on a corpus without
+a dev split: whatever it chooses on held-out data (epochs, naive Bayes's settings), it chooses on its own part of
+the training data, and the panel's dev data scores the choice (a nested evaluation of the way settings are chosen,
+e.g. ``python scripts/choose_defaults.py --learner naive-bayes --choose-inside --panel qc,qc-fine,names``).
+
 Each result is appended to a JSON-lines cache (``--cache``, default ``defaults-panel.jsonl``) under its
 corpus, learner, options, features and decoder, so that a rerun computes only the missing cells.
 Data: ``STRUCTLIN_DATA=../shared/corpora NLTK_DATA=../shared/nltk_data``.
@@ -33,7 +38,7 @@ from pathlib import Path
 from structlin.catalog import Catalog
 from structlin.learners import LEARNERS
 from structlin.sources import ReadOptions, hold_out
-from structlin.tasks import TASKS
+from structlin.tasks import HELD_OUT, TASKS
 from structlin.tuning import grid, score_candidates
 
 DEV_FRACTION, DEV_SEED = 0.1, 0
@@ -76,18 +81,21 @@ def splits(corpus: Corpus) -> tuple[list, list, str]:
 
 
 def score_on_dev(corpus: Corpus, learner: str, options: dict, features: str | None, decoder: str | None,
-                 data: tuple[list, list, str]) -> dict:
-    """Train one candidate on ``data``'s train part and score it on its dev part."""
+                 data: tuple[list, list, str], *, inside: bool = False) -> dict:
+    """Train one candidate on ``data``'s train part and score it on its dev part (``inside``: trained without it,
+    choosing on its own held-out data)."""
     task = TASKS[corpus.task]
     train, dev, _ = data
     result, = score_candidates(task, learner, [options], train, dev, settings={"seed": 0, "progress": False},
-                               new_model=lambda model_learner: task.new_model(features, model_learner, decoder=decoder,
-                                                                              bits=task.default("bits")))
+                               new_model=lambda model_learner: task.new_model(
+                                   features, model_learner, decoder=decoder, bits=task.default("bits"),
+                                   held_out=HELD_OUT if inside else None), fit_dev=not inside)
     return {key: result[key] for key in ("score", "metric", "seconds", "best_epoch")}
 
 
-def key(corpus: str, learner: str, options: dict, features: str | None, decoder: str | None) -> str:
-    return json.dumps([corpus, learner, sorted(options.items()), features, decoder])
+def key(corpus: str, learner: str, options: dict, features: str | None, decoder: str | None,
+        inside: bool = False) -> str:
+    return json.dumps([corpus, learner, sorted(options.items()), features, decoder, *(["inside"] if inside else [])])
 
 
 def choose(table: dict[str, dict[str, float]]) -> list[tuple[str, float, float]]:
@@ -122,6 +130,8 @@ def main(argv=None) -> int:
     parser.add_argument("--panel", default=",".join(PANEL), help="comma-separated panel corpora (default: all)")
     parser.add_argument("--features", help="feature set (default: each model's default)")
     parser.add_argument("--decoder", help="tagger decoder (default: the Tagger's)")
+    parser.add_argument("--choose-inside", action="store_true",
+                        help="train without the dev data (choices on the model's own held-out data), score on it")
     parser.add_argument("--cache", default="defaults-panel.jsonl")
     parser.add_argument("--markdown", help="also write the table to this file")
     args = parser.parse_args(argv)
@@ -140,10 +150,11 @@ def main(argv=None) -> int:
         corpus, data = PANEL[name], None
         for options in grid(args.learner, args.grid) if args.grid else [{}]:
             decoder = args.decoder if corpus.task == "tagger" else None
-            cell = key(name, args.learner, options, args.features, decoder)
+            cell = key(name, args.learner, options, args.features, decoder, args.choose_inside)
             if cell not in cache:
                 data = data or splits(corpus)
-                result = score_on_dev(corpus, args.learner, options, args.features, decoder, data)
+                result = score_on_dev(corpus, args.learner, options, args.features, decoder, data,
+                                      inside=args.choose_inside)
                 cache[cell] = {"key": cell, "corpus": name, "learner": args.learner, "options": options,
                                "features": args.features, "decoder": decoder, "dev": data[2], **result}
                 with cache_path.open("a", encoding="utf-8") as out:

@@ -79,8 +79,9 @@ def dev_score(task: Task, model, dev: list) -> float:
 
 
 def score_candidates(task: Task, learner: str, candidates: list[dict], train: list, dev: list, *,
-                     settings: dict, new_model, log=lambda line: None) -> list[dict]:
-    """Train a model per candidate on ``train`` (dev for early stopping) and score it on ``dev``.
+                     settings: dict, new_model, log=lambda line: None, fit_dev: bool = True) -> list[dict]:
+    """Train a model per candidate on ``train`` (dev for early stopping; without, ``fit_dev=False``, the model
+    chooses on its own held-out data) and score it on ``dev``.
 
     ``settings`` are learner options every candidate shares (the seed, a progress switch); ``new_model(learner)``
     builds the untrained model.  Returns ``{"options", "score", "metric", "best_epoch", "seconds"}`` per
@@ -91,7 +92,7 @@ def score_candidates(task: Task, learner: str, candidates: list[dict], train: li
     for options in candidates:
         model = new_model(make_learner(learner, **{**shared, **options}))
         began = time.perf_counter()
-        task.fit(model, train, dev)
+        task.fit(model, train, dev if fit_dev else None)
         result = {"options": options, "score": dev_score(task, model, dev), "metric": metric_of(task, dev),
                   "best_epoch": model.learner.best_epoch_, "seconds": round(time.perf_counter() - began, 1)}
         results.append(result)

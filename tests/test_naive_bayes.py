@@ -42,7 +42,8 @@ def signed_matrix(counts: np.ndarray, bias: float = -1.0) -> FeatureMatrix:
 
 def test_multinomial_weights_are_log_prior_and_signed_log_likelihoods():
     alpha = 0.5
-    learner = NaiveBayes(alpha=alpha).fit(JOINT, Multiclass(), signed_matrix(COUNTS), Y, bias_row=0)
+    learner = NaiveBayes(alpha=alpha, variant="multinomial", vocabulary=1.0, weighting="counts").fit(
+        JOINT, Multiclass(), signed_matrix(COUNTS), Y, bias_row=0)
     E = JOINT.emission_weights(learner.weights_)
     # N_fy: label 0 has a 2, b 4, c 0 (total 6); label 1 has a 1, b 0, c 2 (total 3); V = 3.
     likelihood = np.array([[(2 + alpha) / (6 + 3 * alpha), (1 + alpha) / (3 + 3 * alpha)],
@@ -169,7 +170,7 @@ FROGS = FeatureSet.from_dict({"name": "frogs", "values": "count",
 
 def test_the_lecture_frogs():
     frogs = [{"convexity": c, "speed": s} for c, s in EDIBLE + INEDIBLE]
-    lecture = NaiveBayes(alpha=1e-9, variant="multinomial", weighting="counts")  # α → 0: the lecture's MLE
+    lecture = NaiveBayes(alpha=1e-9, variant="multinomial", weighting="counts", vocabulary=1.0)  # α → 0: the MLE
     clf = Classifier(FROGS, lecture).fit(frogs, ["+"] * 6 + ["-"] * 8)
     assert clf.classes_.tolist() == ["+", "-"]
     # A frog without attributes has the bias feature alone: its score is the bias weight times its value, log P(y).
@@ -313,23 +314,30 @@ def test_complement_weights_by_hand():
     np.testing.assert_array_equal(clf.label_scores([""])[0], [0.0, 0.0])
 
 
-def test_without_dev_alpha_is_chosen_on_a_seeded_held_out_tenth(tmp_path, nltk_data_dir):
-    """No dev: the candidates are scored on the seeded 10% held out of train, estimated from the other 90%;
-    the final model is estimated from all of train with the chosen alpha; the model file keeps the choice."""
+def test_without_dev_the_settings_are_chosen_by_five_fold_cross_validation(tmp_path, nltk_data_dir):
+    """No dev: each candidate's score is its accuracy over 5 seeded folds of train, each fold's documents classified
+    by a model estimated from the other four; the final model is estimated from all of train with the best
+    candidate; the model file keeps the choice."""
     from structlin.catalog import load_documents
 
-    documents = load_documents("qc", "train")
+    documents = load_documents("qc", "train")[:1000]
     texts, labels = [d.text for d in documents], [d.label for d in documents]
     auto = Classifier("text-presence", "naive-bayes").fit(texts, labels)  # no idf: the same features for any subset
-    order = np.random.default_rng(0).permutation(len(texts))
-    cut = len(texts) - round(0.1 * len(texts))
-    rest, held = np.sort(order[:cut]), np.sort(order[cut:])
-    for candidate in auto.learner.candidates_:
-        clf = Classifier("text-presence", make_learner("naive-bayes", **{k: v for k, v in candidate.items()
-                                                                         if k != "dev_accuracy"}))
-        clf.fit([texts[k] for k in rest], [labels[k] for k in rest])
-        assert candidate["dev_accuracy"] == pytest.approx(_accuracy(clf, [texts[k] for k in held], [labels[k] for k in held]))
-    assert len({c["dev_accuracy"] for c in auto.learner.candidates_}) > 1
+    candidates = auto.learner.candidates_
+    assert len(candidates) == len(SHARES) * len(WEIGHTINGS) * len(VARIANTS) * len(ALPHAS)
+    folds = [np.sort(np.random.default_rng(0).permutation(len(texts))[k::5]) for k in range(5)]
+    for candidate in candidates[::13]:
+        settings = {k: v for k, v in candidate.items() if k != "dev_accuracy"}
+        correct = 0
+        for held in folds:
+            rest = np.setdiff1d(np.arange(len(texts)), held)
+            clf = Classifier("text-presence", make_learner("naive-bayes", **settings))
+            clf.fit([texts[k] for k in rest], [labels[k] for k in rest])
+            correct += _accuracy(clf, [texts[k] for k in held], [labels[k] for k in held]) * len(held)
+        assert candidate["dev_accuracy"] == pytest.approx(correct / len(texts), abs=1e-12)
+    assert len({c["dev_accuracy"] for c in candidates}) > 1
+    best = max(candidates, key=lambda c: c["dev_accuracy"])
+    assert auto.learner.chosen_ == {k: v for k, v in best.items() if k != "dev_accuracy"}
     final = Classifier("text-presence", make_learner("naive-bayes", **auto.learner.chosen_))
     final.fit(texts, labels)
     np.testing.assert_array_equal(auto.weights_, final.weights_)
@@ -407,3 +415,20 @@ def test_multinomial_nb_models_the_counts_whatever_the_feature_sets_weighting(va
     counted = Classifier(feature_set("count", "none"), make_learner("naive-bayes", **learner)).fit(TRAIN, LABELS)
     np.testing.assert_array_equal(weighted.weights_, counted.weights_)
     np.testing.assert_array_equal(weighted.label_scores(TEST), counted.label_scores(TEST))
+
+
+def test_information_equals_the_dense_sum_over_every_cell():
+    """The sparse form (labels a feature meets, the rest in closed form) against the definition summed over every
+    (feature, label, presence) cell, on random tables with absent features, features of one label and features in
+    every document."""
+    rng = np.random.default_rng(7)
+    documents = np.array([5.0, 9.0, 3.0, 7.0])
+    present = np.floor(rng.random((40, 4)) * (documents + 1)) * (rng.random((40, 4)) < 0.4)
+    present[0], present[1], present[2] = documents, 0, [5, 0, 0, 0]
+    D, total = documents.sum(), present.sum(axis=1, keepdims=True)
+    dense = np.zeros(len(present))
+    for joint_count, marginal in ((present, total), (documents - present, D - total)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            term = joint_count / D * np.log(joint_count * D / (marginal * documents))
+        dense += np.where(joint_count > 0, term, 0.0).sum(axis=1)
+    np.testing.assert_allclose(_information(present, documents), dense, rtol=1e-12, atol=1e-15)

@@ -46,13 +46,14 @@ import itertools
 from dataclasses import replace
 
 import numpy as np
+import scipy.sparse
 
 from ..decoders import Decoder, decode_corpus
 from ..errors import OptionValueError
 from ..joint import JointFeatureMap
 from ..matrix import FeatureMatrix
 from .protocol import SEED_MAX, Capabilities, HistoryField, Learner, Option
-from .training import TrainingRun, dev_accuracy, hold_out_instances, require_finite
+from .training import TrainingRun, require_finite
 
 
 #: The smoothings ``alpha=None`` chooses from, on dev (docs/benchmarks.md, "Defaults").
@@ -65,8 +66,9 @@ SHARES = (1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001)
 #: The training values ``weighting=None`` chooses from, on dev, with alpha: the counts, or Rennie et al.'s
 #: transformed counts (:func:`_tf_idf`).
 WEIGHTINGS = ("counts", "tf-idf")
-#: The share of the training instances held out to choose alpha on when there is no dev.
-HELD_OUT = 0.1
+#: The folds of the cross-validation that chooses the settings when there is no dev (docs/benchmarks.md, "Naive
+#: Bayes's settings by cross-validation": a held-out tenth chose worse on the panel's text corpora on average).
+FOLDS = 5
 
 
 VOCABULARY = Option("vocabulary", float, None, "the share of the training features kept, those whose presence tells "
@@ -86,10 +88,11 @@ class NaiveBayes(Learner):
     estimates sum: the training counts, or Rennie et al.'s transformed counts (:func:`_tf_idf`; a document to
     classify is scored on its counts either way, as in the paper).  By default (None) all four are chosen, among
     :data:`SHARES` × :data:`WEIGHTINGS` × :data:`VARIANTS` × :data:`ALPHAS`, by accuracy on dev —
-    without dev, on a seeded 10% of the training instances held out, the counts of the rest scoring each
-    candidate — and the model is then estimated from all the training data; ``chosen_`` and ``candidates_``
-    say what was chosen and each candidate's score.  Each candidate costs one pass over the count table of
-    the vocabulary, not a training run.  It classifies single instances
+    without dev, by :data:`FOLDS`-fold cross-validation on seeded folds of the training instances, each fold
+    scored by the counts of the others — and the model is then estimated from all the training data;
+    ``chosen_`` and ``candidates_`` say what was chosen and each candidate's score.  Each candidate costs one
+    pass over the count table of the vocabulary and a product with the held-out documents, not a training
+    run.  It classifies single instances
     (the Multiclass decoder; a chain of NB emissions would be an HMM, not implemented here) and needs a
     bias feature (see the module docstring) whose value is the same in every training instance, i.e.
     feature values without normalisation.
@@ -114,8 +117,8 @@ class NaiveBayes(Learner):
                Option("weighting", str, None, "the training values the estimates sum: counts, or tf-idf (Rennie et al. "
                       "2003: log(1 + count)·idf, each document of unit length; default: chosen on dev with alpha; "
                       "with --no-tune, counts)", choices=WEIGHTINGS, nullable=True, untuned="counts"),
-               Option("seed", int, 0, "seed of the instances held out to choose alpha on without dev", minimum=0,
-                      maximum=SEED_MAX))
+               Option("seed", int, 0, "seed of the cross-validation folds that choose the settings without dev",
+                      minimum=0, maximum=SEED_MAX))
     history_fields = (HistoryField("train_mistakes", "mistakes", "{:>6}"),)
 
     def fit(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
@@ -130,29 +133,36 @@ class NaiveBayes(Learner):
             raise OptionValueError(f"{self.name} keeps log P(y) in the weight of a bias feature: use a feature set "
                                    "with a bias template (bundled: text-nb, text-presence)")
         require_finite(X, "training")
-        estimate = self._estimator(joint, X, y, bias_row)
+        table = _CountTable(self, joint, X, y, bias_row)
         settings = self._settings()
-        if len(settings) > 1:
-            choice_data = dev
-            if dev is None:
-                rest, rest_y, choice_data = hold_out_instances(X, y, HELD_OUT, self.seed)
-                scoring = self._estimator(joint, rest, rest_y, bias_row)
-            else:
-                scoring = estimate
-            self.candidates_ = [{**s, "dev_accuracy": dev_accuracy(decoder, joint, scoring(**s)[0], choice_data)}
-                                for s in settings]
-            best = max(self.candidates_, key=lambda c: c["dev_accuracy"])  # ties: the first (multinomial, larger alpha)
-            setting = {name: best[name] for name in settings[0]}
+        setting = settings[0]
+        if len(settings) > 1 and (dev is not None or X.n_instances > 1):
+            scores = table.accuracies(settings, *dev) if dev is not None else self._cross_validated(
+                joint, X, y, bias_row, settings)
+            self.candidates_ = [{**s, "dev_accuracy": float(a)} for s, a in zip(settings, scores)]
+            setting = settings[int(np.argmax(scores))]  # ties: the first (the larger vocabulary, multinomial, alpha)
             self.chosen_ = {name: value for name, value in setting.items() if getattr(self, name) is None}
-        else:
-            setting = settings[0]
-        w, mixed_sign_rows = estimate(**setting)
+        w, mixed_sign_rows = table.weights(**setting)
         errors = int(np.count_nonzero(decode_corpus(decoder, joint, w, X) != y))
         with run:
             run.record(lambda: w, train_mistakes=errors, train_token_errors=errors, mixed_sign_rows=mixed_sign_rows)
         self.weights_ = run.finish()
         self.history_, self.best_epoch_ = run.history, run.best_step
         return self
+
+    def _cross_validated(self, joint: JointFeatureMap, X: FeatureMatrix, y: np.ndarray, bias_row: int,
+                         settings: list[dict]) -> np.ndarray:
+        """Each setting's accuracy over :data:`FOLDS` seeded folds of the instances (as many as there are
+        instances, if fewer), each scored by the count table of the others."""
+        order = np.random.default_rng(self.seed).permutation(X.n_instances)
+        folds = min(FOLDS, X.n_instances)
+        correct = np.zeros(len(settings))
+        for k in range(folds):
+            held = np.sort(order[k::folds])
+            rest = np.setdiff1d(np.arange(X.n_instances), held, assume_unique=True)
+            table = _CountTable(self, joint, X.take(rest), y[X.positions(rest)], bias_row)
+            correct += table.accuracies(settings, X.take(held), y[X.positions(held)]) * len(held)
+        return correct / X.n_instances
 
     def _settings(self) -> list[dict]:
         """The candidate settings, every combination of :meth:`_choices` (ties on dev go to the first: the
@@ -165,60 +175,27 @@ class NaiveBayes(Learner):
         return {"vocabulary": _given(self.vocabulary, SHARES), "weighting": _given(self.weighting, WEIGHTINGS),
                 "variant": _given(self.variant, VARIANTS), "alpha": _given(self.alpha, ALPHAS)}
 
-    def _estimator(self, joint: JointFeatureMap, X: FeatureMatrix, y: np.ndarray, bias_row: int):
-        """The counts of ``X`` once, and a function of the settings (:meth:`_settings`) giving the weights
-        estimated from them and the number of rows with training values of both signs.
-
-        The counts are kept for the rows these instances have (the vocabulary: every row of the joint map
-        with a training event, unless some instances are held out), ranked by :func:`_information`."""
-        row, position = X.indices.astype(np.int64), X.entry_positions()
-        bias_value = _bias_value(X, position, bias_row)
-        feature = row != bias_row
-        row, label, value = row[feature], y[position[feature]], X.values[feature].astype(np.float64)
-        events = self._events(value)
-        position = position[feature]
-        row, label, value, events, position = (a[events > 0] for a in (row, label, value, events, position))
-        L = joint.n_labels
-        rows, local = np.unique(row, return_inverse=True)
-        V = len(rows)
-        sign = np.where(np.bincount(local, value, minlength=V) < 0, -1.0, 1.0)
-        mixed_sign_rows = len(np.unique(local[np.sign(value) != sign[local]]))
-        documents = np.bincount(y, minlength=L).astype(np.float64)
-        present = np.bincount(local * L + label, minlength=V * L).reshape(V, L).astype(np.float64)
-        counts = {"counts": np.bincount(local * L + label, events, minlength=V * L).reshape(V, L)}
-        if "tf-idf" in self._choices().get("weighting", ()):
-            weighted = _tf_idf(events, local, position, present.sum(axis=1), X.n_positions)
-            counts["tf-idf"] = np.bincount(local * L + label, weighted, minlength=V * L).reshape(V, L)
-        ranked = np.argsort(-_information(present, documents), kind="stable")
-        with np.errstate(divide="ignore"):  # a label without training instances: log P(y) = −∞
-            log_prior = np.log(documents / documents.sum())
-
-        def weights(vocabulary: float = 1.0, weighting: str = "counts", **setting) -> tuple[np.ndarray, int]:
-            kept = np.sort(ranked[: max(1, round(vocabulary * V))])
-            log_likelihood, constant = self._log_likelihoods(counts[weighting][kept], documents, log_prior, **setting)
-            w = np.zeros(joint.size)
-            emission = joint.emission_weights(w)
-            emission[rows[kept]] = sign[kept, None] * log_likelihood
-            emission[bias_row] = constant / bias_value
-            return w, mixed_sign_rows
-
-        return weights
-
     def _events(self, values: np.ndarray) -> np.ndarray:
         """How many events of its feature each training entry counts: the count ``|value|``."""
         return np.abs(values)
 
-    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, log_prior: np.ndarray, alpha: float,
-                         variant: str):
-        """The weights of every feature of the vocabulary (``V × L``) from its event ``counts`` —
-        ``log P(f|y)``, or for the complement ``−log P̃(f|y)`` — and the per-label constant: ``log P(y)``, none
-        for the complement (−∞ for a label without training documents either way)."""
-        vocabulary = len(counts)
+    def _log_likelihoods(self, counts: np.ndarray, sizes: list[int], documents: np.ndarray, log_prior: np.ndarray,
+                         alpha: float, variant: str):
+        """The weights of the first ``k`` features of the vocabulary, for each ``k`` of ``sizes``, from the event
+        ``counts`` of the whole vocabulary (most informative first) — ``log P(f|y)``, or for the complement
+        ``−log P̃(f|y)`` — as ``(terms, offset, constant)``: the weights are ``terms[:k] + offset``, and the per-label
+        constant is ``log P(y)``, none for the complement (−∞ for a label without training documents either way).
+        A feature's term is the same for every ``k``; only the normaliser ``offset``, a sum over the kept features,
+        depends on it."""
         if variant == "complement":
             others = counts.sum(axis=1, keepdims=True) - counts
-            return (np.log(others.sum(axis=0) + alpha * vocabulary) - np.log(others + alpha),
-                    np.where(documents > 0, 0.0, -np.inf))
-        return np.log(counts + alpha) - np.log(counts.sum(axis=0) + alpha * vocabulary), log_prior
+            terms, summed, sign = -np.log(others + alpha), _prefix_sums(others, sizes), 1.0
+            constant = np.where(documents > 0, 0.0, -np.inf)
+        else:
+            terms, summed, sign, constant = np.log(counts + alpha), _prefix_sums(counts, sizes), -1.0, log_prior
+        with np.errstate(divide="ignore"):  # no features (k = 0): no weights to normalise
+            for k in sizes:
+                yield terms, sign * np.log(summed[k] + alpha * k), constant
 
 
 class BernoulliNaiveBayes(NaiveBayes):
@@ -242,12 +219,98 @@ class BernoulliNaiveBayes(NaiveBayes):
                                    f"\"none\"), got {values[np.abs(values) != 1][0]:g}")
         return np.ones(len(values))
 
-    def _log_likelihoods(self, counts: np.ndarray, documents: np.ndarray, log_prior: np.ndarray, alpha: float):
-        """``log P(f|y) − log(1 − P(f|y))`` per feature of the vocabulary and the constant ``log P(y) +
-        Σ_f log(1 − P(f|y))`` per label."""
+    def _log_likelihoods(self, counts: np.ndarray, sizes: list[int], documents: np.ndarray, log_prior: np.ndarray,
+                         alpha: float):
+        """As :meth:`NaiveBayes._log_likelihoods`: the terms ``log P(f|y) − log(1 − P(f|y))``, no offset, and the
+        constant ``log P(y) + Σ_f log(1 − P(f|y))`` over the first ``k`` features."""
         p = (counts + alpha) / (documents + 2 * alpha)
         log_absent = np.log1p(-p)
-        return np.log(p) - log_absent, log_prior + log_absent.sum(axis=0)
+        terms, absent = np.log(p) - log_absent, _prefix_sums(log_absent, sizes)
+        for k in sizes:
+            yield terms, 0.0, log_prior + absent[k]
+
+
+class _CountTable:
+    """The count table of some training instances (``X``, gold ids ``y``) for the settings of ``learner``: the counts
+    are kept for the rows these instances have (the vocabulary), ranked by :func:`_information`; each setting's
+    weights (:meth:`weights`), or only its accuracy on held-out instances (:meth:`accuracies`), come from it."""
+
+    def __init__(self, learner: NaiveBayes, joint: JointFeatureMap, X: FeatureMatrix, y: np.ndarray, bias_row: int):
+        self.learner, self.joint, self.bias_row = learner, joint, bias_row
+        row, position = X.indices.astype(np.int64), X.entry_positions()
+        self.bias_value = _bias_value(X, position, bias_row)
+        feature = row != bias_row
+        row, label, value = row[feature], y[position[feature]], X.values[feature].astype(np.float64)
+        events = learner._events(value)
+        position = position[feature]
+        row, label, value, events, position = (a[events > 0] for a in (row, label, value, events, position))
+        L = joint.n_labels
+        self.rows, local = np.unique(row, return_inverse=True)
+        V = len(self.rows)
+        self.sign = np.where(np.bincount(local, value, minlength=V) < 0, -1.0, 1.0)
+        self.mixed_sign_rows = len(np.unique(local[np.sign(value) != self.sign[local]]))
+        self.documents = np.bincount(y, minlength=L).astype(np.float64)
+        present = np.bincount(local * L + label, minlength=V * L).reshape(V, L).astype(np.float64)
+        self.counts = {"counts": np.bincount(local * L + label, events, minlength=V * L).reshape(V, L)}
+        if "tf-idf" in learner._choices().get("weighting", ()):
+            weighted = _tf_idf(events, local, position, present.sum(axis=1), X.n_positions)
+            self.counts["tf-idf"] = np.bincount(local * L + label, weighted, minlength=V * L).reshape(V, L)
+        self.ranked = np.argsort(-_information(present, self.documents), kind="stable")
+        self.counts = {weighting: counts[self.ranked] for weighting, counts in self.counts.items()}  # rank order
+        self.sign = self.sign[self.ranked]
+        with np.errstate(divide="ignore"):  # a label without training instances: log P(y) = −∞
+            self.log_prior = np.log(self.documents / self.documents.sum())
+
+    def _size(self, vocabulary: float) -> int:
+        """How many of the most informative features a vocabulary share keeps (at least one, of any)."""
+        return max(1, round(vocabulary * len(self.rows))) if len(self.rows) else 0
+
+    def _paths(self, settings: list[dict]):
+        """``(index, k, terms, offset, constant)`` for every setting (:meth:`NaiveBayes._log_likelihoods`: the weights
+        of its ``k`` kept features are ``terms[:k] + offset``), the settings that differ in their vocabulary only
+        computed together, with the same ``terms``."""
+        groups: dict[tuple, list[int]] = {}
+        for j, setting in enumerate(settings):
+            rest = {name: value for name, value in setting.items() if name != "vocabulary"}
+            groups.setdefault(tuple(sorted(rest.items())), []).append(j)
+        for key, members in groups.items():
+            setting = dict(key)
+            counts = self.counts[setting.pop("weighting", "counts")]
+            sizes = [self._size(settings[j].get("vocabulary", 1.0)) for j in members]
+            for j, k, path in zip(members, sizes, self.learner._log_likelihoods(counts, sizes, self.documents,
+                                                                               self.log_prior, **setting)):
+                yield j, k, *path
+
+    def weights(self, **setting) -> tuple[np.ndarray, int]:
+        """The joint weights of a setting (:meth:`NaiveBayes._settings`) and the number of rows with training values
+        of both signs."""
+        _, k, terms, offset, constant = next(self._paths([setting]))
+        w = np.zeros(self.joint.size)
+        emission = self.joint.emission_weights(w)
+        emission[self.rows[self.ranked[:k]]] = self.sign[:k, None] * (terms[:k] + offset)
+        emission[self.bias_row] = constant / self.bias_value
+        return w, self.mixed_sign_rows
+
+    def accuracies(self, settings: list[dict], X: FeatureMatrix, y: np.ndarray) -> np.ndarray:
+        """The accuracy of each setting's weights on instances ``X`` with gold ids ``y``, without making the weights:
+        with ``v`` an instance's signed values on the vocabulary (columns in rank order, the kept ones a prefix), its
+        scores are ``v[:k]·terms[:k] + (Σ v[:k])·offset + constant`` (the bias feature's value times its weight)."""
+        row, position = X.indices.astype(np.int64), X.entry_positions()
+        local = np.minimum(np.searchsorted(self.rows, row), max(len(self.rows) - 1, 0))
+        known = (self.rows[local] == row) & (row != self.bias_row) if len(self.rows) else np.zeros(len(row), bool)
+        rank = np.empty(len(self.rows), np.int64)
+        rank[self.ranked] = np.arange(len(self.rows))
+        columns = rank[local[known]]
+        values = scipy.sparse.csc_array((X.values[known].astype(np.float64) * self.sign[columns],
+                                         (position[known], columns)), shape=(X.n_positions, len(self.rows)))
+        totals = {}  # Σ v[:k] per instance, by k
+        out = np.zeros(len(settings))
+        for j, k, terms, offset, constant in self._paths(settings):
+            if k not in totals:
+                totals[k] = np.asarray(values[:, :k].sum(axis=1)).ravel()
+            scores = values[:, :k] @ terms[:k] + totals[k][:, None] * offset + constant
+            out[j] = np.count_nonzero(scores.argmax(axis=1) == y) / max(len(y), 1)
+        return out
 
 
 def _tf_idf(events: np.ndarray, feature: np.ndarray, document: np.ndarray, document_frequency: np.ndarray,
@@ -264,6 +327,15 @@ def _tf_idf(events: np.ndarray, feature: np.ndarray, document: np.ndarray, docum
     return weighted / np.where(norms > 0, norms, 1.0)[document]
 
 
+def _prefix_sums(values: np.ndarray, sizes: list[int]) -> dict[int, np.ndarray]:
+    """``values[:k].sum(axis=0)`` for every ``k`` of ``sizes``, summing each row once."""
+    sums, total, start = {}, np.zeros(values.shape[1:]), 0
+    for k in sorted(set(sizes)):
+        total = total + values[start:k].sum(axis=0)
+        sums[k], start = total, k
+    return sums
+
+
 def _given(value, candidates: tuple) -> tuple:
     """The candidates of a setting: its given value, or all of ``candidates`` when it is None (chosen on dev)."""
     return candidates if value is None else (value,)
@@ -273,15 +345,21 @@ def _information(present: np.ndarray, documents: np.ndarray) -> np.ndarray:
     """The mutual information between each feature's presence in a document and the document's label, from
     ``present[f, y]`` (documents of label y with feature f) and ``documents[y]`` (documents of label y)::
 
-        I(f; Y) = Σ_y Σ_{e ∈ {0, 1}} P(e, y) log(P(e, y) / (P(e) P(y)))     (0 log 0 = 0)"""
+        I(f; Y) = Σ_y Σ_{e ∈ {0, 1}} P(e, y) log(P(e, y) / (P(e) P(y)))     (0 log 0 = 0)
+
+    over the non-zero ``present[f, y]`` only (a feature meets few labels): where it is 0, the absent term is
+    ``P(y) log(D / (D − D_f))`` (``D_f``: the documents with f), which sums to ``log(D / (D − D_f))`` over every
+    label, so those labels add that times the share of documents of the labels f meets outside them."""
     D = documents.sum()
-    total = present.sum(axis=1, keepdims=True)
-    out = np.zeros(len(present))
+    total = present.sum(axis=1)
+    feature, label = np.nonzero(present)
+    p, t, d = present[feature, label], total[feature], documents[label]
     with np.errstate(divide="ignore", invalid="ignore"):
-        for joint_count, marginal in ((present, total), (documents - present, D - total)):
-            term = joint_count / D * np.log(joint_count * D / (marginal * documents))
-            out += np.where(joint_count > 0, term, 0.0).sum(axis=1)
-    return out
+        met = p / D * np.log(p * D / (t * d))
+        missed = np.where(d > p, (d - p) / D * np.log((d - p) * D / ((D - t) * d)), 0.0)
+        base = np.where(total < D, np.log(D / (D - total)), 0.0)
+    seen_share = np.bincount(feature, d / D, minlength=len(present))
+    return np.bincount(feature, met + missed, minlength=len(present)) + base * (1.0 - seen_share)
 
 
 def _bias_value(X: FeatureMatrix, position: np.ndarray, bias_row: int) -> float:
