@@ -1689,8 +1689,10 @@ class Classifier(_Model, ClassifierI):
             self._input_form = form
         return documents
 
-    def _trained_on(self, kind: str) -> bool:
-        """Whether the training documents are of ``kind`` (:func:`_document_kind`), as :attr:`_input_form` records."""
+    def trained_on(self, kind: str) -> bool:
+        """Whether the model was trained on documents of ``kind``: ``text``, ``fields`` (tuples of fields),
+        ``featureset`` (feature dicts of named features) or ``numeric`` (numeric feature dicts, a matrix's rows); False
+        for a model of a file written before the kind was kept."""
         return self._input_form is not None and self._input_form["kind"] == kind
 
     @property
@@ -1732,7 +1734,7 @@ class Classifier(_Model, ClassifierI):
             classes = _label_set(labels, "training data")
             self._begin(documents)
             # the names of NLTK featuresets, kept to name the weights (most_informative_features)
-            pairs = _add_distinct_pairs({}, documents) if self._trained_on("featureset") else {}
+            pairs = _add_distinct_pairs({}, documents) if self.trained_on("featureset") else {}
             self._featureset_pairs = list(pairs.values())
             features = self._training_features(documents, first=True)
             self._train(features, labels, classes, self._dev_data(dev))
@@ -1765,7 +1767,7 @@ class Classifier(_Model, ClassifierI):
             if type(label) not in (str, int, float, bool):
                 raise CorpusFormatError("training data", None, f"document {k} has the label {label!r}: streamed "
                                         "labels are strings, numbers or true/false (the feature cache records them)")
-        if self._trained_on("featureset"):
+        if self.trained_on("featureset"):
             _add_distinct_pairs(self._stream_pairs, documents)
         return documents, labels, repr([documents, labels]).encode()
 

@@ -223,3 +223,19 @@ def test_a_kernel_that_overflows_is_refused(work, capsys):
     assert_one_line(code, err, 1, "the poly kernel (kernel poly, degree 100000", "beyond floating point",
                     "lower the degree or gamma")
     assert not (work / "x.model").exists()
+
+
+def test_classify_reads_a_fields_models_lines_as_tab_separated_fields(work, capsys):
+    """A model trained on tuples of fields got each line as one text, which it refused; a line is now its fields."""
+    from structlin import Classifier
+
+    tuples = [("join", "board", "as", "director"), ("is", "chairman", "of", "group"), ("named", "director", "of", "firm"),
+              ("bought", "shares", "in", "june")] * 3
+    model = Classifier(epochs=3, progress=False).fit(tuples, ["V", "N", "N", "V"] * 3)
+    model.save(work / "pp.model")
+    (work / "in.tsv").write_text("join\tboard\tas\tdirector\nis\tchairman\tof\tgroup\n", "utf-8")
+    code, out, _ = run(capsys, "classify", "pp.model", "--input", "in.tsv")
+    assert code == 0 and out.split() == model.predict(tuples[:2]).tolist()
+    (work / "short.tsv").write_text("join board as director\n", "utf-8")
+    code, _, err = run(capsys, "classify", "pp.model", "--input", "short.tsv")
+    assert code == 1 and "input: document 1 is a tuple of 1 field, but the model was trained on tuples of 4 fields" in err

@@ -644,7 +644,8 @@ def _classify(args) -> None:
     folder = args.input is not None and Path(args.input).is_dir()
     write = CLASSIFIED_FORMATS[args.format]
     with _output(args.output) as out, _progress(_file_progress(args), desc=args.input, unit="document") as bar:
-        for names, documents in _documents_to_classify(args.input, args.encoding, folder):
+        for names, documents in _documents_to_classify(args.input, args.encoding, folder,
+                                                       fields=classifier.trained_on("fields")):
             if probabilities:
                 table = classifier.predict_proba(documents)
                 labels = classifier.classes_[table.argmax(axis=1)].tolist()
@@ -656,10 +657,11 @@ def _classify(args) -> None:
             bar.update(len(documents))
 
 
-def _documents_to_classify(source: str | None, encoding: str, folder: bool) -> Iterator[tuple[list[str], list[str]]]:
-    """Batches of documents' names and texts: the paths and texts of the files of a ``folder``, or the lines of a
-    file or of standard input (a line is its own name); a byte that is not ``encoding`` is an error located by
-    file and line."""
+def _documents_to_classify(source: str | None, encoding: str, folder: bool, *,
+                           fields: bool = False) -> Iterator[tuple[list[str], list]]:
+    """Batches of documents' names and documents: the paths and texts of the files of a ``folder``, or the lines of
+    a file or of standard input (a line is its own name), each a tuple of its tab-separated ``fields`` for a model
+    trained on tuples of fields; a byte that is not ``encoding`` is an error located by file and line."""
     if folder:
         files = sorted(p for p in Path(source).rglob("*") if p.is_file())
         for batch in _batches(files, BATCH):
@@ -667,7 +669,7 @@ def _documents_to_classify(source: str | None, encoding: str, folder: bool) -> I
         return
     for lines in line_batches(source or sys.stdin.buffer, encoding):
         texts = [text for _, text in lines]
-        yield texts, texts
+        yield texts, [tuple(text.split("\t")) for text in texts] if fields else texts
 
 
 def _text_label(name: str, label, probabilities: dict | None, folder: bool) -> str:

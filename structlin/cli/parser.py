@@ -428,8 +428,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     classify = commands.add_parser("classify", help="classify documents with a model",
                                    description="Classify one document per input line (prints one label per line), "
-                                               "or every file of a folder (prints path<TAB>label). A line from a "
-                                               "pipe or a terminal is classified as soon as it arrives.")
+                                               "or every file of a folder (prints path<TAB>label); for a model "
+                                               "trained on tuples of fields (ppattach), a line is its tab-separated "
+                                               "fields. A line from a pipe or a terminal is classified as soon as it "
+                                               "arrives.")
     _add_model_io(classify, "text file (one document per line) or folder (default: stdin)")
     classify.add_argument("--format", choices=("text", "json", "tsv"), default="text", help="output format: text "
                           "(a label per line; path<TAB>label for a folder), json (a JSON object per line: the label "
