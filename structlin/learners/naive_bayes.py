@@ -51,7 +51,7 @@ import scipy.sparse
 from ..decoders import Decoder, decode_corpus
 from ..errors import OptionValueError
 from ..joint import JointFeatureMap
-from ..matrix import FeatureMatrix
+from ..matrix import FeatureMatrix, ranges
 from .protocol import SEED_MAX, Capabilities, HistoryField, Learner, Option
 from .training import TrainingRun, require_finite
 
@@ -179,23 +179,37 @@ class NaiveBayes(Learner):
         """How many events of its feature each training entry counts: the count ``|value|``."""
         return np.abs(values)
 
-    def _log_likelihoods(self, counts: np.ndarray, sizes: list[int], documents: np.ndarray, log_prior: np.ndarray,
-                         alpha: float, variant: str):
-        """The weights of the first ``k`` features of the vocabulary, for each ``k`` of ``sizes``, from the event
-        ``counts`` of the whole vocabulary (most informative first) — ``log P(f|y)``, or for the complement
-        ``−log P̃(f|y)`` — as ``(terms, offset, constant)``: the weights are ``terms[:k] + offset``, and the per-label
-        constant is ``log P(y)``, none for the complement (−∞ for a label without training documents either way).
-        A feature's term is the same for every ``k``; only the normaliser ``offset``, a sum over the kept features,
-        depends on it."""
+    def _log_likelihoods(self, table: _CountTable, weighting: str, sizes: list[int], alpha: float, variant: str):
+        """For each ``k`` of ``sizes``, the weights of the ``k`` most informative features of ``table`` — ``log P(f|y)``,
+        or for the complement ``−log P̃(f|y)`` — as ``W[f, y] = row[f] + column[y] + cells`` (``row`` None for 0;
+        ``cells``: the table's non-zero cells' own terms, of which the first ``table.cells_before(k)`` are the kept
+        features'), with the per-label constant: ``log P(y)``, none for the complement (−∞ for a label without training
+        documents either way).  A count of 0 gives the same term to every feature of a label (multinomial) or to every
+        label of a feature (complement), so only the non-zero cells have terms of their own::
+
+            multinomial   W = log(c + α) − log(N_y + αk) = [log α − log(N_y + αk)] + log(1 + c/α)
+            complement    W = log(O_y + αk) − log(r_f − c + α) = −log(r_f + α) + log(O_y + αk) + log((r_f + α)/(r_f − c + α))
+
+        with ``N_y`` the counts of label ``y`` over the kept features, ``r_f`` feature f's over every label and ``O_y``
+        the other labels' over the kept features."""
+        counts, L = table.values[weighting], len(table.documents)
         if variant == "complement":
-            others = counts.sum(axis=1, keepdims=True) - counts
-            terms, summed, sign = -np.log(others + alpha), _prefix_sums(others, sizes), 1.0
-            constant = np.where(documents > 0, 0.0, -np.inf)
+            row_sums = table.row_sums(weighting)
+            before = row_sums[table.cell_rank]
+            row, cells = -np.log(row_sums + alpha), np.log(before + alpha) - np.log(before - counts + alpha)
+            constant = np.where(table.documents > 0, 0.0, -np.inf)
+            kept_sums = np.concatenate([[0.0], np.cumsum(row_sums)])
         else:
-            terms, summed, sign, constant = np.log(counts + alpha), _prefix_sums(counts, sizes), -1.0, log_prior
-        with np.errstate(divide="ignore"):  # no features (k = 0): no weights to normalise
-            for k in sizes:
-                yield terms, sign * np.log(summed[k] + alpha * k), constant
+            row, cells, constant = None, np.log1p(counts / alpha), table.log_prior
+        for k in sizes:
+            summed = table.label_sums(counts, k)  # N_y
+            if not k:  # no features: no weights to normalise
+                column = np.zeros(L)
+            elif variant == "complement":
+                column = np.log(kept_sums[k] - summed + alpha * k)
+            else:
+                column = np.log(alpha) - np.log(summed + alpha * k)
+            yield row, column, cells, constant
 
 
 class BernoulliNaiveBayes(NaiveBayes):
@@ -219,21 +233,25 @@ class BernoulliNaiveBayes(NaiveBayes):
                                    f"\"none\"), got {values[np.abs(values) != 1][0]:g}")
         return np.ones(len(values))
 
-    def _log_likelihoods(self, counts: np.ndarray, sizes: list[int], documents: np.ndarray, log_prior: np.ndarray,
-                         alpha: float):
-        """As :meth:`NaiveBayes._log_likelihoods`: the terms ``log P(f|y) − log(1 − P(f|y))``, no offset, and the
-        constant ``log P(y) + Σ_f log(1 − P(f|y))`` over the first ``k`` features."""
-        p = (counts + alpha) / (documents + 2 * alpha)
-        log_absent = np.log1p(-p)
-        terms, absent = np.log(p) - log_absent, _prefix_sums(log_absent, sizes)
+    def _log_likelihoods(self, table: _CountTable, weighting: str, sizes: list[int], alpha: float):
+        """As :meth:`NaiveBayes._log_likelihoods`: ``W[f, y] = log P(f|y) − log(1 − P(f|y))`` and the constant
+        ``log P(y) + Σ_f log(1 − P(f|y))`` over the ``k`` kept features; a feature absent from every document of ``y``
+        has ``P(f|y) = p₀(y) = α/(D_y + 2α)``, so only the non-zero cells differ from the label's terms."""
+        documents, label = table.documents, table.cell_label
+        p0 = alpha / (documents + 2 * alpha)
+        column, absent = np.log(p0) - np.log1p(-p0), np.log1p(-p0)
+        p = (table.values[weighting] + alpha) / (documents[label] + 2 * alpha)
+        cells = np.log(p) - np.log1p(-p) - column[label]
+        absent_cells = np.log1p(-p) - absent[label]
         for k in sizes:
-            yield terms, 0.0, log_prior + absent[k]
+            yield None, column, cells, table.log_prior + k * absent + table.label_sums(absent_cells, k)
 
 
 class _CountTable:
-    """The count table of some training instances (``X``, gold ids ``y``) for the settings of ``learner``: the counts
-    are kept for the rows these instances have (the vocabulary), ranked by :func:`_information`; each setting's
-    weights (:meth:`weights`), or only its accuracy on held-out instances (:meth:`accuracies`), come from it."""
+    """The count table of some training instances (``X``, gold ids ``y``) for the settings of ``learner``: the features
+    these instances have (the vocabulary), ranked by :func:`_information`, and the non-zero cells ``(feature, label)``
+    of their counts, in rank order (a feature meets few labels: the table is kept sparse); each setting's weights
+    (:meth:`weights`), or only its accuracy on held-out instances (:meth:`accuracies`), come from it."""
 
     def __init__(self, learner: NaiveBayes, joint: JointFeatureMap, X: FeatureMatrix, y: np.ndarray, bias_row: int):
         self.learner, self.joint, self.bias_row = learner, joint, bias_row
@@ -247,68 +265,110 @@ class _CountTable:
         L = joint.n_labels
         self.rows, local = np.unique(row, return_inverse=True)
         V = len(self.rows)
-        self.sign = np.where(np.bincount(local, value, minlength=V) < 0, -1.0, 1.0)
-        self.mixed_sign_rows = len(np.unique(local[np.sign(value) != self.sign[local]]))
+        sign = np.where(np.bincount(local, value, minlength=V) < 0, -1.0, 1.0)
+        self.mixed_sign_rows = len(np.unique(local[np.sign(value) != sign[local]]))
         self.documents = np.bincount(y, minlength=L).astype(np.float64)
-        present = np.bincount(local * L + label, minlength=V * L).reshape(V, L).astype(np.float64)
-        self.counts = {"counts": np.bincount(local * L + label, events, minlength=V * L).reshape(V, L)}
+        cells, entry_cell = np.unique(local * L + label, return_inverse=True)
+        cell_feature, cell_label = cells // L, cells % L
+        present = np.bincount(entry_cell, minlength=len(cells)).astype(np.float64)
+        values = {"counts": np.bincount(entry_cell, events, minlength=len(cells))}
         if "tf-idf" in learner._choices().get("weighting", ()):
-            weighted = _tf_idf(events, local, position, present.sum(axis=1), X.n_positions)
-            self.counts["tf-idf"] = np.bincount(local * L + label, weighted, minlength=V * L).reshape(V, L)
-        self.ranked = np.argsort(-_information(present, self.documents), kind="stable")
-        self.counts = {weighting: counts[self.ranked] for weighting, counts in self.counts.items()}  # rank order
-        self.sign = self.sign[self.ranked]
+            frequency = np.bincount(cell_feature, present, minlength=V)
+            values["tf-idf"] = np.bincount(entry_cell, _tf_idf(events, local, position, frequency, X.n_positions),
+                                           minlength=len(cells))
+        information = _information(scipy.sparse.coo_array((present, (cell_feature, cell_label)), shape=(V, L)),
+                                   self.documents)
+        self.ranked = np.argsort(-information, kind="stable")
+        rank = np.empty(V, np.int64)
+        rank[self.ranked] = np.arange(V)
+        order = np.argsort(rank[cell_feature] * L + cell_label, kind="stable")
+        self.cell_rank, self.cell_label = rank[cell_feature][order], cell_label[order]
+        self.values = {weighting: cell_values[order] for weighting, cell_values in values.items()}
+        self._cells_before = np.searchsorted(self.cell_rank, np.arange(V + 1))
+        self.sign = sign[self.ranked]
         with np.errstate(divide="ignore"):  # a label without training instances: log P(y) = −∞
             self.log_prior = np.log(self.documents / self.documents.sum())
+
+    def cells_before(self, k: int) -> int:
+        """How many non-zero cells the ``k`` most informative features have (they come first)."""
+        return int(self._cells_before[k])
+
+    def row_sums(self, weighting: str) -> np.ndarray:
+        """Each feature's values summed over the labels, in rank order."""
+        return np.bincount(self.cell_rank, self.values[weighting], minlength=len(self.rows))
+
+    def label_sums(self, cell_values: np.ndarray, k: int) -> np.ndarray:
+        """``cell_values`` (one per cell) summed by label over the ``k`` most informative features."""
+        stop = self.cells_before(k)
+        return np.bincount(self.cell_label[:stop], cell_values[:stop], minlength=len(self.documents))
 
     def _size(self, vocabulary: float) -> int:
         """How many of the most informative features a vocabulary share keeps (at least one, of any)."""
         return max(1, round(vocabulary * len(self.rows))) if len(self.rows) else 0
 
     def _paths(self, settings: list[dict]):
-        """``(index, k, terms, offset, constant)`` for every setting (:meth:`NaiveBayes._log_likelihoods`: the weights
-        of its ``k`` kept features are ``terms[:k] + offset``), the settings that differ in their vocabulary only
-        computed together, with the same ``terms``."""
+        """``(index, k, row, column, cells, constant)`` for every setting (:meth:`NaiveBayes._log_likelihoods`), the
+        settings that differ in their vocabulary only computed together."""
         groups: dict[tuple, list[int]] = {}
         for j, setting in enumerate(settings):
             rest = {name: value for name, value in setting.items() if name != "vocabulary"}
             groups.setdefault(tuple(sorted(rest.items())), []).append(j)
         for key, members in groups.items():
             setting = dict(key)
-            counts = self.counts[setting.pop("weighting", "counts")]
+            weighting = setting.pop("weighting", "counts")
             sizes = [self._size(settings[j].get("vocabulary", 1.0)) for j in members]
-            for j, k, path in zip(members, sizes, self.learner._log_likelihoods(counts, sizes, self.documents,
-                                                                               self.log_prior, **setting)):
+            for j, k, path in zip(members, sizes, self.learner._log_likelihoods(self, weighting, sizes, **setting)):
                 yield j, k, *path
+
+    def _cell_matrix(self, cells: np.ndarray, k: int) -> scipy.sparse.csr_array:
+        """The cells' terms of the ``k`` most informative features as a ``k × L`` matrix."""
+        stop = self.cells_before(k)
+        return scipy.sparse.csr_array((cells[:stop], self.cell_label[:stop], self._cells_before[: k + 1]),
+                                      shape=(k, len(self.documents)))
 
     def weights(self, **setting) -> tuple[np.ndarray, int]:
         """The joint weights of a setting (:meth:`NaiveBayes._settings`) and the number of rows with training values
         of both signs."""
-        _, k, terms, offset, constant = next(self._paths([setting]))
+        _, k, row, column, cells, constant = next(self._paths([setting]))
+        kept = self._cell_matrix(cells, k).toarray() + column
+        if row is not None:
+            kept += row[:k, None]
         w = np.zeros(self.joint.size)
         emission = self.joint.emission_weights(w)
-        emission[self.rows[self.ranked[:k]]] = self.sign[:k, None] * (terms[:k] + offset)
+        emission[self.rows[self.ranked[:k]]] = self.sign[:k, None] * kept
         emission[self.bias_row] = constant / self.bias_value
         return w, self.mixed_sign_rows
 
     def accuracies(self, settings: list[dict], X: FeatureMatrix, y: np.ndarray) -> np.ndarray:
         """The accuracy of each setting's weights on instances ``X`` with gold ids ``y``, without making the weights:
-        with ``v`` an instance's signed values on the vocabulary (columns in rank order, the kept ones a prefix), its
-        scores are ``v[:k]·terms[:k] + (Σ v[:k])·offset + constant`` (the bias feature's value times its weight)."""
+        with ``v`` an instance's signed values on the features it has of the vocabulary (columns in rank order, the
+        kept ones a prefix), its scores are ``v·cells`` (the cells' terms of those features, zero elsewhere), plus
+        ``(Σ v)·column + constant`` (the bias feature's value times its weight); ``v·row``, the same for every label,
+        changes no argmax.  Only the features these instances have are made dense, once for each group of settings."""
         row, position = X.indices.astype(np.int64), X.entry_positions()
         local = np.minimum(np.searchsorted(self.rows, row), max(len(self.rows) - 1, 0))
         known = (self.rows[local] == row) & (row != self.bias_row) if len(self.rows) else np.zeros(len(row), bool)
         rank = np.empty(len(self.rows), np.int64)
         rank[self.ranked] = np.arange(len(self.rows))
-        columns = rank[local[known]]
-        values = scipy.sparse.csc_array((X.values[known].astype(np.float64) * self.sign[columns],
-                                         (position[known], columns)), shape=(X.n_positions, len(self.rows)))
-        totals = {}  # Σ v[:k] per instance, by k
-        out = np.zeros(len(settings))
-        for j, k, terms, offset, constant in self._paths(settings):
-            if k not in totals:
-                totals[k] = np.asarray(values[:, :k].sum(axis=1)).ravel()
-            scores = values[:, :k] @ terms[:k] + totals[k][:, None] * offset + constant
+        entry_rank = rank[local[known]]
+        used, column_of = np.unique(entry_rank, return_inverse=True)  # the ranks these instances have, increasing
+        values = scipy.sparse.csc_array((X.values[known].astype(np.float64) * self.sign[entry_rank],
+                                         (position[known], column_of.ravel())), shape=(X.n_positions, len(used)))
+        starts, stops = self._cells_before[used], self._cells_before[used + 1]
+        cell = ranges(starts, stops)
+        cell_row, cell_label = np.repeat(np.arange(len(used)), stops - starts), self.cell_label[cell]
+        prefixes = {}  # by k: the instances' values on the kept features, and their sums
+        out, group = np.zeros(len(settings)), (None, None)
+        for j, k, _, column, cells, constant in self._paths(settings):
+            if group[0] is not cells:  # a new group of settings: new cell terms
+                dense = np.zeros((len(used), len(self.documents)))
+                dense[cell_row, cell_label] = cells[cell]
+                group = cells, dense
+            if k not in prefixes:
+                kept = values[:, : int(np.searchsorted(used, k))]
+                prefixes[k] = kept, np.asarray(kept.sum(axis=1)).ravel()
+            kept, totals = prefixes[k]
+            scores = kept @ group[1][: kept.shape[1]] + totals[:, None] * column + constant
             out[j] = np.count_nonzero(scores.argmax(axis=1) == y) / max(len(y), 1)
         return out
 
@@ -327,15 +387,6 @@ def _tf_idf(events: np.ndarray, feature: np.ndarray, document: np.ndarray, docum
     return weighted / np.where(norms > 0, norms, 1.0)[document]
 
 
-def _prefix_sums(values: np.ndarray, sizes: list[int]) -> dict[int, np.ndarray]:
-    """``values[:k].sum(axis=0)`` for every ``k`` of ``sizes``, summing each row once."""
-    sums, total, start = {}, np.zeros(values.shape[1:]), 0
-    for k in sorted(set(sizes)):
-        total = total + values[start:k].sum(axis=0)
-        sums[k], start = total, k
-    return sums
-
-
 def _given(value, candidates: tuple) -> tuple:
     """The candidates of a setting: its given value, or all of ``candidates`` when it is None (chosen on dev)."""
     return candidates if value is None else (value,)
@@ -343,23 +394,25 @@ def _given(value, candidates: tuple) -> tuple:
 
 def _information(present: np.ndarray, documents: np.ndarray) -> np.ndarray:
     """The mutual information between each feature's presence in a document and the document's label, from
-    ``present[f, y]`` (documents of label y with feature f) and ``documents[y]`` (documents of label y)::
+    ``present[f, y]`` (documents of label y with feature f; an array or a sparse matrix) and ``documents[y]``
+    (documents of label y)::
 
         I(f; Y) = Σ_y Σ_{e ∈ {0, 1}} P(e, y) log(P(e, y) / (P(e) P(y)))     (0 log 0 = 0)
 
     over the non-zero ``present[f, y]`` only (a feature meets few labels): where it is 0, the absent term is
     ``P(y) log(D / (D − D_f))`` (``D_f``: the documents with f), which sums to ``log(D / (D − D_f))`` over every
     label, so those labels add that times the share of documents of the labels f meets outside them."""
-    D = documents.sum()
-    total = present.sum(axis=1)
-    feature, label = np.nonzero(present)
-    p, t, d = present[feature, label], total[feature], documents[label]
+    table = scipy.sparse.coo_array(present)  # a feature's labels: its non-zero cells
+    D, V = documents.sum(), table.shape[0]
+    feature, label, p = table.row, table.col, table.data.astype(np.float64)
+    total = np.bincount(feature, p, minlength=V)
+    t, d = total[feature], documents[label]
     with np.errstate(divide="ignore", invalid="ignore"):
         met = p / D * np.log(p * D / (t * d))
         missed = np.where(d > p, (d - p) / D * np.log((d - p) * D / ((D - t) * d)), 0.0)
         base = np.where(total < D, np.log(D / (D - total)), 0.0)
-    seen_share = np.bincount(feature, d / D, minlength=len(present))
-    return np.bincount(feature, met + missed, minlength=len(present)) + base * (1.0 - seen_share)
+    seen_share = np.bincount(feature, d / D, minlength=V)
+    return np.bincount(feature, met + missed, minlength=V) + base * (1.0 - seen_share)
 
 
 def _bias_value(X: FeatureMatrix, position: np.ndarray, bias_row: int) -> float:
