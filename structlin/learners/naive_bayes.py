@@ -279,10 +279,10 @@ class _CountTable:
         information = _information(scipy.sparse.coo_array((present, (cell_feature, cell_label)), shape=(V, L)),
                                    self.documents)
         self.ranked = np.argsort(-information, kind="stable")
-        rank = np.empty(V, np.int64)
-        rank[self.ranked] = np.arange(V)
-        order = np.argsort(rank[cell_feature] * L + cell_label, kind="stable")
-        self.cell_rank, self.cell_label = rank[cell_feature][order], cell_label[order]
+        self.rank = np.empty(V, np.int64)  # of each feature of the vocabulary
+        self.rank[self.ranked] = np.arange(V)
+        order = np.argsort(self.rank[cell_feature] * L + cell_label, kind="stable")
+        self.cell_rank, self.cell_label = self.rank[cell_feature][order], cell_label[order]
         self.values = {weighting: cell_values[order] for weighting, cell_values in values.items()}
         self._cells_before = np.searchsorted(self.cell_rank, np.arange(V + 1))
         self.sign = sign[self.ranked]
@@ -348,9 +348,7 @@ class _CountTable:
         row, position = X.indices.astype(np.int64), X.entry_positions()
         local = np.minimum(np.searchsorted(self.rows, row), max(len(self.rows) - 1, 0))
         known = (self.rows[local] == row) & (row != self.bias_row) if len(self.rows) else np.zeros(len(row), bool)
-        rank = np.empty(len(self.rows), np.int64)
-        rank[self.ranked] = np.arange(len(self.rows))
-        entry_rank = rank[local[known]]
+        entry_rank = self.rank[local[known]]
         used, column_of = np.unique(entry_rank, return_inverse=True)  # the ranks these instances have, increasing
         values = scipy.sparse.csc_array((X.values[known].astype(np.float64) * self.sign[entry_rank],
                                          (position[known], column_of.ravel())), shape=(X.n_positions, len(used)))

@@ -170,10 +170,8 @@ class StructuredHinge:
                                                                         np.concatenate([gold[wrong], predicted[wrong]]))),
                                     shape=(len(gold), L))
         change = C.T.tocsr() @ batch.csr(self.joint.n_rows)  # labels × rows, (Xᵀ C)ᵀ: a row's columns distinct
-        emission = self.joint.emission_weights(subgradient)
-        for label in range(L):
-            start, stop = change.indptr[label], change.indptr[label + 1]
-            emission[change.indices[start:stop], label] -= change.data[start:stop] / self.instances
+        label = np.repeat(np.arange(L), np.diff(change.indptr))
+        self.joint.emission_weights(subgradient)[change.indices, label] -= change.data / self.instances
         return hinge
 
 
