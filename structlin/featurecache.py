@@ -40,7 +40,7 @@ import numpy as np
 from .catalog import user_cache_dir
 from .errors import StructlinError
 from .joint import JointFeatureMap
-from .matrix import FeatureMatrix, held_out_size, ranges
+from .matrix import FeatureMatrix, ordered_held_out, ranges
 from .outputs import atomic_output
 
 FORMAT = 1  # the layout of a cache folder; a folder of another format is built again
@@ -421,6 +421,13 @@ class ShardedCorpus:
             entries[at] = X.instance_entries()
         return FeatureMatrix.placed(parts, lengths, entries, self.cache.words), y
 
+    def _instance_labels(self) -> np.ndarray | None:
+        """The label id of every instance when each has one position (a document's), else None."""
+        if self.n_positions != self.n_instances:
+            return None
+        return np.concatenate([self._chosen(k, self._label_ids[self.cache.shard(k)[1]])
+                               for k in range(self.cache.n_shards)])
+
     def mean_squared_norm(self) -> float:
         """``ρ = Σ_p ‖x_p‖² / positions`` (:meth:`FeatureMatrix.mean_squared_norm`), in one pass over the shards
         (the first call's)."""
@@ -433,12 +440,10 @@ class ShardedCorpus:
         return self._rho
 
     def hold_out(self, fraction: float, seed: int) -> tuple[ShardedCorpus, ShardedCorpus]:
-        """``(rest, held)``: a seeded ``fraction`` of the instances (at least one) held out, the very instances
-        :func:`structlin.learners.training.hold_out_instances` holds out of a matrix of them."""
-        n = self.n_instances
-        order = np.random.default_rng(seed).permutation(n)
-        held = np.zeros(n, dtype=bool)
-        held[order[n - held_out_size(n, fraction) :]] = True
+        """``(rest, held)``: a ``fraction`` of the instances held out, the very instances
+        :func:`structlin.learners.training.hold_out_instances` holds out of a matrix of them
+        (:func:`~structlin.matrix.ordered_held_out`)."""
+        held = ordered_held_out(self.n_instances, fraction, self._instance_labels(), seed)
         rest_selection, held_selection = [], []
         for k in range(self.cache.n_shards):
             local = self._chosen(k, np.arange(self.cache.shards[k]["instances"]))

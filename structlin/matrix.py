@@ -39,6 +39,49 @@ def instance_positions(offsets: np.ndarray, instances) -> np.ndarray:
     return ranges(offsets[instances], offsets[instances + 1])
 
 
+def ordered_ranks(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(rank, size, before)`` of every instance: its place among the instances of its label in the order
+    given (0 the first), how many instances that label has, and how many instances the labels sorted before
+    it have."""
+    _, inverse, counts = np.unique(np.asarray(labels), return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    order = np.argsort(inverse, kind="stable")
+    firsts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    rank = np.empty(len(inverse), dtype=np.int64)
+    rank[order] = np.arange(len(inverse)) - np.repeat(firsts, counts)
+    return rank, counts[inverse], firsts[inverse]
+
+
+def ordered_held_out(n: int, fraction: float, labels: np.ndarray | None = None, seed: int = 0) -> np.ndarray:
+    """Which of ``n`` instances a ``fraction`` holds out (a boolean mask): of each label's instances (of all of
+    them when ``labels`` is None), one contiguous run in the order given, ``fraction`` of them rounded, never
+    the label's only instance — the last run for seed 0, the run before it for seed 1, and so on round.
+
+    A run, not a random sample, because instances that come together in a file often belong together (the
+    sentences of one document, the posts of one thread, the examples of one source): a random sample leaves
+    each held-out instance's neighbours in the training part, and its score then rewards learning them by heart.
+    The last run of a corpus in time order is also its newest, as a test set often is.  (scikit-learn's
+    model selection cuts ``StratifiedKFold`` folds the same way unless told to shuffle.)"""
+    if labels is not None:
+        rank, size, _ = ordered_ranks(labels)
+        held = np.minimum(np.floor(fraction * size + 0.5), size - 1).astype(np.int64)
+    if labels is None or not held.any():  # one run of them all (a share that leaves none to train on refused)
+        rank, size, held = np.arange(n), np.full(n, n), np.full(n, held_out_size(n, fraction))
+    runs = np.maximum(size // np.maximum(held, 1), 1)
+    end = size - (seed % runs) * held  # the run held out ends here (exclusive), counted in ranks
+    return (rank >= end - held) & (rank < end)
+
+
+def ordered_folds(labels: np.ndarray, folds: int, seed: int = 0) -> np.ndarray:
+    """The fold (0 … ``folds`` − 1) of every instance: each label's instances, in the order given, cut into
+    ``folds`` contiguous runs of nearly equal size (see :func:`ordered_held_out` for why runs), the labels'
+    runs numbered round from different folds so that labels of few instances spread over the folds.  Seed
+    ``s`` moves the cuts along each label's order by ``s·size / (2·folds)`` instances (round, the last run
+    joining the first): seeds 0 and 1 cut half a fold apart."""
+    rank, size, before = ordered_ranks(labels)
+    return ((rank + seed * size // (2 * folds)) % size * folds // size + before) % folds
+
+
 def held_out_size(n: int, fraction: float) -> int:
     """How many of ``n`` instances a seeded ``fraction`` holds out: at least one, and never all of them (a
     :class:`~structlin.errors.OptionValueError` when that cannot be, or the rest would be empty)."""

@@ -917,8 +917,9 @@ class Tagger(_Model, TaggerI):
     fit refuses one the learner does not declare, naming its options (``progress``, a display switch, excepted),
     and with a learner instance the options given replace its own in the copy fit trains.  ``bits`` and
     ``hash_seed`` set the feature hash.  ``held_out``: when :meth:`fit` gets no dev, choose the number of
-    epochs on this seeded share of the training sentences and then train on all of them for that many (None:
-    keep the last epoch).  The constructor only stores these parameters; ``get_params`` returns them as given,
+    epochs on this share of the training sentences — a run of them in the order given, the last for seed 0
+    (:func:`~structlin.matrix.ordered_held_out`) — and then train on all of them for that many (None: keep the
+    last epoch).  The constructor only stores these parameters; ``get_params`` returns them as given,
     while ``learner`` and ``decoder`` read what they name (after fit, the trained learner).
 
     ``batch_size`` is 4 for a learner given by name (:attr:`learner_defaults`): four sentences decoded with the
@@ -1602,7 +1603,8 @@ class Classifier(_Model, ClassifierI):
     ``labels``, ``prob_classify``).  An empty document has no features, so every label scores 0 unless the
     feature set has a ``bias`` template; ties go to the first label of ``classes_``.  ``features=None``
     chooses the feature set by the kind of the training documents; ``held_out``, as for :class:`Tagger`,
-    chooses the epochs on a seeded share of the training documents when :meth:`fit` gets no dev.
+    chooses the epochs on a share of the training documents when :meth:`fit` gets no dev: of each label's documents,
+    one run in the order given.
 
     ``batch_size=8`` scores eight documents with the same weights before applying their updates (as the
     tagger's four sentences): chosen by the defaults procedure on dev (docs/benchmarks.md, "Defaults"), where

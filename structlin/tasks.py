@@ -12,7 +12,10 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .errors import CorpusFormatError
+from .matrix import ordered_held_out
 from .models import Classifier, Tagger
 from .sources import CorpusStream, read_documents, read_sentences, stream_documents, stream_sentences
 
@@ -53,6 +56,14 @@ class Task:
     def items(self, units: list) -> int:
         """How many items (tokens, documents) ``units`` hold."""
         return sum(len(labels) for labels in self.labels(units))
+
+    def hold_out(self, units: list, fraction: float, seed: int) -> tuple[list, list]:
+        """``(rest, held)``: the ``fraction`` of ``units`` a model holds out when it has no dev — of each label's
+        documents (of all the sentences, for a tagger) one run in the order given, the seed choosing which
+        (:func:`~structlin.matrix.ordered_held_out`) — and the rest, both in order."""
+        labels = None if self.decoders else np.array([labels[0] for labels in self.labels(units)])
+        held = ordered_held_out(len(units), fraction, labels, seed)
+        return [u for u, h in zip(units, held) if not h], [u for u, h in zip(units, held) if h]
 
     def default(self, parameter: str):
         """The default of the model constructor's ``parameter`` (the model class stays the one place it is set)."""

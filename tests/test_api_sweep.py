@@ -63,8 +63,12 @@ def test_dev_of_another_shape_says_what_it_must_be(dev):
 
 
 def test_held_out_that_leaves_nothing_to_train_on_is_refused():
-    with pytest.raises(OptionValueError, match="holding out 0.99 of 6 training instances to choose on leaves none"):
-        Classifier("text-unigram", held_out=0.99, epochs=3).fit(TEXTS, ["p", "p", "n", "n", "p", "n"])
+    """A share held out never takes all of a label's documents (0.99 of three: two); when no label has enough for
+    a share, one run of all of them is held out, refused if it would leave none."""
+    clf = Classifier("text-unigram", held_out=0.99, epochs=3).fit(TEXTS, ["p", "p", "n", "n", "p", "n"])
+    assert [c["epochs"] for c in clf.learner.candidates_] == [1, 2, 3]
+    with pytest.raises(OptionValueError, match="holding out 0.99 of 3 training instances to choose on leaves none"):
+        Classifier("text-unigram", held_out=0.99, epochs=3).fit(TEXTS[:3], ["p", "n", "o"])
     # one sentence cannot be shared between the two: it is trained on, without a choice on held-out data
     tagger = Tagger("pos-basic", epochs=2).fit(SENTENCES[:1])
     assert tagger.predict([["the", "dog", "runs"]]) == [["DET", "NOUN", "VERB"]]

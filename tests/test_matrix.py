@@ -7,7 +7,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from structlin.matrix import FactoredMatrix, FeatureMatrix, ranges
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from structlin.errors import OptionValueError
+from structlin.matrix import FactoredMatrix, FeatureMatrix, held_out_size, ordered_folds, ordered_held_out, ranges
 
 
 def naive_ranges(starts, stops):
@@ -266,3 +270,64 @@ def test_factored_matrix_against_dense_sum_of_selected_rows(seed):
     assert factored.finite()
     tables[0].values[:] = np.nan
     assert factored.finite() == (len(tables[0].values) == 0)
+
+
+# --- held-out runs and folds in the order given ------------------------------------------------------------
+
+
+def test_ordered_held_out_small_cases():
+    """Of each label's instances, the run of a tenth (rounded) ending at the last for seed 0, the run before it
+    for seed 1; a label of 5 holds out 1 (0.5 rounds up), a label of one instance none; without labels, one run
+    of all the instances."""
+    labels = np.array(list("aaaaaaaaaabbbbbcaaaaaaaaaa"))
+    held = lambda seed: "".join("H" if h else "." for h in ordered_held_out(len(labels), 0.1, labels, seed))  # noqa: E731
+    assert held(0) == "..............H.........HH"
+    assert held(1) == ".............H........HH.."
+    assert held(9) == "HH........H..............."  # label a has 20 instances: 10 runs of 2; label b 5 of 1
+    assert held(10) == held(0)
+    assert np.flatnonzero(ordered_held_out(20, 0.1)).tolist() == [18, 19]
+    assert np.flatnonzero(ordered_held_out(20, 0.1, seed=1)).tolist() == [16, 17]
+    assert np.flatnonzero(ordered_held_out(3, 0.1, np.array(["x", "y", "z"]))).tolist() == [2]  # none per label: one
+    with pytest.raises(OptionValueError, match="holding out 0.1 of 1 training instance to choose on leaves none"):
+        ordered_held_out(1, 0.1, np.array(["x"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=2, max_size=60), st.floats(0.05, 0.6), st.integers(0, 50))
+def test_ordered_held_out_holds_one_run_of_each_label_and_leaves_each_label_some(labels, fraction, seed):
+    labels = np.array(labels)
+    mask = ordered_held_out(len(labels), fraction, labels, seed)
+    shares = {label: min(int(np.floor(fraction * n + 0.5)), n - 1) for label, n in zip(*np.unique(labels, return_counts=True))}
+    if not any(shares.values()):  # no label has enough for a share: one run of them all
+        run = np.flatnonzero(mask)
+        assert len(run) == held_out_size(len(labels), fraction) and (np.diff(run) == 1).all()
+        return
+    for label, share in shares.items():
+        run = np.flatnonzero(mask[labels == label])
+        assert len(run) == share  # each label's share, never all of its instances
+        assert (np.diff(run) == 1).all()  # one run among the label's instances
+
+
+def test_ordered_folds_small_cases():
+    """Each label's instances cut into contiguous runs in order, numbered from a different fold per label; a
+    seed of 1 moves the cuts half a fold; labels of one instance each spread round the folds."""
+    labels = np.array(list("aaaaaaaaaabbbbbcaaaaaaaaaa"))
+    assert ordered_folds(labels, 5).tolist() == [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 0, 1, 2, 3, 4, 0,
+                                                 2, 2, 3, 3, 3, 3, 4, 4, 4, 4]
+    assert ordered_folds(labels, 5, seed=1).tolist() == [0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 0, 1, 2, 3, 4, 0,
+                                                         3, 3, 3, 3, 4, 4, 4, 4, 0, 0]
+    assert ordered_folds(np.arange(7), 5).tolist() == [0, 1, 2, 3, 4, 0, 1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=80), st.integers(2, 6), st.integers(0, 20))
+def test_ordered_folds_are_balanced_runs_of_each_label(labels, folds, seed):
+    labels = np.array(labels)
+    fold = ordered_folds(labels, folds, seed)
+    assert ((fold >= 0) & (fold < folds)).all()
+    for label in np.unique(labels):
+        mine = fold[labels == label]
+        counts = np.bincount(mine, minlength=folds)
+        assert counts.max() - counts.min() <= 1  # each label spread evenly
+        changes = np.count_nonzero(np.diff(mine))
+        assert changes <= folds  # runs: a fold's instances of one label come together (one wrap at most)

@@ -19,7 +19,7 @@ from structlin.errors import OptionValueError
 from structlin.joint import JointFeatureMap
 from structlin.learners import BernoulliNaiveBayes, NaiveBayes, make_learner
 from structlin.learners.naive_bayes import ALPHAS, SHARES, VARIANTS, WEIGHTINGS, _information
-from structlin.matrix import FeatureMatrix
+from structlin.matrix import FeatureMatrix, ordered_folds
 from structlin.templates import FeatureSet
 
 # --- the weights by hand ---------------------------------------------------------------------------------
@@ -315,7 +315,8 @@ def test_complement_weights_by_hand():
 
 
 def test_without_dev_the_settings_are_chosen_by_five_fold_cross_validation(tmp_path, nltk_data_dir):
-    """No dev: each candidate's score is its accuracy over 5 seeded folds of train, each fold's documents classified
+    """No dev: each candidate's score is its accuracy over 5 folds of train (each label's documents cut into five
+    runs in corpus order, :func:`~structlin.matrix.ordered_folds`), each fold's documents classified
     by a model estimated from the other four; the final model is estimated from all of train with the best
     candidate; the model file keeps the choice."""
     from structlin.catalog import load_documents
@@ -325,7 +326,8 @@ def test_without_dev_the_settings_are_chosen_by_five_fold_cross_validation(tmp_p
     auto = Classifier("text-presence", "naive-bayes").fit(texts, labels)  # no idf: the same features for any subset
     candidates = auto.learner.candidates_
     assert len(candidates) == len(SHARES) * len(WEIGHTINGS) * len(VARIANTS) * len(ALPHAS)
-    folds = [np.sort(np.random.default_rng(0).permutation(len(texts))[k::5]) for k in range(5)]
+    fold = ordered_folds(np.array(labels), 5)
+    folds = [np.flatnonzero(fold == k) for k in range(5)]
     for candidate in candidates[::13]:
         settings = {k: v for k, v in candidate.items() if k != "dev_accuracy"}
         correct = 0

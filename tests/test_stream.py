@@ -50,9 +50,10 @@ def small_shards(monkeypatch):
     monkeypatch.setattr("structlin.learners.epochs.SEGMENT_POSITIONS", 11)
 
 
-def random_matrix(rng: np.random.Generator, n: int) -> tuple[FeatureMatrix, np.ndarray]:
-    """``n`` instances of 0–5 positions, 1–4 features each among 30 buckets, labels among 3."""
-    lengths = rng.integers(0, 6, n)
+def random_matrix(rng: np.random.Generator, n: int, documents: bool = False) -> tuple[FeatureMatrix, np.ndarray]:
+    """``n`` instances of 0–5 positions (one each for ``documents``), 1–4 features each among 30 buckets, labels
+    among 3."""
+    lengths = np.ones(n, dtype=np.int64) if documents else rng.integers(0, 6, n)
     per_row = rng.integers(1, 5, int(lengths.sum()))
     indptr = np.concatenate([[0], np.cumsum(per_row)])
     X = FeatureMatrix(indptr, rng.integers(0, 30, indptr[-1]), rng.normal(size=indptr[-1]), lengths,
@@ -70,12 +71,13 @@ def written(X: FeatureMatrix, y: np.ndarray, root, part: int) -> FeatureCache:
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40), part=st.integers(1, 9))
-def test_the_cache_gives_back_the_matrix_in_any_order(seed, n, part, tmp_path_factory):
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40), part=st.integers(1, 9), documents=st.booleans())
+def test_the_cache_gives_back_the_matrix_in_any_order(seed, n, part, documents, tmp_path_factory):
     """Written in parts and cut into shards, the corpus reads back as the matrix: any instances in any order
-    (``take``), shard by shard (``parts``), and a held-out split holds the instances a matrix's would."""
+    (``take``), shard by shard (``parts``), and a held-out split holds the instances a matrix's would (of each
+    label's documents, or of the sequences, a run)."""
     rng = np.random.default_rng(seed)
-    X, y = random_matrix(rng, n)
+    X, y = random_matrix(rng, n, documents)
     saved = featurecache.SHARD_POSITIONS, featurecache.SHARD_ENTRIES
     featurecache.SHARD_POSITIONS, featurecache.SHARD_ENTRIES = int(rng.integers(1, 20)), int(rng.integers(1, 60))
     try:
@@ -103,9 +105,11 @@ def test_the_cache_gives_back_the_matrix_in_any_order(seed, n, part, tmp_path_fa
                 hold(0.3, seed % 1000)
         return
     rest, held = corpus.hold_out(0.3, seed % 1000)
-    rest_X, _, (held_X, _) = hold_out_instances(indexed, y, 0.3, seed % 1000)
-    for streamed, matrix in ((rest, rest_X), (held, held_X)):
-        assert np.array_equal(streamed.take(np.arange(streamed.n_instances))[0].indices, matrix.indices)
+    rest_X, rest_y, (held_X, held_y) = hold_out_instances(indexed, y, 0.3, seed % 1000)
+    for streamed, matrix, gold in ((rest, rest_X, rest_y), (held, held_X, held_y)):
+        got, got_gold = streamed.take(np.arange(streamed.n_instances))
+        assert np.array_equal(got.indices, matrix.indices) and np.array_equal(got.lengths, matrix.lengths)
+        assert np.array_equal(got_gold, gold)
 
 
 def test_reading_shards_again_leaves_no_reference_cycles(tmp_path):

@@ -49,6 +49,31 @@ def test_each_candidate_scores_as_its_model_and_the_best_is_saved(tmp_path, caps
                                                                          for e in result["ranking"]]
 
 
+def test_without_dev_the_candidates_are_scored_on_the_run_train_holds_out(tmp_path, capsys):
+    """No dev: tune scores on what ``train`` holds out — of each label's documents, the last tenth in file order
+    (seed 0): here the last 3 of each label's 30 documents — and trains each candidate on the rest."""
+    rng = np.random.default_rng(0)  # noisy documents: which ones are held out changes the scores
+    words = np.array(list("abcdefghij"))
+    rows = [(" ".join(rng.choice(words, 4, p=np.r_[[0.15] * 5, [0.05] * 5] if y == "pos" else np.r_[[0.05] * 5,
+                                                                                            [0.15] * 5])), y)
+            for y in ["pos", "neg"] * 30]
+    train = write(tmp_path / "train.txt", rows)
+    assert main(["tune", "classifier", "--train", str(train), "--features", "text-unigram", "--epochs", "2",
+                 "--grid", "relative_margin=0,2", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    positions = {label: [k for k, (_, y) in enumerate(rows) if y == label] for label in ("pos", "neg")}
+    held = sorted(positions["pos"][-3:] + positions["neg"][-3:])
+    rest = [k for k in range(len(rows)) if k not in held]
+    for entry in result["ranking"]:
+        clf = Classifier("text-unigram", make_learner("averaged-perceptron", epochs=2, seed=0, **entry["options"],
+                                                      **TASKS["classifier"].learner_defaults))
+        clf.fit([rows[k][0] for k in rest], [rows[k][1] for k in rest],
+                ([rows[k][0] for k in held], [rows[k][1] for k in held]))
+        predicted = clf.predict([rows[k][0] for k in held])
+        assert entry["score"] == float(np.mean(np.array(predicted) == [rows[k][1] for k in held]))
+    assert 0 < result["ranking"][-1]["score"] < 1
+
+
 def test_grid_reads_values_as_the_learner_declares_them():
     assert grid("averaged-perceptron", ["relative_margin=1,2", "epochs=3"]) == [
         {"relative_margin": 1.0, "epochs": 3}, {"relative_margin": 2.0, "epochs": 3}]

@@ -69,7 +69,7 @@ def check_arguments(args) -> None:
     (``args.inputs``, set by the parser) or that cannot be written."""
     if getattr(args, "stream", False) and args.dev_fraction is not None:
         raise UsageError("--stream reads the training data as it goes and cannot hold a share of it out as dev: give "
-                         "--dev, or neither (the epochs are then chosen on a seeded 10% of the training data)")
+                         "--dev, or neither (the epochs are then chosen on 10% of the training data held out)")
     if args.command in ("train", "tune") and args.train:
         if args.split:
             raise StructlinError("--split chooses splits of --corpus; with --train give the file itself")
@@ -283,8 +283,8 @@ def _cluster(args, learner):
 
 
 def _tune(args) -> None:
-    """``tune tagger|classifier``: score every candidate of ``--grid`` on dev (without one, a seeded held-out
-    share of the training data), print the ranking, and with ``--output`` train the best on the training data
+    """``tune tagger|classifier``: score every candidate of ``--grid`` on dev (without one, the share of the
+    training data ``train`` holds out: :meth:`Task.hold_out`), print the ranking, and with ``--output`` train the best on the training data
     (dev for early stopping, as ``train`` does) and save it."""
     task = TASKS[args.model]
     candidates = grid(args.learner, args.grid)
@@ -294,8 +294,8 @@ def _tune(args) -> None:
         raise UsageError(f"{flag} is given both as an option and in --grid: give its values in --grid only")
     base = _learner(args, task, progress=False)  # the fixed flags and the seed every candidate shares
     train, dev = _train_and_dev(args, task)
-    if dev is None:  # the candidates need a dev set: as train does, a seeded share of the training data
-        train, dev = hold_out(train, HELD_OUT, args.seed)
+    if dev is None:  # the candidates need a dev set: the share of the training data train holds out
+        train, dev = task.hold_out(train, HELD_OUT, args.seed)
     fixed = {name: value for name, value in base.get_params().items() if value != base.option(name).default}
 
     def log(result: dict) -> None:

@@ -51,7 +51,7 @@ import scipy.sparse
 from ..decoders import Decoder, decode_corpus
 from ..errors import OptionValueError
 from ..joint import JointFeatureMap
-from ..matrix import FeatureMatrix, ranges
+from ..matrix import FeatureMatrix, ordered_folds, ranges
 from .protocol import SEED_MAX, Capabilities, HistoryField, Learner, Option
 from .training import TrainingRun, require_finite
 
@@ -88,7 +88,8 @@ class NaiveBayes(Learner):
     estimates sum: the training counts, or Rennie et al.'s transformed counts (:func:`_tf_idf`; a document to
     classify is scored on its counts either way, as in the paper).  By default (None) all four are chosen, among
     :data:`SHARES` × :data:`WEIGHTINGS` × :data:`VARIANTS` × :data:`ALPHAS`, by accuracy on dev —
-    without dev, by :data:`FOLDS`-fold cross-validation on seeded folds of the training instances, each fold
+    without dev, by :data:`FOLDS`-fold cross-validation on folds of runs of each label's training instances in the order
+    given (:func:`~structlin.matrix.ordered_folds`), each fold
     scored by the counts of the others — and the model is then estimated from all the training data;
     ``chosen_`` and ``candidates_`` say what was chosen and each candidate's score.  Each candidate costs one
     pass over the count table of the vocabulary and a product with the held-out documents, not a training
@@ -117,7 +118,8 @@ class NaiveBayes(Learner):
                Option("weighting", str, None, "the training values the estimates sum: counts, or tf-idf (Rennie et al. "
                       "2003: log(1 + count)·idf, each document of unit length; default: chosen on dev with alpha; "
                       "with --no-tune, counts)", choices=WEIGHTINGS, nullable=True, untuned="counts"),
-               Option("seed", int, 0, "seed of the cross-validation folds that choose the settings without dev",
+               Option("seed", int, 0, "where the cross-validation folds that choose the settings without dev are cut (each "
+                      "label's documents in order: seed 1 cuts half a fold after seed 0)",
                       minimum=0, maximum=SEED_MAX))
     history_fields = (HistoryField("train_mistakes", "mistakes", "{:>6}"),)
 
@@ -154,12 +156,10 @@ class NaiveBayes(Learner):
                          settings: list[dict]) -> np.ndarray:
         """Each setting's accuracy over :data:`FOLDS` seeded folds of the instances (as many as there are
         instances, if fewer), each scored by the count table of the others."""
-        order = np.random.default_rng(self.seed).permutation(X.n_instances)
-        folds = min(FOLDS, X.n_instances)
+        fold = ordered_folds(y, min(FOLDS, X.n_instances), self.seed)
         correct = np.zeros(len(settings))
-        for k in range(folds):
-            held = np.sort(order[k::folds])
-            rest = np.setdiff1d(np.arange(X.n_instances), held, assume_unique=True)
+        for k in np.unique(fold):
+            held, rest = np.flatnonzero(fold == k), np.flatnonzero(fold != k)
             table = _CountTable(self, joint, X.take(rest), y[X.positions(rest)], bias_row)
             correct += table.accuracies(settings, X.take(held), y[X.positions(held)]) * len(held)
         return correct / X.n_instances

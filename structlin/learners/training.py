@@ -34,7 +34,7 @@ from ..decoders import Decoder, decode_corpus
 from ..errors import StructlinError
 from ..featurecache import ShardedCorpus, cache_root
 from ..joint import AveragedWeights, JointFeatureMap, SparseWeights, read_weights, smaller_form, write_weights
-from ..matrix import FeatureMatrix, held_out_size
+from ..matrix import FeatureMatrix, ordered_held_out
 
 UNITS = ("epoch", "iteration")
 
@@ -60,15 +60,16 @@ def dev_accuracy(decoder: Decoder, joint: JointFeatureMap, w: np.ndarray, dev: t
 
 
 def hold_out_instances(X: FeatureMatrix, y: np.ndarray, fraction: float, seed: int):
-    """``(X_rest, y_rest, (X_held, y_held))``: a seeded ``fraction`` of the instances (at least one) held out,
-    the rest in corpus order, for a learner that chooses a setting on held-out data when it has no dev.
-    A :class:`~structlin.featurecache.ShardedCorpus` gives two corpora over its cache, and None for their ids."""
+    """``(X_rest, y_rest, (X_held, y_held))``: a ``fraction`` of the instances held out — of each label's
+    documents (of all instances, for sequences) one contiguous run in corpus order, the seed choosing which
+    (:func:`~structlin.matrix.ordered_held_out`) — the rest in corpus order, for a learner that chooses a
+    setting on held-out data when it has no dev.  A :class:`~structlin.featurecache.ShardedCorpus` gives two
+    corpora over its cache, and None for their ids."""
     if isinstance(X, ShardedCorpus):
         rest, held = X.hold_out(fraction, seed)
         return rest, None, (held, None)
-    order = np.random.default_rng(seed).permutation(X.n_instances)
-    cut = X.n_instances - held_out_size(X.n_instances, fraction)
-    rest, held = np.sort(order[:cut]), np.sort(order[cut:])
+    mask = ordered_held_out(X.n_instances, fraction, y if X.n_positions == X.n_instances else None, seed)
+    rest, held = np.flatnonzero(~mask), np.flatnonzero(mask)
     return X.take(rest), y[X.positions(rest)], (X.take(held), y[X.positions(held)])
 
 
