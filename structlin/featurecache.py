@@ -316,10 +316,13 @@ class ShardedCorpus:
     ``transform``, when given, makes every part read into what the learner trains on (``transform.transform(X)``,
     before the buckets are indexed), and says which buckets those parts use (``transform.transformed_columns``):
     a :class:`~structlin.doctemplates.DocumentFeatureExtractor` turning counts into tf-idf values.
+    ``in_order=False`` says the instances' order tells nothing (:class:`~structlin.models.TextOrder`): a share
+    held out is then drawn at random.
     """
 
-    def __init__(self, cache: FeatureCache, joint: JointFeatureMap, selection: list | None = None, transform=None):
-        self.cache, self.joint, self.transform = cache, joint, transform
+    def __init__(self, cache: FeatureCache, joint: JointFeatureMap, selection: list | None = None, transform=None,
+                 in_order: bool = True):
+        self.cache, self.joint, self.transform, self.in_order = cache, joint, transform, in_order
         self.selection = selection if selection is not None else [None] * cache.n_shards
         self._label_ids = joint.encode_labels(cache.labels, unknown=-1)
         self._rho: float | None = None
@@ -423,7 +426,7 @@ class ShardedCorpus:
 
     def _instance_labels(self) -> np.ndarray | None:
         """The label id of every instance when each has one position (a document's), else None."""
-        if self.n_positions != self.n_instances:
+        if not (self.lengths == 1).all():
             return None
         return np.concatenate([self._chosen(k, self._label_ids[self.cache.shard(k)[1]])
                                for k in range(self.cache.n_shards)])
@@ -443,7 +446,7 @@ class ShardedCorpus:
         """``(rest, held)``: a ``fraction`` of the instances held out, the very instances
         :func:`structlin.learners.training.hold_out_instances` holds out of a matrix of them
         (:func:`~structlin.matrix.ordered_held_out`)."""
-        held = ordered_held_out(self.n_instances, fraction, self._instance_labels(), seed)
+        held = ordered_held_out(self.n_instances, fraction, self._instance_labels(), seed, self.in_order)
         rest_selection, held_selection = [], []
         for k in range(self.cache.n_shards):
             local = self._chosen(k, np.arange(self.cache.shards[k]["instances"]))

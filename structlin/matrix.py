@@ -52,7 +52,8 @@ def ordered_ranks(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return rank, counts[inverse], firsts[inverse]
 
 
-def ordered_held_out(n: int, fraction: float, labels: np.ndarray | None = None, seed: int = 0) -> np.ndarray:
+def ordered_held_out(n: int, fraction: float, labels: np.ndarray | None = None, seed: int = 0,
+                     in_order: bool = True) -> np.ndarray:
     """Which of ``n`` instances a ``fraction`` holds out (a boolean mask): of each label's instances (of all of
     them when ``labels`` is None), one contiguous run in the order given, ``fraction`` of them rounded, never
     the label's only instance — the last run for seed 0, the run before it for seed 1, and so on round.
@@ -61,7 +62,12 @@ def ordered_held_out(n: int, fraction: float, labels: np.ndarray | None = None, 
     sentences of one document, the posts of one thread, the examples of one source): a random sample leaves
     each held-out instance's neighbours in the training part, and its score then rewards learning them by heart.
     The last run of a corpus in time order is also its newest, as a test set often is.  (scikit-learn's
-    model selection cuts ``StratifiedKFold`` folds the same way unless told to shuffle.)"""
+    model selection cuts ``StratifiedKFold`` folds the same way unless told to shuffle.)  ``in_order=False``
+    (an order that says nothing, such as a file sorted by its texts): a seeded random share instead."""
+    if not in_order:
+        held = np.zeros(n, dtype=bool)
+        held[np.random.default_rng(seed).permutation(n)[: held_out_size(n, fraction)]] = True
+        return held
     if labels is not None:
         rank, size, _ = ordered_ranks(labels)
         held = np.minimum(np.floor(fraction * size + 0.5), size - 1).astype(np.int64)

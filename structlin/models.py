@@ -1453,6 +1453,38 @@ def _kind_name(kind: str | None, fields: int | None = None, *, many: bool = Fals
     return several if many else one
 
 
+class TextOrder:
+    """Whether training documents come in the order of their texts (a file put through ``sort``), read a part at a
+    time: per label, how many consecutive documents are in order (code points or case folded, up or down).
+    Such an order says nothing of where the documents came from, so that what is held out to choose settings
+    on is then drawn at random instead of as runs (:func:`~structlin.matrix.ordered_held_out`)."""
+
+    #: The share of consecutive pairs in order (of at least :data:`PAIRS`) that makes the order sorted.
+    SHARE, PAIRS = 0.9, 20
+
+    def __init__(self):
+        self.last: dict = {}
+        self.counts = np.zeros(4, dtype=np.int64)  # in order: up, down, folded up, folded down
+        self.pairs = 0
+
+    def add(self, documents: list, labels: list) -> None:
+        for document, label in zip(documents, labels):
+            if isinstance(document, (list, tuple)) and all(isinstance(part, str) for part in document):
+                document = "\t".join(document)
+            if not isinstance(document, str):
+                continue  # feature dicts, numbers: no text order
+            key = (document, document.casefold())
+            before = self.last.get(label)
+            if before is not None:
+                self.pairs += 1
+                self.counts += (before[0] <= key[0], before[0] >= key[0], before[1] <= key[1], before[1] >= key[1])
+            self.last[label] = key
+
+    @property
+    def sorted(self) -> bool:
+        return self.pairs >= self.PAIRS and int(self.counts.max()) >= self.SHARE * self.pairs
+
+
 def _form_of(documents: list, columns: int | None = None) -> dict | None:
     """What a classifier records of its training documents, and checks later ones against (:func:`_refuse_misfit`):
     their ``kind`` (:func:`_document_kind`), a tuple's number of ``fields`` (its templates read fields by position)
@@ -1735,6 +1767,11 @@ class Classifier(_Model, ClassifierI):
             documents, labels = self._labelled(X, y, "training data", start=True)
             classes = _label_set(labels, "training data")
             self._begin(documents)
+            order = TextOrder()
+            order.add(documents, labels)
+            if order.sorted:  # an order that says nothing: read in a seeded random one (held-out runs are then random)
+                shuffled = np.random.default_rng(self.learner.get_params().get("seed") or 0).permutation(len(labels))
+                documents, labels = [documents[k] for k in shuffled], [labels[k] for k in shuffled]
             # the names of NLTK featuresets, kept to name the weights (most_informative_features)
             pairs = _add_distinct_pairs({}, documents) if self.trained_on("featureset") else {}
             self._featureset_pairs = list(pairs.values())
@@ -1771,6 +1808,9 @@ class Classifier(_Model, ClassifierI):
                                         "labels are strings, numbers or true/false (the feature cache records them)")
         if self.trained_on("featureset"):
             _add_distinct_pairs(self._stream_pairs, documents)
+        if start == 0:  # a pass over the stream begins (the digest's, then the cache's)
+            self._text_order = TextOrder()
+        self._text_order.add(documents, labels)
         return documents, labels, repr([documents, labels]).encode()
 
     def _cached_features(self, documents: list, start: int) -> tuple[FeatureMatrix, tuple]:
@@ -1787,7 +1827,7 @@ class Classifier(_Model, ClassifierI):
         self._joint = JointFeatureMap(_label_set(cache.labels, "training data"), corpus_columns(cache, extractor),
                                       transitions=self.decoder.uses_transitions)
         self._featureset_pairs = list(self._stream_pairs.values())
-        return ShardedCorpus(cache, self._joint, transform=extractor)
+        return ShardedCorpus(cache, self._joint, transform=extractor, in_order=not self._text_order.sorted)
 
     def training_data(self, X, y) -> tuple[FeatureMatrix, np.ndarray]:
         """What a learner trains on: the indexed feature matrix of documents ``X`` and the ids of their labels

@@ -422,3 +422,38 @@ def test_features_extracted_by_parts_train_the_same_model():
     at_once.fit(DOCS * 3, LABELS * 3)
     np.testing.assert_array_equal(by_parts.weights_, at_once.weights_)
     np.testing.assert_array_equal(by_parts.label_scores(DOCS), at_once.label_scores(DOCS))
+
+
+def test_text_order_tells_a_sorted_file_from_one_in_its_own_order():
+    """Per label, consecutive documents in the order of their texts (up or down, by code point or case folded)
+    in at least 90% of at least 20 pairs: sorted."""
+    from structlin.models import TextOrder
+
+    def order(documents, labels):
+        check = TextOrder()
+        check.add(documents, labels)
+        return check.sorted
+
+    words = [f"{chr(97 + k % 26)}{k:03d} text" for k in range(60)]
+    labels = ["a", "b", "c"] * 20
+    assert order(sorted(words), labels) and order(sorted(words, reverse=True), labels)
+    assert order(sorted([w.upper() if k % 2 else w for k, w in enumerate(words)], key=str.casefold), labels)
+    assert not order([words[k] for k in np.random.default_rng(0).permutation(60)], labels)
+    assert not order(sorted(words)[:20], labels[:20])  # 17 pairs: too few to tell
+    assert order([w.split() for w in sorted(words)], labels)  # token lists: their words joined
+    assert not order([{w: 1} for w in sorted(words)], labels)  # feature dicts: no text order
+
+
+def test_a_sorted_file_is_read_in_a_seeded_random_order(nltk_data_dir):
+    """Documents sorted by their texts say nothing by their order: fit reads them in the seeded permutation of
+    the learner's seed, so the held-out share is a random one: the model fit on them in that order."""
+    documents = load_documents("qc", "train")[:800]
+    pairs = sorted(((d.text, d.label) for d in documents), key=lambda p: p[0])
+    learner = make_learner("averaged-perceptron", epochs=4, seed=3)
+    auto = Classifier("text-presence", learner, held_out=0.1).fit([t for t, _ in pairs], [y for _, y in pairs])
+    shuffled = [pairs[k] for k in np.random.default_rng(3).permutation(len(pairs))]
+    by_hand = Classifier("text-presence", learner, held_out=0.1).fit([t for t, _ in shuffled], [y for _, y in shuffled])
+    np.testing.assert_array_equal(auto.weights_, by_hand.weights_)
+    in_file_order = Classifier("text-presence", learner, held_out=0.1).fit([d.text for d in documents],
+                                                                            [d.label for d in documents])
+    assert in_file_order.learner.candidates_ != auto.learner.candidates_

@@ -331,3 +331,8 @@ def test_ordered_folds_are_balanced_runs_of_each_label(labels, folds, seed):
         assert counts.max() - counts.min() <= 1  # each label spread evenly
         changes = np.count_nonzero(np.diff(mine))
         assert changes <= folds  # runs: a fold's instances of one label come together (one wrap at most)
+
+
+def test_held_out_of_an_order_that_says_nothing_is_a_seeded_random_share():
+    held = ordered_held_out(50, 0.1, np.arange(50) % 3, seed=4, in_order=False)
+    assert np.flatnonzero(held).tolist() == sorted(np.random.default_rng(4).permutation(50)[:5].tolist())

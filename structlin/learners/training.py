@@ -68,7 +68,7 @@ def hold_out_instances(X: FeatureMatrix, y: np.ndarray, fraction: float, seed: i
     if isinstance(X, ShardedCorpus):
         rest, held = X.hold_out(fraction, seed)
         return rest, None, (held, None)
-    mask = ordered_held_out(X.n_instances, fraction, y if X.n_positions == X.n_instances else None, seed)
+    mask = ordered_held_out(X.n_instances, fraction, y if (X.lengths == 1).all() else None, seed)
     rest, held = np.flatnonzero(~mask), np.flatnonzero(mask)
     return X.take(rest), y[X.positions(rest)], (X.take(held), y[X.positions(held)])
 
