@@ -89,7 +89,7 @@ def ordered_folds(labels: np.ndarray, folds: int, seed: int = 0) -> np.ndarray:
 
 
 def held_out_size(n: int, fraction: float) -> int:
-    """How many of ``n`` instances a seeded ``fraction`` holds out: at least one, and never all of them (a
+    """How many of ``n`` instances a ``fraction`` holds out: at least one, and never all of them (a
     :class:`~structlin.errors.OptionValueError` when that cannot be, or the rest would be empty)."""
     held = max(1, round(fraction * n))
     if held >= n:

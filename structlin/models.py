@@ -1636,7 +1636,8 @@ class Classifier(_Model, ClassifierI):
     feature set has a ``bias`` template; ties go to the first label of ``classes_``.  ``features=None``
     chooses the feature set by the kind of the training documents; ``held_out``, as for :class:`Tagger`,
     chooses the epochs on a share of the training documents when :meth:`fit` gets no dev: of each label's documents,
-    one run in the order given.
+    one run in the order given (documents sorted by their texts, :class:`TextOrder`, are read in a seeded random
+    order first).
 
     ``batch_size=8`` scores eight documents with the same weights before applying their updates (as the
     tagger's four sentences): chosen by the defaults procedure on dev (docs/benchmarks.md, "Defaults"), where

@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import CorpusFormatError
 from .matrix import ordered_held_out
-from .models import Classifier, Tagger
+from .models import Classifier, Tagger, TextOrder
 from .sources import CorpusStream, read_documents, read_sentences, stream_documents, stream_sentences
 
 
@@ -59,10 +59,14 @@ class Task:
 
     def hold_out(self, units: list, fraction: float, seed: int) -> tuple[list, list]:
         """``(rest, held)``: the ``fraction`` of ``units`` a model holds out when it has no dev — of each label's
-        documents (of all the sentences, for a tagger) one run in the order given, the seed choosing which
-        (:func:`~structlin.matrix.ordered_held_out`) — and the rest, both in order."""
-        labels = None if self.decoders else np.array([labels[0] for labels in self.labels(units)])
-        held = ordered_held_out(len(units), fraction, labels, seed)
+        documents (of all the sentences, for a tagger) one run in the order given, the seed choosing which, or a
+        random share of documents sorted by their texts (:func:`~structlin.matrix.ordered_held_out`,
+        :class:`~structlin.models.TextOrder`) — and the rest, both in order."""
+        labels, order = None, TextOrder()
+        if not self.decoders:
+            labels = np.array([labels[0] for labels in self.labels(units)])
+            order.add([unit.text for unit in units], labels.tolist())
+        held = ordered_held_out(len(units), fraction, labels, seed, in_order=not order.sorted)
         return [u for u, h in zip(units, held) if not h], [u for u, h in zip(units, held) if h]
 
     def default(self, parameter: str):

@@ -297,7 +297,8 @@ def test_ordered_held_out_small_cases():
 def test_ordered_held_out_holds_one_run_of_each_label_and_leaves_each_label_some(labels, fraction, seed):
     labels = np.array(labels)
     mask = ordered_held_out(len(labels), fraction, labels, seed)
-    shares = {label: min(int(np.floor(fraction * n + 0.5)), n - 1) for label, n in zip(*np.unique(labels, return_counts=True))}
+    shares = {label: min(int(np.floor(fraction * n + 0.5)), n - 1)
+              for label, n in zip(*np.unique(labels, return_counts=True))}
     if not any(shares.values()):  # no label has enough for a share: one run of them all
         run = np.flatnonzero(mask)
         assert len(run) == held_out_size(len(labels), fraction) and (np.diff(run) == 1).all()

@@ -49,20 +49,26 @@ def test_each_candidate_scores_as_its_model_and_the_best_is_saved(tmp_path, caps
                                                                          for e in result["ranking"]]
 
 
-def test_without_dev_the_candidates_are_scored_on_the_run_train_holds_out(tmp_path, capsys):
+@pytest.mark.parametrize("sort", [False, True])
+def test_without_dev_the_candidates_are_scored_on_the_run_train_holds_out(tmp_path, capsys, sort):
     """No dev: tune scores on what ``train`` holds out — of each label's documents, the last tenth in file order
-    (seed 0): here the last 3 of each label's 30 documents — and trains each candidate on the rest."""
+    (seed 0): here the last 3 of each label's 30 documents; of documents sorted by their texts, a seeded random
+    tenth — and trains each candidate on the rest."""
     rng = np.random.default_rng(0)  # noisy documents: which ones are held out changes the scores
     words = np.array(list("abcdefghij"))
     rows = [(" ".join(rng.choice(words, 4, p=np.r_[[0.15] * 5, [0.05] * 5] if y == "pos" else np.r_[[0.05] * 5,
                                                                                             [0.15] * 5])), y)
             for y in ["pos", "neg"] * 30]
+    if sort:
+        rows.sort()
     train = write(tmp_path / "train.txt", rows)
     assert main(["tune", "classifier", "--train", str(train), "--features", "text-unigram", "--epochs", "2",
                  "--grid", "relative_margin=0,2", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     positions = {label: [k for k, (_, y) in enumerate(rows) if y == label] for label in ("pos", "neg")}
     held = sorted(positions["pos"][-3:] + positions["neg"][-3:])
+    if sort:
+        held = sorted(np.random.default_rng(0).permutation(len(rows))[:6].tolist())
     rest = [k for k in range(len(rows)) if k not in held]
     for entry in result["ranking"]:
         clf = Classifier("text-unigram", make_learner("averaged-perceptron", epochs=2, seed=0, **entry["options"],

@@ -284,8 +284,8 @@ def _cluster(args, learner):
 
 def _tune(args) -> None:
     """``tune tagger|classifier``: score every candidate of ``--grid`` on dev (without one, the share of the
-    training data ``train`` holds out: :meth:`Task.hold_out`), print the ranking, and with ``--output`` train the best on the training data
-    (dev for early stopping, as ``train`` does) and save it."""
+    training data ``train`` holds out: :meth:`Task.hold_out`), print the ranking, and with ``--output`` train the
+    best on the training data (dev for early stopping, as ``train`` does) and save it."""
     task = TASKS[args.model]
     candidates = grid(args.learner, args.grid)
     both = [name for name in candidates[0] if getattr(args, name, None) is not None]

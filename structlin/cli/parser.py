@@ -190,8 +190,9 @@ def _add_source(parser, corpus_help: str, train_help: str) -> None:
 
 DEV_HELP = ("dev file, or a split name of --corpus, for early stopping; none trains without one and keeps the "
             "last epoch (default: the corpus's dev split unless --split trains on it; without one, the epochs are "
-            "chosen on 10%% of the training data held out — of each label's documents, or of the sentences, the last tenth in "
-            "file order for --seed 0 — and the model is then trained on all of it)")
+            "chosen on 10%% of the training data held out — of each label's documents, or of the sentences, the "
+            "last tenth in file order for --seed 0; a random tenth of documents sorted by their texts — and the "
+            "model is then trained on all of it)")
 TRAIN_SPLIT_HELP = ("training split(s) of --corpus, joined by + (default: train, or the corpus's only split); "
                     "train+dev trains a final model on all labelled data with the settings dev chose")
 
@@ -308,8 +309,8 @@ def _add_train_command(train, task: Task, source_help: tuple[str, str], data_opt
     if tune:
         parser = train.add_parser(task.kind, help=f"choose a {task.kind}'s settings on dev", description=(
             f"Train a {task.kind} per candidate of --grid, score each on dev (span F1 for BIO tags, accuracy "
-            "otherwise; without a dev split, the 10% of the training data train holds out), print the ranking, and with "
-            f"--output train and save the best. Example: structlin tune {task.kind} --corpus "
+            "otherwise; without a dev split, the 10% of the training data train holds out), print the ranking, and "
+            f"with --output train and save the best. Example: structlin tune {task.kind} --corpus "
             f"{example.split()[0]} --grid relative_margin=1,2,4"))
     else:
         parser = train.add_parser(task.kind, help=f"train a {task.kind}", description=f"Train a {task.kind} and "

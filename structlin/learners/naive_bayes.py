@@ -88,9 +88,9 @@ class NaiveBayes(Learner):
     estimates sum: the training counts, or Rennie et al.'s transformed counts (:func:`_tf_idf`; a document to
     classify is scored on its counts either way, as in the paper).  By default (None) all four are chosen, among
     :data:`SHARES` × :data:`WEIGHTINGS` × :data:`VARIANTS` × :data:`ALPHAS`, by accuracy on dev —
-    without dev, by :data:`FOLDS`-fold cross-validation on folds of runs of each label's training instances in the order
-    given (:func:`~structlin.matrix.ordered_folds`), each fold
-    scored by the counts of the others — and the model is then estimated from all the training data;
+    without dev, by :data:`FOLDS`-fold cross-validation on folds of runs of each label's training instances in
+    the order given (:func:`~structlin.matrix.ordered_folds`), each fold scored by the counts of the others —
+    and the model is then estimated from all the training data;
     ``chosen_`` and ``candidates_`` say what was chosen and each candidate's score.  Each candidate costs one
     pass over the count table of the vocabulary and a product with the held-out documents, not a training
     run.  It classifies single instances
@@ -118,8 +118,8 @@ class NaiveBayes(Learner):
                Option("weighting", str, None, "the training values the estimates sum: counts, or tf-idf (Rennie et al. "
                       "2003: log(1 + count)·idf, each document of unit length; default: chosen on dev with alpha; "
                       "with --no-tune, counts)", choices=WEIGHTINGS, nullable=True, untuned="counts"),
-               Option("seed", int, 0, "where the cross-validation folds that choose the settings without dev are cut (each "
-                      "label's documents in order: seed 1 cuts half a fold after seed 0)",
+               Option("seed", int, 0, "where the cross-validation folds that choose the settings without dev are "
+                      "cut (each label's documents in order: seed 1 cuts half a fold after seed 0)",
                       minimum=0, maximum=SEED_MAX))
     history_fields = (HistoryField("train_mistakes", "mistakes", "{:>6}"),)
 
@@ -154,8 +154,8 @@ class NaiveBayes(Learner):
 
     def _cross_validated(self, joint: JointFeatureMap, X: FeatureMatrix, y: np.ndarray, bias_row: int,
                          settings: list[dict]) -> np.ndarray:
-        """Each setting's accuracy over :data:`FOLDS` seeded folds of the instances (as many as there are
-        instances, if fewer), each scored by the count table of the others."""
+        """Each setting's accuracy over :data:`FOLDS` folds of the instances (as many as there are instances, if
+        fewer; :func:`~structlin.matrix.ordered_folds`), each scored by the count table of the others."""
         fold = ordered_folds(y, min(FOLDS, X.n_instances), self.seed)
         correct = np.zeros(len(settings))
         for k in np.unique(fold):
