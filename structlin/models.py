@@ -1771,7 +1771,7 @@ class Classifier(_Model, ClassifierI):
             order = TextOrder()
             order.add(documents, labels)
             if order.sorted:  # an order that says nothing: read in a seeded random one (held-out runs are then random)
-                shuffled = np.random.default_rng(self.learner.get_params().get("seed") or 0).permutation(len(labels))
+                shuffled = np.random.default_rng(self.random_state or 0).permutation(len(labels))
                 documents, labels = [documents[k] for k in shuffled], [labels[k] for k in shuffled]
             # the names of NLTK featuresets, kept to name the weights (most_informative_features)
             pairs = _add_distinct_pairs({}, documents) if self.trained_on("featureset") else {}
