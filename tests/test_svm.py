@@ -26,7 +26,7 @@ from structlin.joint import JointFeatureMap
 from structlin.learners import LEARNERS, SVM, AveragedPerceptron, make_learner
 from structlin.learners.epochs import epoch_order
 from structlin.learners.sgd import SGDWeights
-from structlin.learners.svm import RELATIVE_C_DEFAULT, RELATIVE_CS, BlockWeights, LabelBlocks, make_blocks
+from structlin.learners.svm import FURTHER_CS, RELATIVE_C_DEFAULT, RELATIVE_CS, BlockWeights, LabelBlocks, make_blocks
 from structlin.matrix import FeatureMatrix
 
 
@@ -353,19 +353,42 @@ def test_a_cost_matrix_by_label_name_is_the_matrix_in_label_order():
         SVM(cost_matrix=by_name, solver="pegasos").fit(joint, Multiclass(), X, y)
 
 
-def test_relative_C_is_chosen_on_dev_among_the_candidates():
+def _widened(best: dict) -> list:
+    """The values relative_C=None tries, by the rule written out: RELATIVE_CS, then FURTHER_CS in turn while the
+    smallest value tried has strictly the best score ``best[value]``."""
+    tried = list(RELATIVE_CS)
+    for value in FURTHER_CS:
+        strongest = min(tried)
+        if not all(best[strongest] > best[other] for other in tried if other != strongest):
+            break
+        tried.append(value)
+    return tried
+
+
+@pytest.mark.parametrize("seed, instances, features, widened", [
+    (21, 60, 10, 0),    # 3 beats 1: the two candidates only
+    (37, 60, 10, 0),    # 1 ties 3: not strictly the best, no wider
+    (29, 60, 10, 1),    # 1 strictly best: 0.3 tried, ties it, the walk stops and 1 is kept (the first of equals)
+    (39, 60, 10, 1),    # 0.3 tried, worse
+    (168, 20, 30, 2),   # 0.3 strictly best: 0.1 tried too
+    (132, 20, 30, 2),   # 0.1 the best: the end of FURTHER_CS
+])
+def test_relative_C_is_chosen_on_dev_among_the_candidates(seed, instances, features, widened):
     """relative_C=None with dev: one run from zero per candidate, each keeping its best dev epoch, the best run (the
-    first of equals) the model and every candidate's score recorded; the same as the run of the value chosen.
-    Without dev, or with C given: one run with the untuned value (or C)."""
-    joint, X, y = random_problem(21, [1] * 60, 3, 10, transitions=False)
-    _, X_dev, y_dev = random_problem(22, [1] * 30, 3, 10, transitions=False)
+    first of equals) the model and every candidate's score recorded; the same as the run of the value chosen.  The
+    candidates are RELATIVE_CS, then FURTHER_CS in turn while the smallest tried is strictly the best (the rule
+    written out, from each value's own run).  Without dev, or with C given: one run with the untuned value (or C)."""
+    joint, X, y = random_problem(seed, [1] * instances, 3, features, transitions=False)
+    _, X_dev, y_dev = random_problem(seed + 1, [1] * 30, 3, features, transitions=False)
     dev = (X_dev, y_dev)
-    fixed = {r: SVM(epochs=6, relative_C=r, progress=False).fit(joint, Multiclass(), X, y, dev) for r in RELATIVE_CS}
+    values = RELATIVE_CS + FURTHER_CS
+    fixed = {r: SVM(epochs=6, relative_C=r, progress=False).fit(joint, Multiclass(), X, y, dev) for r in values}
     best = {r: max(h["dev_accuracy"] for h in learner.history_) for r, learner in fixed.items()}
-    assert len(set(best.values())) > 1  # the choice matters on this problem
+    tried = _widened(best)
+    assert len(tried) == len(RELATIVE_CS) + widened  # the case this problem stands for
     auto = SVM(epochs=6, progress=False).fit(joint, Multiclass(), X, y, dev)
-    assert auto.candidates_ == [{"relative_C": r, "dev_accuracy": best[r]} for r in RELATIVE_CS]
-    chosen = max(RELATIVE_CS, key=lambda r: (best[r], -RELATIVE_CS.index(r)))
+    assert auto.candidates_ == [{"relative_C": r, "dev_accuracy": best[r]} for r in tried]
+    chosen = max(tried, key=lambda r: (best[r], -tried.index(r)))
     assert auto.chosen_ == {"relative_C": chosen, "C": fixed[chosen].chosen_["C"]}
     np.testing.assert_array_equal(auto.weights_, fixed[chosen].weights_)
     untimed = [[{k: v for k, v in record.items() if k != "seconds"} for record in learner.history_]
@@ -387,7 +410,7 @@ def test_without_dev_relative_C_and_the_passes_are_chosen_on_a_held_out_tenth(nl
     texts, labels = [d.text for d in documents], [d.label for d in documents]
     auto = Classifier("text-presence", SVM(epochs=5, seed=2, progress=False), held_out=0.1).fit(texts, labels)
     chosen = auto.learner.chosen_
-    assert set(chosen) == {"relative_C", "C", "epochs"} and chosen["relative_C"] in RELATIVE_CS
+    assert set(chosen) == {"relative_C", "C", "epochs"} and chosen["relative_C"] in RELATIVE_CS + FURTHER_CS
     assert [c["relative_C"] for c in auto.learner.candidates_[:len(RELATIVE_CS)]] == list(RELATIVE_CS)
     by_hand = Classifier("text-presence", SVM(epochs=chosen["epochs"], relative_C=chosen["relative_C"], seed=2,
                                               progress=False)).fit(texts, labels)

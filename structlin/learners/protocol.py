@@ -257,13 +257,17 @@ class Learner:
             self.set_params(**before)
         return self
 
+    def best_dev_accuracy(self) -> float:
+        """The best dev accuracy of the run that is the model (``history_``); 0 when none was measured."""
+        return max((r["dev_accuracy"] for r in self.history_ if r["dev_accuracy"] is not None), default=0.0)
+
     def _keep_best_run(self, name: str, runs: Iterable) -> None:
         """Choose the option ``name`` on dev: ``runs`` yields each candidate value once a run with it is the
         learner's model (``weights_``, ``history_``, ``best_epoch_``, ``stopped_``, ``chosen_``); the run of the
         best dev accuracy is kept (the first of equals), and ``candidates_`` holds every value's score."""
         best, candidates = None, []
         for value in runs:
-            score = max((r["dev_accuracy"] for r in self.history_ if r["dev_accuracy"] is not None), default=0.0)
+            score = self.best_dev_accuracy()
             candidates.append({name: value, "dev_accuracy": score})
             if best is None or score > best[0]:  # one run's weights kept at a time
                 best = (score, value, self.weights_, self.history_, self.best_epoch_, self.stopped_, self.chosen_)

@@ -84,6 +84,11 @@ from .vectors import dot, norm
 #: (BCFW's passes stop after 3 dev evaluations without a better one); all by scripts/choose_defaults.py
 #: (docs/benchmarks.md, "Defaults").
 RELATIVE_CS = (1.0, 3.0)
+#: Stronger regularisation tried on dev in turn, after RELATIVE_CS, while the strongest value tried is strictly the
+#: best: the grid widens at its regularised edge only where dev says the data want it (text whose documents share
+#: little: Brown's sentences by genre; docs/benchmarks.md, "The SVM's grid widens").  The weak edge needs no more:
+#: early stopping on dev regularises a run that a weaker prior would leave too loose.
+FURTHER_CS = (0.3, 0.1)
 RELATIVE_C_DEFAULT = 3.0
 SVM_PATIENCE = 3
 
@@ -227,7 +232,8 @@ class SVM(Learner):
                       nullable=True),
                Option("relative_C", float, None, "C times the mean squared norm ‖x‖² of a training position's "
                       "features, when C is not given: the same regularisation for any scale of the features "
-                      f"(default: chosen on dev among {', '.join(map(str, RELATIVE_CS))}, one run each; without dev, "
+                      f"(default: chosen on dev among {', '.join(map(str, RELATIVE_CS))}, one run each, then "
+                      f"{', '.join(map(str, FURTHER_CS))} in turn while the smallest tried is the best; without dev, "
                       f"{RELATIVE_C_DEFAULT})", minimum=0, exclusive_minimum=True, nullable=True,
                       untuned=RELATIVE_C_DEFAULT),
                COST,
@@ -296,7 +302,8 @@ class SVM(Learner):
             dev: tuple[FeatureMatrix, np.ndarray] | None = None, *, bias_row: int | None = None) -> SVM:
         """Train from ``w = 0`` on the indexed corpus ``X`` with gold label ids ``y`` (one per position);
         ``dev = (X_dev, y_dev)`` selects the epoch kept (gold ids of −1 count as errors) and, when neither ``C``
-        nor ``relative_C`` is given, ``relative_C`` among :data:`RELATIVE_CS` (one run from zero each)."""
+        nor ``relative_C`` is given, ``relative_C`` among :data:`RELATIVE_CS` and, while the smallest value tried is
+        strictly the best, :data:`FURTHER_CS` in turn (one run from zero each)."""
         if isinstance(X, ShardedCorpus):
             self.check_streams()
         require_finite(X, "training")
@@ -305,14 +312,24 @@ class SVM(Learner):
         if self.C is not None or self.relative_C is not None or dev is None:
             self._fit_once(joint, decoder, X, y, dev)
         else:
-            self._keep_best_run("relative_C", self._runs(joint, decoder, X, y, dev, RELATIVE_CS))
+            self._keep_best_run("relative_C", self._runs(joint, decoder, X, y, dev))
         return self
 
-    def _runs(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, dev, values):
-        """One run from zero for each ``relative_C`` of ``values``, yielding each once its run is the model."""
-        for relative in values:
+    def _runs(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, dev):
+        """One run from zero for each ``relative_C`` of :data:`RELATIVE_CS`, then of :data:`FURTHER_CS` in turn while
+        the smallest value tried has strictly the best dev accuracy; each yielded once its run is the model."""
+        scores, further = {}, iter(FURTHER_CS)
+        relative = RELATIVE_CS[0]
+        while relative is not None:
             self._fit_once(joint, decoder, X, y, dev, relative)
+            scores[relative] = self.best_dev_accuracy()
             yield relative
+            if len(scores) < len(RELATIVE_CS):
+                relative = RELATIVE_CS[len(scores)]
+            else:
+                strongest = min(scores)
+                widen = all(scores[strongest] > score for value, score in scores.items() if value != strongest)
+                relative = next(further, None) if widen else None
 
     def _fit_once(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, dev,
                   relative_C: float | None = None) -> None:
