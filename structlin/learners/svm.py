@@ -318,18 +318,15 @@ class SVM(Learner):
     def _runs(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, dev):
         """One run from zero for each ``relative_C`` of :data:`RELATIVE_CS`, then of :data:`FURTHER_CS` in turn while
         the smallest value tried has strictly the best dev accuracy; each yielded once its run is the model."""
-        scores, further = {}, iter(FURTHER_CS)
-        relative = RELATIVE_CS[0]
-        while relative is not None:
+        scores = {}
+        for relative in (*RELATIVE_CS, *FURTHER_CS):
+            if len(scores) >= len(RELATIVE_CS):
+                strongest = min(scores)
+                if any(score >= scores[strongest] for value, score in scores.items() if value != strongest):
+                    return
             self._fit_once(joint, decoder, X, y, dev, relative)
             scores[relative] = self.best_dev_accuracy()
             yield relative
-            if len(scores) < len(RELATIVE_CS):
-                relative = RELATIVE_CS[len(scores)]
-            else:
-                strongest = min(scores)
-                widen = all(scores[strongest] > score for value, score in scores.items() if value != strongest)
-                relative = next(further, None) if widen else None
 
     def _fit_once(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray, dev,
                   relative_C: float | None = None) -> None:
