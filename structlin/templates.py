@@ -466,7 +466,11 @@ class FeatureSet:
         except tomllib.TOMLDecodeError as err:
             raise StructlinError(f"{source}: invalid TOML: {err}") from None
         for module in _imports(data, source):
-            importlib.import_module(module)
+            try:
+                importlib.import_module(module)
+            except Exception as err:  # the user's module: whatever its import raises, the set cannot be built
+                raise StructlinError(f"{source}: imports: module {module!r} cannot be imported "
+                                     f"({type(err).__name__}: {err})") from None
         return cls.from_dict(data, source, folder=path.parent if path.suffix == ".toml" else None)
 
     def with_input_columns(self, columns: Sequence[str]) -> FeatureSet:

@@ -238,8 +238,9 @@ def test_delta_trick_makes_non_separable_data_separable():
     assert perceptron_mistakes(trick.joint, Multiclass(), trick.X, y, epochs=30).converged
     result = analyze(joint, Multiclass(), X, y, passes=30, epochs=50, delta_trick=1.0)
     assert result.certificate.separable and result.curve.converged and result.curve.total <= result.bound
-    with pytest.raises(ValueError, match="delta"):
-        DeltaTrick(joint, X, 0.0)
+    for bad in (0.0, 1e300, float("inf")):  # Δ² must stay finite in float32
+        with pytest.raises(ValueError, match="Δ must be positive and at most 1e\\+18"):
+            DeltaTrick(joint, X, bad)
 
 
 @pytest.mark.parametrize("transitions", [False, True])
@@ -304,7 +305,9 @@ def test_analyze_tagged_file_with_the_delta_trick(capsys, tmp_path):
     (["--delta", "1.5"], "delta must be in (0, 1)"),
     (["--epochs", "0"], "epochs must be at least 1"),
     (["--passes", "0"], "passes must be at least 1"),
-    (["--delta-trick", "-1"], "delta must be positive"),
+    (["--delta-trick", "-1"], "Δ must be positive"),
+    (["--delta-trick", "1e300"], "Δ must be positive and at most 1e+18"),
+    (["--C", "1e300"], "C = 1e+300 is too large"),
 ])
 def test_analyze_errors_are_one_line(capsys, documents, options, needle):
     code, out, err = run(capsys, "analyze", "--train", documents, "--format", "fasttext", *options)

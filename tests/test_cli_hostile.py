@@ -428,3 +428,68 @@ def test_feature_set_importing_a_missing_module(work, capsys):
     code, _, err = run(capsys, "train", "tagger", "--train", "r.conllu", "--features", "f.toml", "--output", "x.model")
     assert_one_line(code, err, 1, "no_such_module_17")
     assert not (work / "x.model").exists()
+
+
+@pytest.mark.parametrize("source, needle", [
+    ('raise RuntimeError("boom")\n', "(RuntimeError: boom)"),
+    ("def broken(:\n", "(SyntaxError: "),
+    ("import no_such_module_18\n", "(ModuleNotFoundError: No module named 'no_such_module_18')"),
+])
+def test_feature_set_importing_a_module_that_fails(work, capsys, monkeypatch, source, needle):
+    """Whatever the import of a feature set's module raises, the set cannot be built: one line naming the TOML
+    file, the module and what its import raised."""
+    module = f"failing_module_{abs(hash(source))}"
+    (work / f"{module}.py").write_text(source, "utf-8")
+    monkeypatch.syspath_prepend(str(work))
+    (work / "f.toml").write_text(f'name = "f"\nimports = ["{module}"]\n[[template]]\nname = "word"\n', "utf-8")
+    code, _, err = run(capsys, "train", "tagger", "--train", "r.conllu", "--features", "f.toml", "--output", "x.model")
+    assert_one_line(code, err, 1, f"f.toml: imports: module '{module}' cannot be imported", needle)
+    assert not (work / "x.model").exists()
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("[" * 100_000 + "]" * 100_000 + "\n", "deep.json:1: JSON nested too deeply to read (expected a JSON array of "
+                                            "objects)"),
+    ('{"label": "pos", "text": "good"}\n{"label": "pos", "text": "x", "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+     "deep.json:2: JSON nested too deeply to read (expected one JSON object per line)"),
+    ('{"label": "pos", "text": "good"}\n{"label": "pos", "label": "neg", "text": "bad"}\n',
+     "deep.json:2: an object gives the key 'label' twice (expected each key once)"),
+])
+def test_json_documents_that_cannot_be_read_as_one_value_each(work, capsys, text, needle):
+    """JSON nested deeper than Python's recursion, or an object giving a key twice (``json`` would keep the last
+    value, a label changed without a word): one located line."""
+    (work / "deep.json").write_text(text, "utf-8")
+    code, _, err = run(capsys, "train", "classifier", "--train", "deep.json", "--output", "x.model")
+    assert_one_line(code, err, 1, needle)
+
+
+def test_a_closed_standard_input_or_output_is_one_line(work, capsys, monkeypatch):
+    """A shell's ``<&-`` / ``>&-`` leave Python None for the stream: the command that needs it says so."""
+    monkeypatch.setattr(sys, "stdin", None)
+    code, _, err = run(capsys, "classify", "c.model")
+    assert_one_line(code, err, 2, "standard input is closed: give the input as a file (--input)")
+    assert sys.stdin is None
+    monkeypatch.undo()
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(sys, "stdout", None)
+    code, _, err = run(capsys, "classify", "c.model", "--input", "docs.txt")
+    assert_one_line(code, err, 1, "standard output: closed, and the command writes to it: give --output")
+    assert sys.stdout is None
+    code, _, err = run(capsys, "classify", "c.model", "--input", "docs.txt", "--output", "labels.txt")
+    assert code == 0 and err == "" and (work / "labels.txt").read_text("utf-8").count("\n") == 6
+
+
+def test_tune_refuses_a_grid_of_seeds(work, capsys):
+    code, _, err = run(capsys, "tune", "classifier", "--train", "docs.txt", "--grid", "seed=1,2")
+    assert_one_line(code, err, 2, "--grid: seed is not a setting to choose on dev")
+
+
+@pytest.mark.parametrize("options", [["--solver", "pegasos", "--C", "1e200"], ["--C", "1e300"],
+                                     ["--relative-C", "1e300"]])
+def test_an_svm_C_too_large_for_floating_point_is_refused(work, capsys, options):
+    """C so large that the solvers' squares overflow (Pegasos shrank the weights to 0, BCFW's overflowed to a
+    model of zeros): one line naming C, instead of a bug or a degenerate model."""
+    code, _, err = run(capsys, "train", "classifier", "--train", "docs.txt", "--learner", "svm", *options,
+                       "--output", "x.model", "--quiet")
+    assert_one_line(code, err, 1, "is too large for 5 training instances", "give a smaller C or relative_C")
+    assert not (work / "x.model").exists()

@@ -445,8 +445,9 @@ def test_the_delta_trick_makes_contradictory_data_separable_and_is_not_kept(cls)
     assert tricked.params()["delta"] == 1.0 and make_learner(cls.name, **tricked.params()).delta == 1.0
     with pytest.raises(TypeError, match="train with fit"):
         cls(delta=1.0).partial_fit(joint, Multiclass(), X, y)
-    with pytest.raises(ValueError, match="delta must be positive"):
-        cls(delta=0.0)
+    for bad in (0.0, 1e300):  # Δ² must stay finite in float32
+        with pytest.raises(ValueError, match=r"delta must be in \(0, 1e\+18\] and finite"):
+            cls(delta=bad)
 
 
 def test_each_perceptron_has_its_own_relative_margin_default():

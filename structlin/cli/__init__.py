@@ -31,7 +31,7 @@ import sys
 import threading
 import warnings
 
-from ..errors import StructlinError, UsageError
+from ..errors import OutputError, StructlinError, UsageError
 from .commands import (
     _analyze,
     _classify,
@@ -69,8 +69,38 @@ def main(argv=None) -> int:
             signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
+class _ClosedStream:
+    """Standard input or output that the shell closed (``<&-``, ``>&-``: Python makes it None): using it ends the
+    command with one line naming the option that replaces it; flushing what was never written is nothing."""
+
+    def __init__(self, error: StructlinError):
+        self.error = error
+
+    def flush(self) -> None:
+        pass
+
+    def __getattr__(self, name: str):
+        raise self.error
+
+
 def _run(args) -> int:
     """The command's exit status; what ended it early is one line on stderr (see the module's docstring)."""
+    closed = {"stdin": sys.stdin is None, "stdout": sys.stdout is None}
+    if closed["stdin"]:
+        sys.stdin = _ClosedStream(UsageError("standard input is closed: give the input as a file (--input)"))
+    if closed["stdout"]:
+        sys.stdout = _ClosedStream(OutputError("standard output", "closed, and the command writes to it: give "
+                                                                  "--output (results) or --quiet (progress)"))
+    try:
+        return _status(args)
+    finally:
+        for name, was_closed in closed.items():
+            if was_closed:
+                setattr(sys, name, None)
+
+
+def _status(args) -> int:
+    """:func:`_run` with standard input and output open, or standing for closed ones."""
     try:
         check_arguments(args)
         COMMANDS[args.command](args)

@@ -288,6 +288,9 @@ def _tune(args) -> None:
     best on the training data (dev for early stopping, as ``train`` does) and save it."""
     task = TASKS[args.model]
     candidates = grid(args.learner, args.grid)
+    if "seed" in candidates[0]:
+        raise UsageError("--grid: seed is not a setting to choose on dev (the best of several seeds is luck, not a "
+                         "setting); give --seed")
     both = [name for name in candidates[0] if getattr(args, name, None) is not None]
     if both:
         flag = learner_cli_options()[both[0]][0][1].command_line_flag

@@ -590,6 +590,35 @@ def read_jsonl(path: Source | IO, *, label_column: str | None = None, text_colum
     return JsonDocuments(path, label_column, text_column, encoding)
 
 
+class _KeyTwice(Exception):
+    """A JSON object that gives one key twice (``json.loads`` would keep the last value without a word)."""
+
+
+def _object_once(pairs: list) -> dict:
+    """A JSON object from its ``(key, value)`` pairs, each key once (``json.loads``'s ``object_pairs_hook``)."""
+    record = {}
+    for key, value in pairs:
+        if key in record:
+            raise _KeyTwice(key)
+        record[key] = value
+    return record
+
+
+def _json_value(text: str, name: str, line: int, expected: str):
+    """The JSON value of ``text``, which starts on line ``line`` of ``name``; anything it cannot be read as (a
+    syntax error, a key given twice, nesting deeper than Python's recursion) is one located line."""
+    try:
+        return json.loads(text, object_pairs_hook=_object_once)
+    except json.JSONDecodeError as err:
+        raise CorpusFormatError(name, line + err.lineno - 1, f"invalid JSON: {err.msg} at column {err.colno} "
+                                f"(expected {expected})") from None
+    except _KeyTwice as err:
+        raise CorpusFormatError(name, line, f"an object gives the key {err.args[0]!r} twice (expected each key "
+                                "once)") from None
+    except RecursionError:
+        raise CorpusFormatError(name, line, f"JSON nested too deeply to read (expected {expected})") from None
+
+
 class JsonDocuments(Iterator[Document]):
     """The documents of a JSON Lines file or JSON array (see :func:`read_jsonl`), read as they are asked for;
     after the first, ``label_column`` and ``text_column`` hold the keys used."""
@@ -610,11 +639,7 @@ class JsonDocuments(Iterator[Document]):
                 return
             if first[1].lstrip().startswith("["):  # one JSON array of objects
                 text = "\n".join([first[1], *(line for _, line in lines)])
-                try:
-                    records = json.loads(text)
-                except json.JSONDecodeError as err:
-                    raise CorpusFormatError(self.name, first[0] + err.lineno - 1, f"invalid JSON: {err.msg} at "
-                                            f"column {err.colno} (expected a JSON array of objects)") from None
+                records = _json_value(text, self.name, first[0], "a JSON array of objects")
                 located = ((f"{self.name}: record {k}", None, record) for k, record in enumerate(records, 1))
             else:
                 located = ((self.name, number, self._parsed(number, text)) for number, text in
@@ -623,11 +648,7 @@ class JsonDocuments(Iterator[Document]):
                 yield self._document(where, number, record)
 
     def _parsed(self, number: int, text: str):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as err:
-            raise CorpusFormatError(self.name, number, f"invalid JSON: {err.msg} at column {err.colno} (expected "
-                                    "one JSON object per line)") from None
+        return _json_value(text, self.name, number, "one JSON object per line")
 
     def _document(self, where: str, number: int | None, record) -> Document:
         if not isinstance(record, dict):

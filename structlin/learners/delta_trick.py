@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import OptionValueError
 from ..joint import JointFeatureMap
 from ..matrix import FeatureMatrix
+
+#: The largest Δ: feature values are float32, and a score or norm squares Δ, which float32 holds below 3.4e38.
+DELTA_MAX = 1e18
 
 
 class DeltaTrick:
@@ -26,8 +30,9 @@ class DeltaTrick:
     gains its id column, value ``delta``)."""
 
     def __init__(self, joint: JointFeatureMap, X: FeatureMatrix, delta: float):
-        if not 0 < delta < np.inf:
-            raise ValueError(f"delta must be positive and finite, got {delta}")
+        if not 0 < delta <= DELTA_MAX:
+            raise OptionValueError(f"the Δ trick's Δ must be positive and at most {DELTA_MAX:g} (its square must stay "
+                                   f"finite in float32), got {delta:g}")
         self.source, self.delta = joint, delta
         n_ids = X.n_positions
         indptr = X.indptr + np.arange(n_ids + 1)  # one more entry per row, placed last in it

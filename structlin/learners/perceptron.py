@@ -49,7 +49,7 @@ from ..featurecache import ShardedCorpus
 from ..joint import JointFeatureMap, Scores, SparseWeights
 from ..matrix import FeatureMatrix
 from ..modelfile import ArraySpec
-from .delta_trick import DeltaTrick
+from .delta_trick import DELTA_MAX, DeltaTrick
 from .epochs import minibatches
 from .protocol import CLIENT, COST, EPOCHS, RUN_OPTIONS, Capabilities, HistoryField, Learner, Option, with_defaults
 from .run_weights import DenseWeights, GrowingWeights, weight_store, weighted_sum
@@ -68,7 +68,7 @@ RELATIVE_MARGIN = Option("relative_margin", float, RELATIVE_MARGIN_DEFAULT, "the
                          minimum=0)
 DELTA_TRICK = Option("delta", float, None, "train with the Δ trick: an id feature of value Δ per training "
                      "position, which makes any data separable (not kept in the model)", nullable=True,
-                     minimum=0, exclusive_minimum=True, flag="--delta-trick", metavar="Δ")
+                     minimum=0, exclusive_minimum=True, maximum=DELTA_MAX, flag="--delta-trick", metavar="Δ")
 PERCEPTRON_OPTIONS = (EPOCHS, *RUN_OPTIONS, MARGIN, RELATIVE_MARGIN, DELTA_TRICK)
 MISTAKES = HistoryField("train_mistakes", "mistakes", "{:>6}")
 
