@@ -395,17 +395,21 @@ def test_read_csv_header_names_of_several_words(tmp_path, text, header, label, t
 
 
 @pytest.mark.parametrize("text, options, where, by_index", [
-    ("label\ttext\ttext\npos\tgreat\tx\nneg\tbad\ty\n", {}, "columns 1 and 2 alike ('text')", ["x", "y"]),
-    ("label\tlabel\ttext\npos\tx\tgreat\nneg\ty\tbad\n", {}, "columns 0 and 1 alike ('label')", ["great", "bad"]),
-    ("label\ttext\ttext\npos\tgreat\tx\nneg\tbad\ty\n", {"text_column": "text"}, "columns 1 and 2 alike",
+    ("label\ttext\ttext\npos\tgreat\tx\nneg\tbad\ty\n", {}, "columns 1 'text' and 2 'text'", ["x", "y"]),
+    ("label\tlabel\ttext\npos\tx\tgreat\nneg\ty\tbad\n", {}, "columns 0 'label' and 1 'label'", ["great", "bad"]),
+    ("label\ttext\ttext\npos\tgreat\tx\nneg\tbad\ty\n", {"text_column": "text"}, "columns 1 'text' and 2 'text'",
      ["x", "y"]),
+    # names not alike, each holding the word "label", and no text name: found while detecting the header
+    ("label_a\tlabel_b\tfoo\npos\tx\tgreat\nneg\ty\tbad\nneg\tz\tworse\n", {}, "columns 0 'label_a' and 1 'label_b'",
+     ["great", "bad", "worse"]),
 ])
 def test_read_tsv_refuses_a_header_name_that_names_two_columns(tmp_path, text, options, where, by_index):
     """Which of two columns of one name is meant is not guessed (the first, silently, or the header read as data);
     given by index, the column is read."""
     path = write(tmp_path, text)
     error = format_error(read_tsv, path, **options)
-    assert str(error).startswith(f"{path}:1: the header row names {where}") and "by its index" in str(error)
+    assert str(error).startswith(f"{path}:1: the header row's {where} could each be the one meant")
+    assert "by its index" in str(error)
     assert [d.text for d in read_tsv(path, label_column=0, text_column=2)] == by_index
 
 

@@ -443,7 +443,10 @@ class TableDocuments(Iterator[Document]):
             detected = header is None and not named and _looks_like_header(names)
             if header is None and not named and not detected and _all_names(names):
                 rows = list(rows)  # a row of names, but not the known ones: do the rows below use it as a label?
-                detected = _unused_as_label(names, rows, label_column)
+                try:
+                    detected = _unused_as_label(names, rows, label_column)
+                except OptionValueError as err:
+                    raise CorpusFormatError(self.name, start, str(err)) from None
             if header or named or detected:
                 self.header = names
             else:
@@ -559,10 +562,10 @@ def _known_column(names: tuple[str, ...], known: tuple[str, ...], taken: int | N
 
 
 def _ambiguous(names: tuple[str, ...], columns: list[int]) -> str:
-    """What is wrong with a header name that names several columns."""
-    where = " and ".join(str(index) for index in columns)
-    return (f"the header row names columns {where} alike ({names[columns[0]]!r}): give the column by its index, "
-            "counted from 0 (--label-column / --text-column)")
+    """What is wrong with a header name that names several columns (alike, or each holding the same known word)."""
+    where = " and ".join(f"{index} {names[index]!r}" for index in columns)
+    return (f"the header row's columns {where} could each be the one meant: give the column by its index, counted "
+            "from 0 (--label-column / --text-column)")
 
 
 _LABEL = "__label__"
