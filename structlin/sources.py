@@ -38,7 +38,8 @@ class ReadOptions:
     qc's label granularity.  ``header``, ``label_column`` and ``text_column``
     concern TSV and CSV files (see :func:`~structlin.documents.read_tsv`): whether the first row
     names the columns (None: detect it), and the label and text columns (an index counted from 0, or
-    a header name).  ``report``, if given, is called with one line saying how many documents (and labels) a
+    a header name); ``labels``, the labels the data is known to use (a model's, for its test data): a first row
+    whose label field is one of them is data, not a header.  ``report``, if given, is called with one line saying how many documents (and labels) a
     file, folder or archive gave and, for TSV and CSV, what was decided about its header and columns.  An option given for data it
     does not apply to is refused (:class:`~structlin.errors.OptionValueError`), not ignored.
     """
@@ -52,6 +53,7 @@ class ReadOptions:
     header: bool | None = None
     label_column: int | str | None = None
     text_column: int | str | None = None
+    labels: frozenset[str] = frozenset()
     report: Callable[[str], None] | None = field(default=None, compare=False)
 
 
@@ -242,7 +244,7 @@ def _table_documents(source: str, fmt: str, encoding: str, options: ReadOptions)
     """The documents of a TSV or CSV file, :func:`_reported` with the header and columns used."""
     read = read_tsv if fmt == "tsv" else read_csv
     table = read(source, label_column=options.label_column, text_column=options.text_column, header=options.header,
-                 encoding=encoding)
+                 encoding=encoding, labels=options.labels)
 
     def columns() -> str:
         if table.header is not None:

@@ -6,6 +6,7 @@ SIGTERM, pipes and standard input, which need a real process."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import signal
 import stat
@@ -477,6 +478,14 @@ def test_a_closed_standard_input_or_output_is_one_line(work, capsys, monkeypatch
     assert sys.stdout is None
     code, _, err = run(capsys, "classify", "c.model", "--input", "docs.txt", "--output", "labels.txt")
     assert code == 0 and err == "" and (work / "labels.txt").read_text("utf-8").count("\n") == 6
+
+
+def test_evaluate_reads_a_first_row_holding_a_model_label_as_data(work, capsys):
+    """A test file whose first row looks like a header by use (its label never recurs below) but holds a label of
+    the model is data: no test document is lost."""
+    (work / "t3.tsv").write_text("pos\tgreat fun\nneg\tbad plot\nneg\tawful\n", "utf-8")
+    code, out, err = run(capsys, "evaluate", "c.model", "--test", "t3.tsv", "--json")
+    assert code == 0 and json.loads(out)["n_instances"] == 3, err
 
 
 def test_tune_refuses_a_grid_of_seeds(work, capsys):

@@ -413,6 +413,18 @@ def test_read_tsv_refuses_a_header_name_that_names_two_columns(tmp_path, text, o
     assert [d.text for d in read_tsv(path, label_column=0, text_column=2)] == by_index
 
 
+def test_read_tsv_first_row_of_a_known_label_is_data(tmp_path):
+    """A first row of names that the rows below never use as a label, while one of theirs repeats, is taken for a
+    header; unless its label field is a label the data is known to use (a model's, reading its test data)."""
+    path = write(tmp_path, "pos\tgreat\nneg\tbad\nneg\tawful\n")
+    table = read_tsv(path)
+    assert rows(table) == [("bad", "neg", 2), ("awful", "neg", 3)] and table.header == ("pos", "great")
+    table = read_tsv(path, labels={"pos", "neg"})
+    assert rows(table) == [("great", "pos", 1), ("bad", "neg", 2), ("awful", "neg", 3)] and table.header is None
+    named = write(tmp_path, "label\ttext\nlabel\tx\n", "named.tsv")  # detected by its names, but a known label
+    assert rows(read_tsv(named, labels={"label"})) == [("text", "label", 1), ("x", "label", 2)]
+
+
 def test_read_tsv_declared_header_or_no_header(tmp_path):
     path = write(tmp_path, "polarity\treview\npos\tgreat\n")  # detected: a label name and a text name
     assert rows(read_tsv(path)) == [("great", "pos", 2)]

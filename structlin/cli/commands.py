@@ -91,11 +91,13 @@ def check_arguments(args) -> None:
     check_output(output)
 
 
-def _units(task: Task, source: str, split: str | None, args, column: str | None = None, *, stream: bool = False):
+def _units(task: Task, source: str, split: str | None, args, column: str | None = None, *, stream: bool = False,
+           models: list = ()):
     """The sentences or documents (``task``) of a named corpus split or of a file, folder or archive, read with
     the command's data options (the library refuses those that do not apply to the data); ``column``: the tag
     column of a CoNLL-U file, NLTK corpus or TSV/CSV table when ``--column`` is not given (a model's).  What a TSV or CSV
-    file gave is said on stderr unless ``--quiet``.  ``stream``: the task's stream of them, read when iterated."""
+    file gave is said on stderr unless ``--quiet``.  ``stream``: the task's stream of them, read when iterated.
+    ``models``: the models the data is for, whose labels a table's first row is data when it holds one of."""
     if column and _format(source, args) not in ("conllu", "nltk", "tsv", "csv"):  # formats that name their columns
         column = None
     report = None if getattr(args, "quiet", False) else (lambda line: print(line, file=sys.stderr))
@@ -103,7 +105,8 @@ def _units(task: Task, source: str, split: str | None, args, column: str | None 
                           getattr(args, "strip", None) or (), getattr(args, "granularity", None),
                           getattr(args, "encoding", None), header=getattr(args, "header", None),
                           label_column=getattr(args, "label_column", None),
-                          text_column=getattr(args, "text_column", None), report=report)
+                          text_column=getattr(args, "text_column", None),
+                          labels=frozenset(str(label) for model in models for label in model.joint.labels), report=report)
     return (task.stream if stream else task.read)(source, split, options)
 
 
@@ -354,7 +357,7 @@ def _evaluate(args) -> None:
     task = _task_of(args.model)
     model = _load(task.model, args)
     source, split = _test_data(args)
-    units = _units(task, source, split, args, column=model.column if task.column else None)
+    units = _units(task, source, split, args, column=model.column if task.column else None, models=[model])
     _check_known_labels(task, [model], units, source)
     with _progress(None, total=len(units), desc=f"scoring {args.model}", unit=task.unit) as bar:
         report = task.report(model, units, bar.update)
@@ -455,7 +458,7 @@ def _outputs(task: Task, paths, args) -> tuple[list[list[str]], list[list[list[s
         raise StructlinError(f"{paths[0]} tags {models[0].column}, {paths[1]} tags {models[1].column}: "
                              f"choose the gold column with --column")
     source, split = _test_data(args)
-    units = _units(task, source, split, args, column=models[0].column if task.column else None)
+    units = _units(task, source, split, args, column=models[0].column if task.column else None, models=models)
     _check_known_labels(task, models, units, source)
     with _progress(None, total=len(models) * len(units), desc="predicting", unit=task.unit) as bar:
         return task.labels(units), [_predicted(task, model, units, bar) for model in models]

@@ -18,7 +18,7 @@ import stat
 import tarfile
 import warnings
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import IO
 
 import numpy as np
@@ -348,6 +348,7 @@ def read_tsv(
     text_column: Column = None,
     header: bool | None = None,
     encoding: str = "UTF-8",
+    labels: Collection[str] = (),
 ) -> TableDocuments:
     """Read one document per line of a tab-separated file (IANA TSV), as pandas and fastText users expect.
 
@@ -366,8 +367,9 @@ def read_tsv(
     label column (the one given, else the one with a label name, else 0) is never a label of the rows
     below while some label of theirs repeats (the whole file is then read before the first document).  Anything else (a label
     with a sentence, a number) keeps the row as data; and if a header detected by its names then
-    occurs as a label, that is an error asking to state ``header``. The result's ``header``, ``label_column`` and ``text_column`` say what
-    was decided.
+    occurs as a label, that is an error asking to state ``header``. ``labels``: labels the rows are known to use (a
+    model's, when its test data is read); a first row whose label field is one of them is data, not a header. The
+    result's ``header``, ``label_column`` and ``text_column`` say what was decided.
 
     Rows: a label is stripped of surrounding whitespace and must not be empty; a text is kept as it is.
     Line ends (``\n``, ``\r\n``) and a leading byte order mark are removed. A blank line (whitespace
@@ -375,7 +377,7 @@ def read_tsv(
     number of fields, an empty label, a column index out of range, a name not in the header) is a
     :class:`~structlin.errors.CorpusFormatError` naming the file and line. ``Document.line`` is the row's line.
     """
-    return TableDocuments(path, "\t", False, label_column, text_column, header, encoding)
+    return TableDocuments(path, "\t", False, label_column, text_column, header, encoding, labels)
 
 
 def read_csv(
@@ -386,6 +388,7 @@ def read_csv(
     header: bool | None = None,
     delimiter: str = ",",
     encoding: str = "UTF-8",
+    labels: Collection[str] = (),
 ) -> TableDocuments:
     """Read one document per row of a comma-separated file (RFC 4180).
 
@@ -396,7 +399,7 @@ def read_csv(
     """
     if not (isinstance(delimiter, str) and len(delimiter) == 1) or delimiter in '"\r\n':
         raise OptionValueError(f"delimiter must be one character other than a quote or line break, not {delimiter!r}")
-    return TableDocuments(path, delimiter, True, label_column, text_column, header, encoding)
+    return TableDocuments(path, delimiter, True, label_column, text_column, header, encoding, labels)
 
 
 class TableDocuments(Iterator[Document]):
@@ -408,7 +411,7 @@ class TableDocuments(Iterator[Document]):
     """
 
     def __init__(self, path: Source | IO, delimiter: str, quoted: bool, label_column: Column, text_column: Column,
-                 header: bool | None, encoding: str):
+                 header: bool | None, encoding: str, labels: Collection[str] = ()):
         if header not in (True, False, None):
             raise OptionValueError(f"header must be True, False or None (detect), not {header!r}")
         for role, column in (("label", label_column), ("text", text_column)):
@@ -426,6 +429,7 @@ class TableDocuments(Iterator[Document]):
         self.label_column: int | None = None
         self.text_column: int | None = None
         kind = {"\t": "tab-separated", ",": "comma-separated"}.get(delimiter, f"{delimiter!r}-separated")
+        self._known_labels = frozenset(labels)
         self._documents = self._read(path, delimiter, quoted, kind, label_column, text_column, header, encoding)
 
     def __next__(self) -> Document:
@@ -441,12 +445,16 @@ class TableDocuments(Iterator[Document]):
             names = tuple(field.strip() for field in fields)
             named = isinstance(label_column, str) or isinstance(text_column, str)
             detected = header is None and not named and _looks_like_header(names)
-            if header is None and not named and not detected and _all_names(names):
-                rows = list(rows)  # a row of names, but not the known ones: do the rows below use it as a label?
+            if header is None and not named and (detected or _all_names(names)):
                 try:
-                    detected = _unused_as_label(names, rows, label_column)
+                    column = _label_index(names, label_column)
                 except OptionValueError as err:
                     raise CorpusFormatError(self.name, start, str(err)) from None
+                if column < len(names) and names[column] in self._known_labels:
+                    detected = False  # a row whose label field is a label the data is known to use is data
+                elif not detected:  # a row of names, but not the known ones: do the rows below use it as a label?
+                    rows = list(rows)
+                    detected = _unused_as_label(names, rows, column)
             if header or named or detected:
                 self.header = names
             else:
@@ -537,10 +545,15 @@ def _looks_like_header(names: tuple[str, ...]) -> bool:
             and any(w & set(TEXT_NAMES) for w in words))
 
 
-def _unused_as_label(names: tuple[str, ...], rows: list[tuple[int, list[str]]], label_column: Column) -> bool:
+def _label_index(names: tuple[str, ...], label_column: Column) -> int:
+    """The label column a first row of names is judged by: the one given by index, else the one with a label
+    name, else 0."""
+    return label_column if isinstance(label_column, int) else _known_column(names, LABEL_NAMES, None) or 0
+
+
+def _unused_as_label(names: tuple[str, ...], rows: list[tuple[int, list[str]]], column: int) -> bool:
     """Whether a first row of names is a header by its use (:func:`read_tsv`): its field in the label
-    column is no label of the ``rows`` below, while some label of theirs repeats."""
-    column = label_column if isinstance(label_column, int) else _known_column(names, LABEL_NAMES, None) or 0
+    ``column`` is no label of the ``rows`` below, while some label of theirs repeats."""
     if column >= len(names):
         return False
     labels = [fields[column].strip() for _, fields in rows if len(fields) > column]
