@@ -488,6 +488,24 @@ def test_evaluate_reads_a_first_row_holding_a_model_label_as_data(work, capsys):
     assert code == 0 and json.loads(out)["n_instances"] == 3, err
 
 
+@pytest.mark.parametrize("entry, needle", [
+    (lambda folder: (folder / "broken").symlink_to("/nonexistent"), "broken: a symbolic link to /nonexistent"),
+    (lambda folder: os.mkfifo(folder / "fifo"), "fifo: neither a regular file nor a folder"),
+    (None, "posts: no files to classify (an empty folder)"),
+])
+def test_classify_a_folder_refuses_what_training_refuses(work, capsys, entry, needle):
+    """A folder's link or special file is an error, as in a training folder tree, not skipped; an empty folder
+    has nothing to classify."""
+    folder = work / "posts"
+    (folder / "sub").mkdir(parents=True)
+    if entry is not None:
+        (folder / "sub" / "a.txt").write_text("good fun\n", "utf-8")
+        entry(folder / "sub")
+    code, out, err = run(capsys, "classify", "c.model", "--input", "posts")
+    assert_one_line(code, err, 1, needle)
+    assert out == ""
+
+
 def test_tune_refuses_a_grid_of_seeds(work, capsys):
     code, _, err = run(capsys, "tune", "classifier", "--train", "docs.txt", "--grid", "seed=1,2")
     assert_one_line(code, err, 2, "--grid: seed is not a setting to choose on dev")

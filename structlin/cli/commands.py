@@ -28,7 +28,8 @@ from ..analysis import analyze
 from ..catalog import Catalog, is_corpus_name
 from ..clusters import build_clusters
 from ..distributed import dask_client
-from ..errors import ModelFormatError, StructlinError, UnknownNameError, UsageError
+from ..documents import folder_files
+from ..errors import CorpusFormatError, ModelFormatError, StructlinError, UnknownNameError, UsageError
 from ..experiments import cross_validate, load_config, run_experiment, write_report
 from ..learners import LEARNERS, make_learner
 from ..learners.training import quiet
@@ -669,9 +670,11 @@ def _documents_to_classify(source: str | None, encoding: str, folder: bool, *,
     a file or of standard input (a line is its own name), each a tuple of its tab-separated ``fields`` for a model
     trained on tuples of fields; a byte that is not ``encoding`` is an error located by file and line."""
     if folder:
-        files = sorted(p for p in Path(source).rglob("*") if p.is_file())
+        files = list(folder_files(source))
+        if not files:
+            raise CorpusFormatError(source, None, "no files to classify (an empty folder)")
         for batch in _batches(files, BATCH):
-            yield [str(p) for p in batch], [decode(p.read_bytes(), encoding, str(p)) for p in batch]
+            yield batch, [decode(Path(path).read_bytes(), encoding, path) for path in batch]
         return
     for lines in line_batches(source or sys.stdin.buffer, encoding):
         texts = [text for _, text in lines]

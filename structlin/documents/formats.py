@@ -117,7 +117,7 @@ def _tree_files(root: str, prefix: tuple[str, ...]) -> Iterator[tuple[str, str, 
                 entry.path, None, f"a file outside any label folder (expected {_layout(prefix)} below {root})"
             )
     for entry in labels:
-        paths = list(_walk(entry.path))
+        paths = list(folder_files(entry.path))
         if not paths:
             _warn_empty_label(entry.path, entry.name)
         for path in paths:
@@ -139,11 +139,12 @@ def _entries(directory: str) -> list[os.DirEntry]:
     return ordered
 
 
-def _walk(directory: str) -> Iterator[str]:
-    """The files below ``directory``, in sorted order."""
+def folder_files(directory: str) -> Iterator[str]:
+    """The files below ``directory``, in sorted order; a symbolic link or a special file (a FIFO, a device) among
+    them is an error, as in a folder tree of labelled documents."""
     for entry in _entries(directory):
         if entry.is_dir():
-            yield from _walk(entry.path)
+            yield from folder_files(entry.path)
         elif entry.is_file():
             yield entry.path
         else:
