@@ -803,6 +803,9 @@ def _table_columns(name: str, number: int, header: list[str], column: str | None
         if lower.count(lower[index]) > 1:
             raise CorpusFormatError(name, number, f"the header row ({', '.join(header)}) names two {role} columns "
                                     f"{header[index]!r} (expected each column named once)")
+    if tag == word:
+        raise CorpusFormatError(name, number, f"the tag column {header[tag]!r} is the word column (expected another "
+                                "column for the tags)")
     return word, tag, sentence
 
 

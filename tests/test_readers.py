@@ -544,6 +544,7 @@ def test_a_csv_table_of_tokens_is_read_by_its_header(tmp_path):
     ("Word,Tag\nThe,\n", None, r"t.csv:2: empty tag \(expected a value in column 'Tag'\)"),
     ("Word,word,Tag\na,b,C\n", None, r"t.csv:1: the header row \(Word, word, Tag\) names two word columns 'Word'"),
     ("Word\tTag\nThe\tDET\n", None, r"names no word column .*; its fields are separated by tabs: --format tsv"),
+    ("Word,POS,Tag\nThe,DT,O\n", "word", r"t.csv:1: the tag column 'Word' is the word column \(expected another"),
 ])
 def test_a_table_of_tokens_that_does_not_fit_its_header_is_refused(tmp_path, text, column, message):
     path = tmp_path / "t.csv"
