@@ -112,6 +112,16 @@ def test_leave_one_out_by_hand():
     assert [result[k] for k in ("accuracy", "accuracy_std", "macro_f1", "macro_f1_std")] == [0.5, 0.5, 0.5, 0.5]
 
 
+def test_a_fold_whose_training_part_lacks_a_label_is_named():
+    """Three documents, one of label b, in three folds: the fold holding b trains on a alone, which is said of the
+    fold (not of the data, which has two labels)."""
+    documents, labels = ["x y", "y z", "q r"], ["a", "a", "b"]
+    fold = next(k for k, test in enumerate(kfold_indices(3, 3, 0), 1) if labels[test[0]] == "b")
+    with pytest.raises(StructlinError, match=rf"cross-validation fold {fold} of 3: its training part has only the "
+                                             r"label 'a' \(label\(s\) 'b' all in its test part\); use fewer folds"):
+        cross_validate(make_classifier, documents, labels, folds=3, seed=0)
+
+
 def test_cross_validate_follows_the_seed():
     def folds_of(seed):
         return [[document for document, _ in m.tested] for m in run_constant(4, seed)[1]]

@@ -27,6 +27,12 @@ def cross_validate(make_model: Callable[[], object], documents: list, labels: li
     rows = []
     for k, test in enumerate(kfold_indices(len(documents), folds, seed)):
         train = np.setdiff1d(np.arange(len(documents)), test)
+        kept = {labels[i] for i in train}
+        if len(kept) < 2 <= len(set(labels)):  # (one label in all: the model's own error says so)
+            held = sorted(set(labels) - kept)
+            raise StructlinError(f"cross-validation fold {k + 1} of {folds}: its training part has only the label "
+                                 f"{next(iter(kept))!r} (label(s) {', '.join(map(repr, held))} all in its test part); "
+                                 "use fewer folds")
         model = make_model()
         began = time.perf_counter()
         model.fit([documents[i] for i in train], [labels[i] for i in train])
