@@ -61,6 +61,7 @@ def cli(*argv, **kwargs) -> subprocess.Popen:
     (["train", "tagger", "--train", "r.conllu", "--output", "x.model", "--bits", "many"], "--bits"),
     (["train", "tagger", "--train", "r.conllu", "--output", "x.model", "--seed", "-1"], "--seed"),
     (["train", "classifier", "--train", "docs.txt", "--output", "x.model", "--seed", "-1"], "--seed"),
+    (["train", "classifier", "--train", "docs.txt", "--output", "-"], "argument --output/-o: a file path, not -"),
     (["compare", "m.model", "m.model", "--test", "r.conllu", "--seed", "-1"], "--seed"),
     (["train", "classifier", "--train", "docs.txt", "--output", "x.model", "--encoding", "klingon"], "'klingon'"),
     (["train", "classifier", "--train", "docs.txt", "--output", "x.model", "--encoding", "base64"], "--encoding"),

@@ -181,6 +181,14 @@ def _standard_stream(path: str) -> str | None:
     return None if path == "-" else path
 
 
+def _file_path(path: str) -> str:
+    """A file option's value where standard output cannot stand in (a model is a zip archive): ``-`` is refused,
+    not written as a file of that name."""
+    if path == "-":
+        raise argparse.ArgumentTypeError("a file path, not - (this output is a file, not standard output)")
+    return path
+
+
 def _add_source(parser, corpus_help: str, train_help: str) -> None:
     """The training data: ``--corpus NAME`` or ``--train PATH``, exactly one."""
     source = parser.add_mutually_exclusive_group(required=True)
@@ -341,7 +349,7 @@ def _add_train_command(train, task: Task, source_help: tuple[str, str], data_opt
                                 f"that memory holds neither the corpus nor its features ({takers}; svm with the pegasos "
                                 "solver; not with --dev-fraction; "
                                 "with --workers or --scheduler the workers read the cache's shards)")
-    parser.add_argument("--output", "-o", required=not tune, help="where to write the model" + (
+    parser.add_argument("--output", "-o", required=not tune, type=_file_path, help="where to write the model" + (
         " (tune: the best candidate's, trained again)" if tune else ""))
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     learner_files = tuple(declared[0][1].command_line_flag for declared in learner_cli_options().values()
@@ -507,7 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "words of those splits, joined by +, else of --split; a document corpus's texts, split by "
                           "the Penn Treebank's rules), or a text file (one sentence or paragraph per line, tokens "
                           "between spaces)")
-    clusters.add_argument("--output", "-o", required=True, help="the clusters file to write (gzipped when its name "
+    clusters.add_argument("--output", "-o", required=True, type=_file_path, help="the clusters file to write (gzipped when its name "
                           "ends in .gz)")
     clusters.add_argument("--split", default="train", help="split(s) of a catalog corpus given without :SPLITS, joined "
                           "by + (default: train, or its only split); never the split you will test on")
