@@ -399,7 +399,9 @@ class FeatureSet:
                                    f"{', '.join(sorted(FEATURE_SET_KEYS))}")
         entries = data.get("template")
         if not isinstance(entries, list) or not entries:
-            raise OptionValueError(f"{source}: a feature set needs at least one [[template]] entry")
+            table = " (found one [template] table: write [[template]], doubled, for each template)" \
+                if isinstance(entries, Mapping) else ""
+            raise OptionValueError(f"{source}: a feature set needs at least one [[template]] entry{table}")
         specs = []
         for k, entry in enumerate(entries, 1):
             if not isinstance(entry, Mapping):

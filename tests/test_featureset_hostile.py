@@ -73,6 +73,7 @@ def test_a_parameter_of_the_wrong_type_or_range_names_the_template_and_parameter
     ('normalize = 2\n[[template]]\nname = "bias"', "normalize = '2'; accepted: none, l2"),
     ('template = [1]', "[[template]] #1 must be a table, got 1"),
     ('template = "bias"', "a feature set needs at least one [[template]] entry"),
+    ('[template]\nname = "bias"', "at least one [[template]] entry (found one [template] table: write [[template]]"),
     ('imports = "os"\n[[template]]\nname = "bias"', "imports must be a list of distinct module names, got 'os'"),
     ('[[template]]\nname = "bias"\n[[template]]\nname = "word"\noffsets = [0, 0]', "template 'word' (#2): offsets"),
     ('[[template]]\nname = "bias"\n[random_fourier]\ndimensions = "many"\ngamma = 1.0',
