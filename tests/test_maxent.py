@@ -323,3 +323,15 @@ def test_relative_l2_is_chosen_on_dev_among_the_candidates():
     assert auto.best_epoch_ == fixed[chosen].best_epoch_
     no_dev = MaxEnt(epochs=15, progress=False).fit(joint, Multiclass(), X, y)
     assert no_dev.chosen_ == {"l2": RELATIVE_L2_DEFAULT * X.mean_squared_norm()} and no_dev.candidates_ == []
+
+
+def test_a_run_that_stops_where_it_starts_records_its_one_model():
+    """An L1 penalty so large that every weight stays 0: L-BFGS stops at its start, and that start (w = 0, every
+    label scored alike) is the run's one recorded iteration, scored on dev, not a run without a score."""
+    joint, X, y = random_problem(5, [1] * 40, 3, 12, transitions=False)
+    _, X_dev, y_dev = random_problem(6, [1] * 20, 3, 12, transitions=False)
+    learner = MaxEnt(l1=1e300, progress=False).fit(joint, Multiclass(), X, y, (X_dev, y_dev))
+    assert len(learner.history_) == 1 and learner.best_epoch_ == 1
+    assert not learner.weights_.any()
+    zero = decode_corpus(Multiclass(), joint, np.zeros(joint.size), X_dev)  # every label scored alike
+    assert learner.history_[0]["dev_accuracy"] == pytest.approx(np.mean(zero == y_dev))

@@ -531,6 +531,8 @@ class MaxEnt(Learner):
         result = minimize_owlqn(objective, start, l1=self.l1, maxiter=iterations, ftol=self.tol,
                                 gtol=self.gtol, memory=self.memory, callback=after_iteration, curvature=curvature)
         self.stopped_ = result.message
+        if not run.history:  # stopped where it started (an L1 penalty that keeps every weight 0): that is the model
+            after_iteration(result.x)
         return result.x, result.curvature
 
     def _sgd(self, objective: Objective, likelihood: ChainLikelihood, X: FeatureMatrix, y: np.ndarray,
