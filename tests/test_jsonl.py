@@ -4,6 +4,7 @@ their names as a TSV header's columns, labels read as JSON writes them, every de
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -37,8 +38,26 @@ def test_a_json_array_of_objects_is_read_too(tmp_path):
     path.write_text('[{"text": "good", "category": "pos"},\n {"text": "bad", "category": " neg "}]\n', "utf-8")
     assert [(d.text, d.label) for d in read_jsonl(path)] == [("good", "pos"), ("bad", "neg")]
     path.write_text('[{"text": "good", "category": "pos"},\n 7]\n', "utf-8")
-    with pytest.raises(CorpusFormatError, match=r"a.json: record 2: a JSON int, not an object"):
+    with pytest.raises(CorpusFormatError, match=r"a.json:2: a JSON int, not an object"):
         list(read_jsonl(path))
+
+
+@pytest.mark.parametrize("content, line, message", [
+    ('[{"text": "a", "label": "x"},\n\n\n  {"text": "b",\n "label": 7.5e400}]\n', 4, "label inf under 'label'"),
+    ('[{"text": "a", "label": "x"}\n {"text": "b", "label": "y"}]\n', 2, "Expecting ',' delimiter or ']' at column 2"),
+    ('[{"text": "a", "label": "x"},\n {"text": "b", "label": "y"}] trailing\n', 2, "Extra data after the array"),
+    ('[{"text": "a", "label": "x"},\n\n {"text": "b", "label": "y", "text": "c"}]\n', 3, "gives the key 'text' twice"),
+    ('[{"text": "a", "label": "x"},\n', 1, "Expecting value at column 30"),
+])
+def test_a_json_array_element_is_located_by_the_line_it_starts_on(tmp_path, content, line, message):
+    """Each element of an array is located by the line it starts on (blank lines counted), as a JSON Lines
+    object is by its own line."""
+    path = tmp_path / "a.json"
+    path.write_text(content, "utf-8")
+    with pytest.raises(CorpusFormatError, match=rf"a.json:{line}: .*{re.escape(message)}"):
+        list(read_jsonl(path))
+    if line > 1:  # the elements before it are read, with their lines
+        assert next(read_jsonl(path)).line == 1
 
 
 @pytest.mark.parametrize("content, where, message", [

@@ -596,7 +596,7 @@ def read_jsonl(path: Source | IO, *, label_column: str | None = None, text_colum
     the text JSON gives it (``0``, ``1.5``, ``true``), so that it matches the same label in a TSV file; a text
     is a string.  Blank lines are skipped.  A line that is no JSON object, an object without one of the two keys,
     or a value of another type is a :class:`~structlin.errors.CorpusFormatError` naming the file and line (an
-    array's: its record, counted from 1).  The result's ``label_column`` and ``text_column`` say what was used.
+    array's element: the line it starts on).  The result's ``label_column`` and ``text_column`` say what was used.
     """
     for role, key in (("label", label_column), ("text", text_column)):
         if key is not None and not isinstance(key, str):
@@ -636,6 +636,60 @@ def _json_value(text: str, name: str, line: int, expected: str):
         raise CorpusFormatError(name, line, f"JSON nested too deeply to read (expected {expected})") from None
 
 
+#: JSON's whitespace (RFC 8259), skipped between an array's elements.
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _array_records(name: str, first: tuple[int, str], lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, object]]:
+    """``(line, value)`` of every element of a JSON array that starts on the numbered line ``first`` and goes on
+    over ``lines`` (blank lines left out), each element's line the one it starts on; errors as
+    :func:`_json_value`'s, located by line.  One pass over the text: elements decoded in place, lines counted
+    from the element before."""
+    start, pieces, last = first[0], [first[1]], first[0]
+    for number, line in lines:
+        pieces.append("\n" * (number - last) + line)  # the blank lines left out, back as line breaks
+        last = number
+    text = "".join(pieces)
+    decoder, expected = json.JSONDecoder(object_pairs_hook=_object_once), "a JSON array of objects"
+    counted = [0, start]  # an offset and its line: the line of a later offset counts the breaks between them
+
+    def line_of(offset: int) -> int:
+        counted[1] += text.count("\n", counted[0], offset)
+        counted[0] = offset
+        return counted[1]
+
+    def refuse(offset: int, what: str) -> CorpusFormatError:
+        column = offset - text.rfind("\n", 0, offset)
+        return CorpusFormatError(name, line_of(offset), f"invalid JSON: {what} at column {column} (expected {expected})")
+
+    index = _JSON_SPACE.match(text, text.index("[") + 1).end()
+    if text.startswith("]", index):
+        index += 1
+    else:
+        while True:
+            try:
+                value, end = decoder.raw_decode(text, index)
+            except json.JSONDecodeError as err:
+                raise refuse(err.pos, err.msg) from None
+            except _KeyTwice as err:
+                raise CorpusFormatError(name, line_of(index), f"an object gives the key {err.args[0]!r} twice "
+                                        "(expected each key once)") from None
+            except RecursionError:
+                raise CorpusFormatError(name, line_of(index), f"JSON nested too deeply to read (expected "
+                                        f"{expected})") from None
+            yield line_of(index), value
+            index = _JSON_SPACE.match(text, end).end()
+            if text.startswith("]", index):
+                index += 1
+                break
+            if not text.startswith(",", index):
+                raise refuse(index, "Expecting ',' delimiter or ']'")
+            index = _JSON_SPACE.match(text, index + 1).end()
+    index = _JSON_SPACE.match(text, index).end()
+    if index < len(text):
+        raise refuse(index, "Extra data after the array")
+
+
 class JsonDocuments(Iterator[Document]):
     """The documents of a JSON Lines file or JSON array (see :func:`read_jsonl`), read as they are asked for;
     after the first, ``label_column`` and ``text_column`` hold the keys used."""
@@ -654,10 +708,9 @@ class JsonDocuments(Iterator[Document]):
             first = next(lines, None)
             if first is None:
                 return
-            if first[1].lstrip().startswith("["):  # one JSON array of objects
-                text = "\n".join([first[1], *(line for _, line in lines)])
-                records = _json_value(text, self.name, first[0], "a JSON array of objects")
-                located = ((f"{self.name}: record {k}", None, record) for k, record in enumerate(records, 1))
+            if first[1].lstrip().startswith("["):  # one JSON array of objects, each located by its first line
+                located = ((self.name, number, record) for number, record in
+                           _array_records(self.name, first, lines))
             else:
                 located = ((self.name, number, self._parsed(number, text)) for number, text in
                            itertools.chain([first], lines))
