@@ -39,9 +39,10 @@ class ReadOptions:
     concern TSV and CSV files (see :func:`~structlin.documents.read_tsv`): whether the first row
     names the columns (None: detect it), and the label and text columns (an index counted from 0, or
     a header name); ``labels``, the labels the data is known to use (a model's, for its test data): a first row
-    whose label field is one of them is data, not a header.  ``report``, if given, is called with one line saying how many documents (and labels) a
-    file, folder or archive gave and, for TSV and CSV, what was decided about its header and columns.  An option given for data it
-    does not apply to is refused (:class:`~structlin.errors.OptionValueError`), not ignored.
+    whose label field is one of them is data, not a header.  ``report``, if given, is called with one line saying
+    how many documents (and labels) a file, folder or archive gave and, for TSV and CSV, what was decided about its
+    header and columns.  An option given for data it does not apply to is refused
+    (:class:`~structlin.errors.OptionValueError`), not ignored.
     """
 
     format: str | None = None

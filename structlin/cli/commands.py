@@ -98,7 +98,7 @@ def _units(task: Task, source: str, split: str | None, args, column: str | None 
     the command's data options (the library refuses those that do not apply to the data); ``column``: the tag
     column of a CoNLL-U file, NLTK corpus or TSV/CSV table when ``--column`` is not given (a model's).  What a TSV or CSV
     file gave is said on stderr unless ``--quiet``.  ``stream``: the task's stream of them, read when iterated.
-    ``models``: the models the data is for, whose labels a table's first row is data when it holds one of."""
+    ``models``: the models the data is for: a table's first row holding one of their labels is data, not a header."""
     if column and _format(source, args) not in ("conllu", "nltk", "tsv", "csv"):  # formats that name their columns
         column = None
     report = None if getattr(args, "quiet", False) else (lambda line: print(line, file=sys.stderr))
@@ -107,7 +107,8 @@ def _units(task: Task, source: str, split: str | None, args, column: str | None 
                           getattr(args, "encoding", None), header=getattr(args, "header", None),
                           label_column=getattr(args, "label_column", None),
                           text_column=getattr(args, "text_column", None),
-                          labels=frozenset(str(label) for model in models for label in model.joint.labels), report=report)
+                          labels=frozenset(str(label) for model in models for label in model.joint.labels),
+                          report=report)
     return (task.stream if stream else task.read)(source, split, options)
 
 

@@ -515,7 +515,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "words of those splits, joined by +, else of --split; a document corpus's texts, split by "
                           "the Penn Treebank's rules), or a text file (one sentence or paragraph per line, tokens "
                           "between spaces)")
-    clusters.add_argument("--output", "-o", required=True, type=_file_path, help="the clusters file to write (gzipped when its name "
+    clusters.add_argument("--output", "-o", required=True, type=_file_path,
+                          help="the clusters file to write (gzipped when its name "
                           "ends in .gz)")
     clusters.add_argument("--split", default="train", help="split(s) of a catalog corpus given without :SPLITS, joined "
                           "by + (default: train, or its only split); never the split you will test on")

@@ -40,6 +40,6 @@ from structlin.documents.usenet import STRIP_PARTS, strip_usenet
 
 __all__ = [
     "ARCHIVE_SUFFIXES", "LABEL_NAMES", "STRIP_PARTS", "TEXT_NAMES", "Document", "JsonDocuments", "TableDocuments",
-    "folder_files", "read_csv", "read_fasttext", "read_folders", "read_jsonl", "read_names", "read_nltk_categorized", "read_ppattach", "read_qc",
-    "read_svmlight", "read_tsv", "strip_usenet",
+    "folder_files", "read_csv", "read_fasttext", "read_folders", "read_jsonl", "read_names", "read_nltk_categorized",
+    "read_ppattach", "read_qc", "read_svmlight", "read_tsv", "strip_usenet",
 ]

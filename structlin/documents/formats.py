@@ -660,7 +660,8 @@ def _array_records(name: str, first: tuple[int, str], lines: Iterator[tuple[int,
 
     def refuse(offset: int, what: str) -> CorpusFormatError:
         column = offset - text.rfind("\n", 0, offset)
-        return CorpusFormatError(name, line_of(offset), f"invalid JSON: {what} at column {column} (expected {expected})")
+        return CorpusFormatError(name, line_of(offset), f"invalid JSON: {what} at column {column} "
+                                 f"(expected {expected})")
 
     index = _JSON_SPACE.match(text, text.index("[") + 1).end()
     if text.startswith("]", index):

@@ -31,8 +31,8 @@ class DeltaTrick:
 
     def __init__(self, joint: JointFeatureMap, X: FeatureMatrix, delta: float):
         if not 0 < delta <= DELTA_MAX:
-            raise OptionValueError(f"the Δ trick's Δ must be positive and at most {DELTA_MAX:g} (its square must stay "
-                                   f"finite in float32), got {delta:g}")
+            raise OptionValueError(f"the Δ trick's Δ must be positive and at most {DELTA_MAX:g} (its square must "
+                                   f"stay finite in float32), got {delta:g}")
         self.source, self.delta = joint, delta
         n_ids = X.n_positions
         indptr = X.indptr + np.arange(n_ids + 1)  # one more entry per row, placed last in it

@@ -297,10 +297,10 @@ class SVM(Learner):
             self.chosen_ = {"C": C}
         size = C * X.n_instances * X.mean_squared_norm()
         if not size < LARGEST_C_SCALE:
-            raise OptionValueError(f"C = {C:g} is too large for {X.n_instances:,} training instances of mean squared "
-                                   f"norm {X.mean_squared_norm():.3g}: the solvers square quantities of the size of "
-                                   f"C·n·ρ = {size:.3g}, which must stay below {LARGEST_C_SCALE:g} to be finite; give "
-                                   "a smaller C or relative_C")
+            raise OptionValueError(f"C = {C:g} is too large for {X.n_instances:,} training instances of mean "
+                                   f"squared norm {X.mean_squared_norm():.3g}: the solvers square quantities of the "
+                                   f"size of C·n·ρ = {size:.3g}, which must stay below {LARGEST_C_SCALE:g} to be "
+                                   "finite; give a smaller C or relative_C")
         return StructuredHinge(joint, decoder, X, y, C=C, cost=self.cost, cost_matrix=self.cost_matrix)
 
     def check_streams(self) -> None:
