@@ -18,7 +18,7 @@ import stat
 import tarfile
 import warnings
 import zipfile
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import IO
 
 import numpy as np
@@ -621,36 +621,54 @@ def _object_once(pairs: list) -> dict:
     return record
 
 
-def _json_value(text: str, name: str, line: int, expected: str):
-    """The JSON value of ``text``, which starts on line ``line`` of ``name``; anything it cannot be read as (a
-    syntax error, a key given twice, nesting deeper than Python's recursion) is one located line."""
-    try:
-        return json.loads(text, object_pairs_hook=_object_once)
-    except json.JSONDecodeError as err:
-        raise CorpusFormatError(name, line + err.lineno - 1, f"invalid JSON: {err.msg} at column {err.colno} "
-                                f"(expected {expected})") from None
-    except _KeyTwice as err:
-        raise CorpusFormatError(name, line, f"an object gives the key {err.args[0]!r} twice (expected each key "
-                                "once)") from None
-    except RecursionError:
-        raise CorpusFormatError(name, line, f"JSON nested too deeply to read (expected {expected})") from None
-
-
-#: JSON's whitespace (RFC 8259), skipped between an array's elements.
+#: JSON's whitespace (RFC 8259), skipped around a value.
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
+#: Objects built key by key: a key given twice is an error (``json.loads`` would keep the last value).
+_JSON_DECODER = json.JSONDecoder(object_pairs_hook=_object_once)
+
+
+def _json_at(text: str, index: int, name: str, line_of: Callable[[int], int], expected: str) -> tuple[object, int]:
+    """The JSON value that starts at ``text[index]`` and the offset after it; anything it cannot be read as (a
+    syntax error, a key given twice, nesting deeper than Python's recursion) is one line of ``name``, at the line
+    ``line_of(offset)`` of the offset concerned."""
+    try:
+        return _JSON_DECODER.raw_decode(text, index)
+    except json.JSONDecodeError as err:
+        raise _json_error(text, err.pos, name, line_of, err.msg, expected) from None
+    except _KeyTwice as err:
+        raise CorpusFormatError(name, line_of(index), f"an object gives the key {err.args[0]!r} twice (expected each "
+                                "key once)") from None
+    except RecursionError:
+        raise CorpusFormatError(name, line_of(index), f"JSON nested too deeply to read (expected {expected})") from None
+
+
+def _json_error(text: str, offset: int, name: str, line_of: Callable[[int], int], what: str,
+                expected: str) -> CorpusFormatError:
+    """A syntax error at ``offset`` of ``text``, located by line and column."""
+    column = offset - text.rfind("\n", 0, offset)
+    return CorpusFormatError(name, line_of(offset), f"invalid JSON: {what} at column {column} (expected {expected})")
+
+
+def _json_line(text: str, name: str, number: int) -> object:
+    """The one JSON value of the line ``number`` of ``name``, ``text`` (:func:`_json_at`'s errors)."""
+    expected = "one JSON object per line"
+    value, end = _json_at(text, _JSON_SPACE.match(text).end(), name, lambda offset: number, expected)
+    end = _JSON_SPACE.match(text, end).end()
+    if end < len(text):
+        raise _json_error(text, end, name, lambda offset: number, "Extra data", expected)
+    return value
 
 
 def _array_records(name: str, first: tuple[int, str], lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, object]]:
     """``(line, value)`` of every element of a JSON array that starts on the numbered line ``first`` and goes on
     over ``lines`` (blank lines left out), each element's line the one it starts on; errors as
-    :func:`_json_value`'s, located by line.  One pass over the text: elements decoded in place, lines counted
-    from the element before."""
+    :func:`_json_at`'s.  One pass over the text: elements decoded in place, lines counted from the element
+    before."""
     start, pieces, last = first[0], [first[1]], first[0]
     for number, line in lines:
         pieces.append("\n" * (number - last) + line)  # the blank lines left out, back as line breaks
         last = number
-    text = "".join(pieces)
-    decoder, expected = json.JSONDecoder(object_pairs_hook=_object_once), "a JSON array of objects"
+    text, expected = "".join(pieces), "a JSON array of objects"
     counted = [0, start]  # an offset and its line: the line of a later offset counts the breaks between them
 
     def line_of(offset: int) -> int:
@@ -658,37 +676,23 @@ def _array_records(name: str, first: tuple[int, str], lines: Iterator[tuple[int,
         counted[0] = offset
         return counted[1]
 
-    def refuse(offset: int, what: str) -> CorpusFormatError:
-        column = offset - text.rfind("\n", 0, offset)
-        return CorpusFormatError(name, line_of(offset), f"invalid JSON: {what} at column {column} "
-                                 f"(expected {expected})")
-
     index = _JSON_SPACE.match(text, text.index("[") + 1).end()
     if text.startswith("]", index):
         index += 1
     else:
         while True:
-            try:
-                value, end = decoder.raw_decode(text, index)
-            except json.JSONDecodeError as err:
-                raise refuse(err.pos, err.msg) from None
-            except _KeyTwice as err:
-                raise CorpusFormatError(name, line_of(index), f"an object gives the key {err.args[0]!r} twice "
-                                        "(expected each key once)") from None
-            except RecursionError:
-                raise CorpusFormatError(name, line_of(index), f"JSON nested too deeply to read (expected "
-                                        f"{expected})") from None
+            value, end = _json_at(text, index, name, line_of, expected)
             yield line_of(index), value
             index = _JSON_SPACE.match(text, end).end()
             if text.startswith("]", index):
                 index += 1
                 break
             if not text.startswith(",", index):
-                raise refuse(index, "Expecting ',' delimiter or ']'")
+                raise _json_error(text, index, name, line_of, "Expecting ',' delimiter or ']'", expected)
             index = _JSON_SPACE.match(text, index + 1).end()
     index = _JSON_SPACE.match(text, index).end()
     if index < len(text):
-        raise refuse(index, "Extra data after the array")
+        raise _json_error(text, index, name, line_of, "Extra data after the array", expected)
 
 
 class JsonDocuments(Iterator[Document]):
@@ -710,26 +714,22 @@ class JsonDocuments(Iterator[Document]):
             if first is None:
                 return
             if first[1].lstrip().startswith("["):  # one JSON array of objects, each located by its first line
-                located = ((self.name, number, record) for number, record in
-                           _array_records(self.name, first, lines))
+                located = _array_records(self.name, first, lines)
             else:
-                located = ((self.name, number, self._parsed(number, text)) for number, text in
+                located = ((number, _json_line(text, self.name, number)) for number, text in
                            itertools.chain([first], lines))
-            for where, number, record in located:
-                yield self._document(where, number, record)
+            for number, record in located:
+                yield self._document(number, record)
 
-    def _parsed(self, number: int, text: str):
-        return _json_value(text, self.name, number, "one JSON object per line")
-
-    def _document(self, where: str, number: int | None, record) -> Document:
+    def _document(self, number: int, record) -> Document:
         if not isinstance(record, dict):
-            raise CorpusFormatError(where, number, f"a JSON {type(record).__name__}, not an object (expected "
+            raise CorpusFormatError(self.name, number, f"a JSON {type(record).__name__}, not an object (expected "
                                     "{\"label\": …, \"text\": …})")
         if self.label_column is None or self.text_column is None:
-            self._choose_keys(where, number, tuple(record))
+            self._choose_keys(number, tuple(record))
         for role, key in (("label", self.label_column), ("text", self.text_column)):
             if key not in record:
-                raise CorpusFormatError(where, number, f"no {role} key {key!r} (the object's keys: "
+                raise CorpusFormatError(self.name, number, f"no {role} key {key!r} (the object's keys: "
                                         f"{', '.join(map(repr, record)) or 'none'})")
         label, text = record[self.label_column], record[self.text_column]
         if isinstance(label, str):
@@ -737,16 +737,16 @@ class JsonDocuments(Iterator[Document]):
         elif isinstance(label, (bool, int, float)) and math.isfinite(label):
             label = json.dumps(label)
         else:
-            raise CorpusFormatError(where, number, f"label {label!r} under {self.label_column!r} (expected a string, "
+            raise CorpusFormatError(self.name, number, f"label {label!r} under {self.label_column!r} (expected a string, "
                                     "a number or true/false)")
         if not label:
-            raise CorpusFormatError(where, number, f"empty label under {self.label_column!r}")
+            raise CorpusFormatError(self.name, number, f"empty label under {self.label_column!r}")
         if not isinstance(text, str):
-            raise CorpusFormatError(where, number, f"text {reprlib.repr(text)} under {self.text_column!r} "
+            raise CorpusFormatError(self.name, number, f"text {reprlib.repr(text)} under {self.text_column!r} "
                                     "(expected a string)")
         return Document(text, label, self.name, number)
 
-    def _choose_keys(self, where: str, number: int | None, keys: tuple[str, ...]) -> None:
+    def _choose_keys(self, number: int, keys: tuple[str, ...]) -> None:
         """The label and text keys not given, by the names of the first object's keys (as a TSV header's)."""
         try:
             index = {key: k for k, key in enumerate(keys)}
@@ -757,10 +757,10 @@ class JsonDocuments(Iterator[Document]):
                 found = _known_column(keys, TEXT_NAMES, index.get(self.label_column))
                 self.text_column = None if found is None else keys[found]
         except OptionValueError as err:
-            raise CorpusFormatError(where, number, str(err)) from None
+            raise CorpusFormatError(self.name, number, str(err)) from None
         for role, key, known in (("label", self.label_column, LABEL_NAMES), ("text", self.text_column, TEXT_NAMES)):
             if key is None:
-                raise CorpusFormatError(where, number, f"no key of the object ({', '.join(map(repr, keys))}) names "
+                raise CorpusFormatError(self.name, number, f"no key of the object ({', '.join(map(repr, keys))}) names "
                                         f"the {role} (expected one of {', '.join(known)}; or name it: "
                                         f"{role}_column, --{role}-column)")
 
