@@ -14,15 +14,30 @@ class StructlinError(Exception):
 class CorpusFormatError(StructlinError, ValueError):
     """Malformed corpus input, located by file and line (or by instance index).
 
-    ``str(err)`` reads ``"PATH:LINE: what was wrong (expected ...)"``.
+    ``str(err)`` reads ``"PATH:LINE: what was wrong (expected ...)"``.  An error about one of the instances a model
+    was given (not read from a file) names it by ``instance``, a pair (what it is, its 1-based number: ``("document",
+    3)``), and ``detail`` says what is wrong with it, so that whoever read the instance from a file can say where
+    (:meth:`located`).
     """
 
-    def __init__(self, path: object, line: int | None, message: str):
+    def __init__(self, path: object, line: int | None, message: str, *, instance: tuple[str, int] | None = None,
+                 detail: str | None = None):
         self.path = str(path)
         self.line = line
         self.message = message
+        self.instance, self.detail = instance, detail
         where = self.path if line is None else f"{self.path}:{line}"
         super().__init__(f"{where}: {message}")
+
+    @classmethod
+    def of_instance(cls, what: str, unit: str, number: int, detail: str) -> CorpusFormatError:
+        """The error about ``unit`` ``number`` (1-based) of ``what`` (``"gold data"``): ``"<what>: <unit> <number>
+        <detail>"``."""
+        return cls(what, None, f"{unit} {number} {detail}", instance=(unit, number), detail=detail)
+
+    def located(self, path: object, line: int | None) -> CorpusFormatError:
+        """This error about an instance, said of the place it was read from: ``"PATH:LINE: the <unit> <detail>"``."""
+        return CorpusFormatError(path, line, f"the {self.instance[0]} {self.detail}")
 
 
 class OptionValueError(StructlinError, ValueError):

@@ -1535,7 +1535,7 @@ def _refuse_misfit(documents: list, form: dict | None, what: str, first: int = 0
     if training:
         mix = "" if other == kind else f"documents mix {', '.join(sorted({other or 'other', kind}))}: "
         raise CorpusFormatError(what, None, f"{mix}document {number} is {got}, but the first documents are {expected}")
-    raise CorpusFormatError(what, None, f"document {number} is {got}, but the model was trained on {expected}")
+    raise CorpusFormatError.of_instance(what, "document", number, f"is {got}, but the model was trained on {expected}")
 
 
 class _LabelledStream:

@@ -238,4 +238,44 @@ def test_classify_reads_a_fields_models_lines_as_tab_separated_fields(work, caps
     assert code == 0 and out.split() == model.predict(tuples[:2]).tolist()
     (work / "short.tsv").write_text("join board as director\n", "utf-8")
     code, _, err = run(capsys, "classify", "pp.model", "--input", "short.tsv")
-    assert code == 1 and "input: document 1 is a tuple of 1 field, but the model was trained on tuples of 4 fields" in err
+    assert code == 1 and "short.tsv:1: the document is a tuple of 1 field, but the model was trained on tuples of 4 " \
+        "fields" in err
+
+
+def _numeric_model(work):
+    from structlin import Classifier
+
+    X = [{1: 1.0, 2: 0.5}, {3: 1.0}, {1: 0.8}, {3: 0.9, 4: 0.2}] * 3
+    model = Classifier(epochs=3, progress=False).fit(X, ["a", "b", "a", "b"] * 3)
+    model.save(work / "num.model")
+    return model
+
+
+def test_classify_reads_a_numeric_models_lines_as_svmlight_features(work, capsys):
+    """A model trained on SVMlight features could not classify: every line was a text.  Each line is now its
+    features, after an optional label (not read); a blank or comment line has none and still gets its line out."""
+    model = _numeric_model(work)
+    (work / "in.svm").write_text("b 1:1 2:0.5\n3:1 4:0.2\n\n# a comment\n", "utf-8")
+    code, out, _ = run(capsys, "classify", "num.model", "--input", "in.svm")
+    expected = model.predict([{1: 1.0, 2: 0.5}, {3: 1.0, 4: 0.2}, {}, {}]).tolist()
+    assert code == 0 and out.split() == expected
+    (work / "bad.svm").write_text("1:1\n2:x\n", "utf-8")
+    code, _, err = run(capsys, "classify", "num.model", "--input", "bad.svm")
+    assert_one_line(code, err, 1, "bad.svm:2: value 'x' of feature '2:x' is not a number")
+    (work / "texts").mkdir()
+    (work / "texts" / "a.txt").write_text("1:1\n", "utf-8")
+    code, _, err = run(capsys, "classify", "num.model", "--input", "texts")
+    assert code == 2 and "num.model was trained on numeric feature dicts: classify reads those one a line" in err
+
+
+def test_a_document_of_another_kind_is_located_in_its_file(work, capsys):
+    """evaluate and compare said "gold data: document 1 is ..." of a file's document of another kind than the model's
+    (an SVMlight file for a text model); now the file and line it was read from."""
+    _numeric_model(work)
+    (work / "texts.tsv").write_text("a\tgood film\nb\tbad film\n", "utf-8")
+    for command in (["evaluate", "num.model"], ["compare", "num.model", "num.model"]):
+        code, _, err = run(capsys, *command, "--test", "texts.tsv")
+        assert code == 1 and "Traceback" not in err and err.splitlines()[-1] == (
+            "structlin: error: texts.tsv:1: the document is a text, but the model was trained on numeric feature dicts")
+    code, _, err = run(capsys, "classify", "num.model", "--input", "texts.tsv")
+    assert code == 1 and "texts.tsv:1: feature 'good' has no ':'" in err

@@ -28,7 +28,7 @@ from ..analysis import analyze
 from ..catalog import Catalog, is_corpus_name
 from ..clusters import build_clusters
 from ..distributed import dask_client
-from ..documents import folder_files
+from ..documents import Document, folder_files, svmlight_line
 from ..errors import CorpusFormatError, ModelFormatError, StructlinError, UnknownNameError, UsageError
 from ..experiments import cross_validate, load_config, run_experiment, write_report
 from ..learners import LEARNERS, make_learner
@@ -361,7 +361,8 @@ def _evaluate(args) -> None:
     source, split = _test_data(args)
     units = _units(task, source, split, args, column=model.column if task.column else None, models=[model])
     _check_known_labels(task, [model], units, source)
-    with _progress(None, total=len(units), desc=f"scoring {args.model}", unit=task.unit) as bar:
+    with _progress(None, total=len(units), desc=f"scoring {args.model}", unit=task.unit) as bar, \
+            _located(list(map(_place, units))):
         report = task.report(model, units, bar.update)
     learner = model.learner
     if args.json:
@@ -470,9 +471,28 @@ def _predicted(task: Task, model, units: list, bar: tqdm) -> list[list[str]]:
     """``task.predict(model, units)``, a batch at a time, advancing ``bar``."""
     labels = []
     for batch in _batches(units, BATCH):
-        labels += task.predict(model, batch)
+        with _located(list(map(_place, batch))):
+            labels += task.predict(model, batch)
         bar.update(len(batch))
     return labels
+
+
+def _place(unit) -> tuple[str | None, int | None]:
+    """The file (or ``ARCHIVE:MEMBER``) and line a document or sentence was read from, as far as known."""
+    return (unit.source if isinstance(unit, Document) else unit.path), unit.line
+
+
+@contextmanager
+def _located(places: list[tuple[str | None, int | None]]):
+    """An error a model raises about the n-th of the instances it was given (:attr:`CorpusFormatError.instance`),
+    said of ``places[n - 1]``, the file and line that instance was read from, when known."""
+    try:
+        yield
+    except CorpusFormatError as error:
+        number = error.instance[1] if error.instance else 0
+        if not 0 < number <= len(places) or places[number - 1][0] is None:
+            raise
+        raise error.located(*places[number - 1]) from None
 
 
 def _format_comparison(result: dict) -> str:
@@ -652,34 +672,54 @@ def _classify(args) -> None:
     folder = args.input is not None and Path(args.input).is_dir()
     write = CLASSIFIED_FORMATS[args.format]
     with _output(args.output) as out, _progress(_file_progress(args), desc=args.input, unit="document") as bar:
-        for names, documents in _documents_to_classify(args.input, args.encoding, folder,
-                                                       fields=classifier.trained_on("fields")):
-            if probabilities:
-                table = classifier.predict_proba(documents)
-                labels = classifier.classes_[table.argmax(axis=1)].tolist()
-                chosen = [dict(zip(classifier.classes_.tolist(), row)) for row in table.tolist()]
-            else:
-                labels, chosen = classifier.predict(documents).tolist(), [None] * len(documents)
+        for names, documents, places in _documents_to_classify(args.input, args.encoding, folder,
+                                                               _line_kind(classifier, args.model, folder)):
+            with _located(places):
+                if probabilities:
+                    table = classifier.predict_proba(documents)
+                    labels = classifier.classes_[table.argmax(axis=1)].tolist()
+                    chosen = [dict(zip(classifier.classes_.tolist(), row)) for row in table.tolist()]
+                else:
+                    labels, chosen = classifier.predict(documents).tolist(), [None] * len(documents)
             out.write("".join(write(*row, folder) for row in zip(names, labels, chosen)))
             out.flush()
             bar.update(len(documents))
 
 
-def _documents_to_classify(source: str | None, encoding: str, folder: bool, *,
-                           fields: bool = False) -> Iterator[tuple[list[str], list]]:
-    """Batches of documents' names and documents: the paths and texts of the files of a ``folder``, or the lines of
-    a file or of standard input (a line is its own name), each a tuple of its tab-separated ``fields`` for a model
-    trained on tuples of fields; a byte that is not ``encoding`` is an error located by file and line."""
+def _line_kind(classifier: Classifier, path: str, folder: bool) -> str:
+    """What ``classify`` reads a line as, for the documents ``classifier`` was trained on: a text, a tuple of
+    tab-separated fields, or SVMlight features; a folder's files are texts."""
+    kind = next((kind for kind in ("fields", "numeric") if classifier.trained_on(kind)), "text")
+    if folder and kind != "text":
+        raise UsageError(f"{path} was trained on {'tuples of fields' if kind == 'fields' else 'numeric feature dicts'}"
+                         f": classify reads those one a line from a file or standard input, not the files of a folder")
+    return kind
+
+
+def _documents_to_classify(source: str | None, encoding: str, folder: bool,
+                           kind: str) -> Iterator[tuple[list[str], list, list[tuple[str, int | None]]]]:
+    """Batches of documents' names, documents and the places they were read from: the paths and texts of the files
+    of a ``folder``, or the lines of a file or of standard input (a line is its own name), each (``kind``) a text, a
+    tuple of its tab-separated fields, or the features of an SVMlight line (``index:value ...``, after an optional
+    label, which classifying does not read; a blank line has none); a byte that is not ``encoding`` is an error
+    located by file and line."""
     if folder:
         files = list(folder_files(source))
         if not files:
             raise CorpusFormatError(source, None, "no files to classify (an empty folder)")
         for batch in _batches(files, BATCH):
-            yield batch, [decode(Path(path).read_bytes(), encoding, path) for path in batch]
+            yield batch, [decode(Path(path).read_bytes(), encoding, path) for path in batch], [(p, None) for p in batch]
         return
+    name = source_name(source or sys.stdin.buffer)
     for lines in line_batches(source or sys.stdin.buffer, encoding):
         texts = [text for _, text in lines]
-        yield texts, [tuple(text.split("\t")) for text in texts] if fields else texts
+        if kind == "fields":
+            documents = [tuple(text.split("\t")) for text in texts]
+        elif kind == "numeric":
+            documents = [(svmlight_line(text, name, number, labelled=False) or (None, {}))[1] for number, text in lines]
+        else:
+            documents = texts
+        yield texts, documents, [(name, number) for number, _ in lines]
 
 
 def _text_label(name: str, label, probabilities: dict | None, folder: bool) -> str:

@@ -440,7 +440,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    description="Classify one document per input line (prints one label per line), "
                                                "or every file of a folder (prints path<TAB>label); for a model "
                                                "trained on tuples of fields (ppattach), a line is its tab-separated "
-                                               "fields. A line from a pipe or a terminal is classified as soon as it "
+                                               "fields; for one trained on SVMlight files, a line is 'index:value "
+                                               "...' after an optional label, which is not read. A line from a pipe or a terminal is classified as soon as it "
                                                "arrives.")
     _add_model_io(classify, "text file (one document per line) or folder (default: stdin)")
     classify.add_argument("--format", choices=("text", "json", "tsv"), default="text", help="output format: text "

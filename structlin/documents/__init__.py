@@ -34,6 +34,7 @@ from structlin.documents.formats import (
     read_folders,
     read_svmlight,
     read_tsv,
+    svmlight_line,
 )
 from structlin.documents.nltk_corpora import read_names, read_nltk_categorized, read_ppattach, read_qc
 from structlin.documents.usenet import STRIP_PARTS, strip_usenet
@@ -41,5 +42,5 @@ from structlin.documents.usenet import STRIP_PARTS, strip_usenet
 __all__ = [
     "ARCHIVE_SUFFIXES", "LABEL_NAMES", "STRIP_PARTS", "TEXT_NAMES", "Document", "JsonDocuments", "TableDocuments",
     "folder_files", "read_csv", "read_fasttext", "read_folders", "read_jsonl", "read_names", "read_nltk_categorized",
-    "read_ppattach", "read_qc", "read_svmlight", "read_tsv", "strip_usenet",
+    "read_ppattach", "read_qc", "read_svmlight", "read_tsv", "strip_usenet", "svmlight_line",
 ]

@@ -827,24 +827,33 @@ def _read_svmlight(path, encoding: str) -> Iterator[Document]:
     name = source_name(path)
     with open_text(path, encoding) as lines:
         for number, line in lines:
-            tokens = line.split("#", 1)[0].split()
-            if not tokens:
-                continue
-            label, *features = tokens
-            if ":" in label:
-                raise CorpusFormatError(
-                    name, number, f"no label: the line starts with {label!r} (expected 'label index:value ...')"
-                )
-            if "," in label:  # LIBSVM's multi-label datasets write the labels of a line as 1,2,5
-                raise CorpusFormatError(name, number, f"labels {label!r}: multi-label input is not supported "
-                                        "(expected one label per line)")
-            values: dict[int, float] = {}
-            for token in features:
-                index, value = _svmlight_feature(token, name, number)
-                if index in values:
-                    raise CorpusFormatError(name, number, f"index {index} repeated (expected each index once per line)")
-                values[index] = value
-            yield Document(values, label, name, number)
+            parsed = svmlight_line(line, name, number, labelled=True)
+            if parsed is not None:
+                yield Document(parsed[1], parsed[0], name, number)
+
+
+def svmlight_line(line: str, name: str, number: int, *, labelled: bool) -> tuple[str | None, dict[int, float]] | None:
+    """The label and ``{index: value}`` features of SVMlight line ``number`` of ``name`` (None: a blank or comment
+    line).  ``labelled``: the line must start with its label; else the label is optional (None when absent), as in
+    lines given to be classified."""
+    tokens = line.split("#", 1)[0].split()
+    if not tokens:
+        return None
+    label = tokens[0] if ":" not in tokens[0] else None
+    if label is None and labelled:
+        raise CorpusFormatError(
+            name, number, f"no label: the line starts with {tokens[0]!r} (expected 'label index:value ...')"
+        )
+    if label is not None and "," in label:  # LIBSVM's multi-label datasets write the labels of a line as 1,2,5
+        raise CorpusFormatError(name, number, f"labels {label!r}: multi-label input is not supported "
+                                "(expected one label per line)")
+    values: dict[int, float] = {}
+    for token in tokens[label is not None:]:
+        index, value = _svmlight_feature(token, name, number)
+        if index in values:
+            raise CorpusFormatError(name, number, f"index {index} repeated (expected each index once per line)")
+        values[index] = value
+    return label, values
 
 
 def _svmlight_feature(token: str, name: str, number: int) -> tuple[int, float]:
