@@ -288,7 +288,7 @@ def test_maxent_tagger_takes_l2_and_the_perceptron_refuses_it(capsys, tmp_path):
                      "--l2", "0.5", "--epochs", "5", "-q", "--features", "pos-basic", "--bits", "12")
     assert code == 0 and Tagger.load(tmp_path / "m.model").learner.l2 == 0.5
     code, _, err = run(capsys, "train", "tagger", "--train", good, "--output", tmp_path / "p.model", "--l2", "1")
-    assert code == 1 and err.strip() == "structlin: error: --l2 does not apply to learner 'averaged-perceptron'"
+    assert code == 2 and err.strip() == "structlin: error: --l2 does not apply to learner 'averaged-perceptron'"
 
 
 def test_tagger_holds_out_a_seeded_dev_fraction(capsys, tmp_path):

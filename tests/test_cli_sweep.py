@@ -89,7 +89,16 @@ def test_tune_refuses_an_option_given_as_a_flag_and_in_the_grid(work, capsys):
 
 def test_tune_refuses_a_value_listed_twice(work, capsys):
     code, _, err = run(capsys, "tune", "classifier", "--train", "docs.txt", "--grid", "relative_margin=1,2,1.0", "-q")
-    assert_one_line(code, err, 1, "'1' and '1.0' are the same value")
+    assert_one_line(code, err, 2, "'1' and '1.0' are the same value")
+
+
+@pytest.mark.parametrize("item, needle", [("margin=-1", "margin must be non-negative and finite, got -1.0"),
+                                          ("margin=abc", "cannot read 'abc' as margin"),
+                                          ("bogus=1", "learner 'averaged-perceptron' has no option 'bogus'")])
+def test_a_bad_grid_is_a_usage_error_before_the_data_is_read(work, capsys, item, needle):
+    """A grid's bad name or value is refused as the parser refuses a flag's (status 2, was 1), before reading."""
+    code, _, err = run(capsys, "tune", "classifier", "--train", "missing.txt", "--grid", item, "-q")
+    assert_one_line(code, err, 2, f"--grid {item!r}: {needle}")
 
 
 def test_tag_refuses_a_column_without_conllu(work, capsys):
@@ -203,7 +212,24 @@ def test_a_full_device_is_named(work, capsys):
 def test_an_unreadable_option_value_says_what_was_expected(work, capsys):
     code, _, err = run(capsys, "train", "classifier", "--train", "docs.txt", "--learner", "kernel-perceptron",
                        "--gamma", "foo", "--output", "x.model", "-q")
-    assert_one_line(code, err, 1, "--gamma: cannot read 'foo' (expected a number or 'scale')")
+    assert_one_line(code, err, 2, "--gamma: cannot read 'foo' (expected a number or 'scale')")
+
+
+@pytest.mark.parametrize("learner, flags, needle", [
+    ("averaged-perceptron", ["--margin", "1", "--relative-margin", "3"], "give margin or relative_margin, not both"),
+    ("svm", ["--C", "1", "--relative-C", "3"], "give C or relative_C, not both"),
+    ("maxent", ["--l2", "1", "--relative-l2", "3"], "give l2 or relative_l2, not both")])
+def test_a_value_and_its_relative_form_are_not_both_taken(work, capsys, learner, flags, needle):
+    """A given margin (l2, C) was used as it is and its relative form silently ignored; both are now refused, as
+    usage errors, in train and across a tune's flags and grid."""
+    code, _, err = run(capsys, "train", "classifier", "--train", "docs.txt", "--learner", learner, *flags,
+                       "--output", "x.model", "-q")
+    assert_one_line(code, err, 2, needle)
+    assert not (work / "x.model").exists()
+    grid = f"{flags[2].lstrip('-').replace('-', '_')}=2,3"
+    code, _, err = run(capsys, "tune", "classifier", "--train", "missing.txt", "--learner", learner, *flags[:2],
+                       "--grid", grid, "-q")
+    assert_one_line(code, err, 2, "--grid candidate", needle)
 
 
 def test_an_experiment_report_into_a_file_is_refused(work, capsys):

@@ -295,7 +295,7 @@ def test_command_line_trains_maxent(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("iteration   1  objective ") and "gradient norm" in out[0]
     assert Classifier.load(model).predict(DOCS).tolist() == LABELS
-    assert main(argv + ["--margin", "1"]) == 1
+    assert main(argv + ["--margin", "1"]) == 2
     assert capsys.readouterr().err.strip() == "structlin: error: --margin does not apply to learner 'maxent'"
 
 

@@ -212,7 +212,7 @@ def test_command_line_trains_with_alpha_and_refuses_options_of_others(tmp_path, 
     for argv, message in ((["--learner", "naive-bayes", "--margin", "1"], "--margin does not apply to learner 'naive-bayes'"),
                           (["--learner", "perceptron", "--alpha", "1"], "--alpha does not apply to learner 'perceptron'"),
                           (["--learner", "naive-bayes", "--epochs", "3"], "--epochs does not apply to learner 'naive-bayes'")):
-        assert main(["train", "classifier", "--train", str(train), "--output", str(model), *argv]) == 1
+        assert main(["train", "classifier", "--train", str(train), "--output", str(model), *argv]) == 2
         assert message in capsys.readouterr().err
 
 

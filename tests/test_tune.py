@@ -31,7 +31,7 @@ def test_each_candidate_scores_as_its_model_and_the_best_is_saved(tmp_path, caps
     code = main(["tune", "classifier", "--train", str(train), "--dev", str(dev), "--features", "text-unigram",
                  "--epochs", "3", "--grid", "relative_margin=0,2", "learning_rate=1", "--learner", "winnow",
                  "--json"])
-    assert code == 1 and "learner 'winnow' has no option 'relative_margin'" in capsys.readouterr().err
+    assert code == 2 and "learner 'winnow' has no option 'relative_margin'" in capsys.readouterr().err
     assert main(["tune", "classifier", "--train", str(train), "--dev", str(dev), "--features", "text-unigram",
                  "--epochs", "3", "--grid", "relative_margin=0,2", "--output", str(model), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)

@@ -112,7 +112,7 @@ def test_command_line_takes_the_learning_rate_and_refuses_a_margin(tmp_path, cap
     assert main([*argv, "--learning-rate", "0.4", "--epochs", "3"]) == 0
     assert Classifier.load(model).learner.learning_rate == 0.4
     capsys.readouterr()
-    assert main([*argv, "--margin", "1"]) == 1
+    assert main([*argv, "--margin", "1"]) == 2
     assert "--margin does not apply to learner 'winnow'" in capsys.readouterr().err
     with pytest.raises(SystemExit) as refused:  # by the parser
         main([*argv, "--learning-rate", "-1"])

@@ -5,7 +5,8 @@ one line on stderr and an exit status:
 
 * 2: a usage error: an option value the parser refuses on its own (with the library's own check where
   there is one: ``--bits``, ``--encoding``, ``--columns``), or a :class:`~structlin.errors.UsageError`
-  (an ``--output`` that is one of the inputs);
+  (an ``--output`` that is one of the inputs; a learner's option another learner takes, options that exclude each
+  other, a ``--grid`` item or candidate the learner refuses);
 * 1: an error of the input: a :class:`~structlin.errors.StructlinError` naming the file and the line,
   member or option (an option that does not fit the data is one), a file that cannot be read or
   written, an unknown codec, undecodable text, a module a feature set imports that cannot be imported,

@@ -29,7 +29,8 @@ from ..catalog import Catalog, is_corpus_name
 from ..clusters import build_clusters
 from ..distributed import dask_client
 from ..documents import Document, folder_files, svmlight_line
-from ..errors import CorpusFormatError, ModelFormatError, StructlinError, UnknownNameError, UsageError
+from ..errors import (CorpusFormatError, ModelFormatError, OptionValueError, StructlinError, UnknownNameError,
+                      UsageError)
 from ..experiments import cross_validate, load_config, run_experiment, write_report
 from ..learners import LEARNERS, make_learner
 from ..learners.training import quiet
@@ -135,7 +136,7 @@ def _learner(args, task: Task, progress: bool | None):
         if value is None:
             continue
         if name not in declared:
-            raise StructlinError(f"{takers[0][1].command_line_flag} does not apply to learner {args.learner!r}")
+            raise UsageError(f"{takers[0][1].command_line_flag} does not apply to learner {args.learner!r}")
         parse = declared[name].parse
         try:
             params[name] = parse(value) if parse is not None else value
@@ -145,8 +146,11 @@ def _learner(args, task: Task, progress: bool | None):
             option = declared[name]
             expected = " or ".join([{int: "an integer", float: "a number"}.get(option.type, f"a {option.type.__name__}"),
                                     *map(repr, option.special)])
-            raise StructlinError(f"{option.command_line_flag}: cannot read {value!r} (expected {expected})") from None
-    return make_learner(args.learner, **params)
+            raise UsageError(f"{option.command_line_flag}: cannot read {value!r} (expected {expected})") from None
+    try:
+        return make_learner(args.learner, **params)
+    except OptionValueError as error:  # options that exclude each other: refused as the parser refuses a flag
+        raise UsageError(str(error)) from None
 
 
 def _new_model(args, task: Task, learner, held_out: float | None = None):
@@ -292,7 +296,10 @@ def _tune(args) -> None:
     training data ``train`` holds out: :meth:`Task.hold_out`), print the ranking, and with ``--output`` train the
     best on the training data (dev for early stopping, as ``train`` does) and save it."""
     task = TASKS[args.model]
-    candidates = grid(args.learner, args.grid)
+    try:
+        candidates = grid(args.learner, args.grid)
+    except (OptionValueError, UnknownNameError) as error:  # an option's value, as the parser refuses it: status 2
+        raise UsageError(str(error)) from None
     if "seed" in candidates[0]:
         raise UsageError("--grid: seed is not a setting to choose on dev (the best of several seeds is luck, not a "
                          "setting); give --seed")
@@ -301,6 +308,11 @@ def _tune(args) -> None:
         flag = learner_cli_options()[both[0]][0][1].command_line_flag
         raise UsageError(f"{flag} is given both as an option and in --grid: give its values in --grid only")
     base = _learner(args, task, progress=False)  # the fixed flags and the seed every candidate shares
+    for candidate in candidates:  # options that exclude each other, in the grid or across it and the flags
+        try:
+            make_learner(args.learner, **{**base.get_params(), **candidate})
+        except OptionValueError as error:
+            raise UsageError(f"--grid candidate {_options_text(candidate)}: {error}") from None
     train, dev = _train_and_dev(args, task)
     if dev is None:  # the candidates need a dev set: the share of the training data train holds out
         train, dev = task.hold_out(train, HELD_OUT, args.seed)

@@ -367,6 +367,8 @@ class MaxEnt(Learner):
                       HistoryField("gradient_norm", "gradient norm", "{:.3g}"))
 
     def _check_options(self) -> None:
+        if self.l2 is not None and self.relative_l2 is not None:
+            raise OptionValueError("give l2 or relative_l2, not both (an l2 is used as it is)")
         if self.l1 and self.solver != "lbfgs":
             raise OptionValueError(f"l1 needs the lbfgs solver (OWL-QN), not {self.solver!r}")
         if self.tol != self.option("tol").default and self.solver != "lbfgs":

@@ -162,6 +162,10 @@ class Perceptron(Learner):
         self.history_, self.best_epoch_, self.stopped_ = run.history, run.best_step, run.stopped
         return self
 
+    def _check_options(self) -> None:
+        if self.margin is not None and self.relative_margin != self.option("relative_margin").default:
+            raise OptionValueError("give margin or relative_margin, not both (a margin is used as it is)")
+
     def _epochs(self, decoder: Decoder, X: FeatureMatrix, y: np.ndarray):
         """A context holding fit's epoch, a function of the progress bar that returns the epoch's history
         fields: :meth:`_epoch` here, or with a ``client`` the parameter mixing of the shards' epochs."""

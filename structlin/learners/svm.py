@@ -257,6 +257,8 @@ class SVM(Learner):
                       HistoryField("duality_gap", "duality gap", "{:.3g}"))
 
     def _check_options(self) -> None:
+        if self.C is not None and self.relative_C is not None:
+            raise OptionValueError("give C or relative_C, not both (a C is used as it is)")
         if self.tol != self.option("tol").default and self.solver != "bcfw":
             raise OptionValueError(f"tol applies to the bcfw solver, not {self.solver!r}")
         if self.cost_matrix is not None and self.cost != 1.0:
