@@ -135,6 +135,8 @@ def _existing(path) -> Path:
     path = Path(path)
     if path.is_dir():
         raise ModelFormatError(f"{path}: is a folder, not a model file")
+    if path.exists() and not path.is_file():
+        raise ModelFormatError(f"{path}: a device or pipe, not a model file")
     if not path.is_file():
         raise ModelFormatError(f"{path}: model file not found")
     return path

@@ -11,6 +11,7 @@ naming the path as the caller gave it, never the temporary file.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ def check_output(path) -> None:
     even where the user could), or a missing, non-folder or read-only parent folder."""
     if os.path.isdir(path):
         raise OutputError(path, "is a folder (expected a file name)")
-    if is_special(path):
+    if is_special(path) or descriptor_of(path) is not None:
         return
     if os.path.exists(path):
         if not os.stat(path).st_mode & 0o222 or not os.access(path, os.W_OK):
@@ -51,14 +52,18 @@ def atomic_output(path, mode: str = "w", *, encoding: str | None = None, durable
     the data reach the disk before the rename (``fsync``); a file that lives for seconds in a run's own folder
     (weights passed between processes) skips it, which would otherwise cost more than the work it serves.
 
-    ``encoding`` defaults to UTF-8 in text mode.  A device or pipe (``/dev/stdout``) is written in place,
-    since it cannot be replaced.  A symbolic link to a file keeps pointing at it: its target is replaced.
+    ``encoding`` defaults to UTF-8 in text mode.  A device or pipe is written in place, since it cannot be
+    replaced; so is a path naming one of this process's open descriptors (``/dev/stdout``, ``/dev/fd/3``), through
+    that descriptor, whatever it is open on: replacing the file a shell redirected it to would lose what it held
+    (``>>``) and what is written after.  A symbolic link to a file keeps pointing at it: its target is replaced.
     """
     check_output(path)
     text = "b" not in mode
-    if is_special(path):
+    descriptor = descriptor_of(path)
+    if descriptor is not None or is_special(path):
         try:
-            with open(path, mode, encoding=(encoding or "utf-8") if text else None) as file:
+            with (open(path, mode, encoding=(encoding or "utf-8") if text else None) if descriptor is None else
+                  os.fdopen(os.dup(descriptor), mode, encoding=(encoding or "utf-8") if text else None)) as file:
                 yield file
         except OSError as err:
             if isinstance(err, (StructlinError, BrokenPipeError)) or err.filename not in (None, str(path)):
@@ -84,6 +89,29 @@ def atomic_output(path, mode: str = "w", *, encoding: str | None = None, durable
         if isinstance(err, OSError) and not isinstance(err, StructlinError) and err.filename in (None, temporary):
             raise _write_error(path, err) from None
         raise
+
+
+#: Paths that name an open descriptor of the process (Linux and the BSDs): the standard streams, and ``/dev/fd/N``.
+_DESCRIPTOR_PATHS = re.compile(r"/dev/(?:std(?:in|out|err)|fd/([0-9]+))|/proc/self/fd/([0-9]+)")
+_STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+
+
+def descriptor_of(path) -> int | None:
+    """The descriptor a path such as ``/dev/stdout`` or ``/dev/fd/3`` names when the process has it open, else None."""
+    try:
+        text = os.fspath(path)
+    except TypeError:
+        return None
+    match = _DESCRIPTOR_PATHS.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        return None
+    descriptor = _STANDARD_STREAMS.get(text)
+    descriptor = int(match.group(1) or match.group(2)) if descriptor is None else descriptor
+    try:
+        os.fstat(descriptor)
+    except (OSError, OverflowError):
+        return None
+    return descriptor
 
 
 def is_special(path) -> bool:

@@ -156,6 +156,8 @@ def decode(data: bytes, encoding: str, name: str, *, errors: str = "strict", lin
             name, line + down, f"invalid {encoding}: byte {err.object[err.start]:#04x} at position {column} of the "
             f"line (expected {encoding} text{hint})",
         ) from None
+    except UnicodeError as err:  # a codec that fails as a whole (punycode), without a place
+        raise CorpusFormatError(name, line, f"invalid {encoding}: {err} (expected {encoding} text)") from None
     return checked_text(text.removeprefix("\ufeff") if line == 1 else text, name, line)
 
 
@@ -172,7 +174,7 @@ def _ascii_compatible(encoding: str) -> bool:
     """Whether ``encoding`` reads ASCII letters and line ends as ASCII does (so bytes split into lines)."""
     try:
         return b"a\r\n".decode(encoding) == "a\r\n"
-    except UnicodeDecodeError:
+    except UnicodeError:
         return False
 
 
@@ -203,7 +205,7 @@ def numbered_lines(stream: IO, name: str, encoding: str = "UTF-8") -> NumberedLi
                 if "\0" in text:
                     checked_text(text, name, number)  # raises
                 yield number, text.removeprefix("\ufeff") if number == 1 else text
-    except UnicodeDecodeError as err:
+    except UnicodeError as err:  # a decoding error without its place, or a codec that fails as a whole (punycode)
         raise CorpusFormatError(name, None, f"invalid {encoding} after line {number}: {err} (expected {encoding} "
                                 "text)") from None
     except (EOFError, zlib.error, gzip.BadGzipFile, zipfile.BadZipFile) as err:

@@ -542,12 +542,28 @@ def _clusters(data: Mapping, source: str, folder: Path | None) -> WordClusters |
         raise OptionValueError(f"{source}: clusters must name a word-cluster file, got {reprlib.repr(value)}")
     if value in BUNDLED_CLUSTERS:
         return bundled_clusters(value, f"{source}: clusters")
-    path = Path(value).expanduser()
-    path = path if path.is_absolute() or folder is None else folder / path
+    path = _clusters_path(value, folder)
     if not path.is_file():
         raise StructlinError(f"{source}: clusters file {path} not found (a path relative to the feature set's file, "
                              f"or {', '.join(map(repr, BUNDLED_CLUSTERS))} for the bundled ones)")
     return WordClusters.read(path)
+
+
+def _clusters_path(value: str, folder: Path | None) -> Path:
+    """The word-cluster file a feature set's ``clusters = "FILE"`` names: relative to ``folder``, the TOML file's."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() or folder is None else folder / path
+
+
+def feature_set_files(name_or_path: str | Path) -> list[Path]:
+    """The files a feature set's TOML file reads besides itself (its word clusters'), which an output must not
+    replace; none for a bundled set's name, or a file that cannot be read as TOML (refused when it is loaded)."""
+    path = Path(name_or_path)
+    try:
+        value = tomllib.loads(path.read_text("utf-8")).get("clusters") if path.suffix == ".toml" else None
+    except (OSError, UnicodeError, tomllib.TOMLDecodeError):
+        return []
+    return [_clusters_path(value, path.parent)] if isinstance(value, str) and value not in BUNDLED_CLUSTERS else []
 
 
 def _random_fourier(data: Mapping, source: str) -> RandomFourierFeatures | None:

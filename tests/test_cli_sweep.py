@@ -305,3 +305,89 @@ def test_a_document_of_another_kind_is_located_in_its_file(work, capsys):
             "structlin: error: texts.tsv:1: the document is a text, but the model was trained on numeric feature dicts")
     code, _, err = run(capsys, "classify", "num.model", "--input", "texts.tsv")
     assert code == 1 and "texts.tsv:1: feature 'good' has no ':'" in err
+
+
+def test_output_to_a_descriptor_writes_through_it(work):
+    """``-o /dev/stdout`` with standard output appended to a file replaced that file by a new one: what it held was
+    lost, and what the shell wrote after went to the unlinked file.  A descriptor's path is written through it."""
+    log = work / "log.txt"
+    log.write_text("before\n", "utf-8")
+    with log.open("ab") as appended:
+        process = cli("tag", "m.model", "--input", "t.txt", "--output", "/dev/stdout", stdout=appended)
+        process.wait(timeout=120)
+        appended.write(b"after\n")
+    lines = log.read_text("utf-8").splitlines()
+    assert process.returncode == 0 and lines[0] == "before" and lines[-1] == "after" and len(lines) == 4
+
+
+def test_a_batch_beyond_any_index_is_refused(work, capsys):
+    """A batch size near 2**63 overflowed the epoch's index arithmetic (status 70)."""
+    code, _, err = run(capsys, "train", "classifier", "--train", "docs.txt", "--batch-size", str(2**63 - 1),
+                       "--output", "x.model", "-q")
+    assert_one_line(code, err, 2, "--batch-size: must be in [1, 2147483647]")
+
+
+@pytest.mark.parametrize("flags, needle", [
+    (["--learner", "maxent", "--learning-rate", "0.5"], "learning_rate applies to the sgd solver, not 'lbfgs'"),
+    (["--learner", "maxent", "--momentum", "0.5"], "momentum applies to the sgd solver, not 'lbfgs'"),
+    (["--learner", "passive-aggressive", "--variant", "pa", "--C", "3"], "C applies to the pa-i and pa-ii variants"),
+    (["--learner", "kernel-perceptron", "--removal", "random"], "removal chooses which support example a full budget"),
+    (["--dev", "none", "--patience", "2"], "--patience sets the evaluations on dev, and --dev none trains without"),
+    (["--dev", "none", "--eval-every", "2"], "--eval-every sets the evaluations on dev")])
+def test_an_option_without_effect_is_refused(work, capsys, flags, needle):
+    """Each of these was accepted and trained the very weights it would have without it."""
+    code, _, err = run(capsys, "train", "classifier", "--train", "docs.txt", *flags, "--output", "x.model", "-q")
+    assert_one_line(code, err, 2, needle)
+    assert not (work / "x.model").exists()
+
+
+def test_classify_refuses_a_label_its_lines_cannot_hold(work, capsys):
+    """A label with a line break printed as two lines (two inputs gave three lines out); JSON holds it."""
+    from structlin import Classifier
+
+    Classifier(epochs=2, progress=False).fit(["good film", "bad film"] * 3, ["po\ns", "neg"] * 3).save(work / "nl.model")
+    (work / "in.txt").write_text("good film\nbad film\n", "utf-8")
+    for fmt in ("text", "tsv"):
+        code, out, err = run(capsys, "classify", "nl.model", "--input", "in.txt", "--format", fmt)
+        assert_one_line(code, err, 2, "predicts the label 'po\\ns', which a line of --format", "give --format json")
+        assert out == ""
+    code, out, _ = run(capsys, "classify", "nl.model", "--input", "in.txt", "--format", "json")
+    assert code == 0 and len(out.splitlines()) == 2
+
+
+def test_output_that_is_the_feature_sets_clusters_is_refused(work, capsys):
+    """A model written over the word-cluster file the --features TOML names (status 0, the clusters lost)."""
+    (work / "wc.txt").write_text("0110\tdog\t5\n", "utf-8")
+    (work / "fs.toml").write_text('name = "fs"\nclusters = "wc.txt"\n\n[[template]]\nname = "cluster"\n', "utf-8")
+    code, _, err = run(capsys, "train", "tagger", "--train", "r.conllu", "--features", "fs.toml", "--output", "wc.txt")
+    assert_one_line(code, err, 2, "--output wc.txt is also the word clusters of --features")
+    assert (work / "wc.txt").read_text("utf-8") == "0110\tdog\t5\n"
+
+
+def test_classify_refuses_a_file_name_its_lines_cannot_hold(work, capsys):
+    """A folder's file named with a line break broke ``path<TAB>label`` into two lines."""
+    (work / "texts").mkdir()
+    (work / "texts" / "a\nb.txt").write_text("The dog barks", "utf-8")
+    code, out, err = run(capsys, "classify", "c.model", "--input", "texts")
+    assert_one_line(code, err, 1, "a file name with a tab or a line break", "give --format json")
+    code, out, _ = run(capsys, "classify", "c.model", "--input", "texts", "--format", "json")
+    assert code == 0 and len(out.splitlines()) == 1
+
+
+def test_cross_validation_needs_two_folds_before_reading(work, capsys):
+    """--folds 0 read the data, then exited 1 without naming the option."""
+    code, _, err = run(capsys, "cross-validate", "--train", "missing.txt", "--folds", "1")
+    assert code == 2 and "argument --folds: expected an integer of at least 2, got 1" in err
+
+
+@pytest.mark.parametrize("argv, status, needle", [
+    (["tag", "m.model", "--input", "t.txt", "--encoding", "punycode"], 1, "t.txt:1: invalid punycode: "),
+    (["tag", os.devnull, "--input", "t.txt"], 1, f"{os.devnull}: a device or pipe, not a model file"),
+    (["explain", "m.model", "--text", "  "], 2, "--text has no tokens to explain"),
+    (["explain", "c.model", "--sample", "docs.txt", "--encoding", "nosuch"], 2, "argument --encoding: unknown encoding"),
+])
+def test_second_sweep_messages(work, capsys, argv, status, needle):
+    """A codec that fails as a whole named no file; a device was "not found"; an empty --text explained nothing with
+    status 0; explain's --encoding was checked only once a file was read (status 1)."""
+    code, _, err = run(capsys, *argv)
+    assert code == status and "Traceback" not in err and needle in err.splitlines()[-1]

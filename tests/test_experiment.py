@@ -132,6 +132,10 @@ def expected_comparison(reference, other, gold: list[str], samples: int, seed: i
     (TAGGER + '[grid]\nfeatures = "pos-basic"\nlearner = "perceptron"\nmargin = [-1]', "grid.perceptron",
      "margin must be non-negative"),
     (TAGGER + '[grid]\nfeatures = "pos-basic"\nlearner = "perceptron"\nepochs = []', "grid.epochs", "empty list"),
+    (TAGGER + '[grid]\nfeatures = "pos-basic"\nlearner = "perceptron"\nmargin = [1, 1.0]', "grid.margin",
+     "1.0 is listed twice: each system is trained once"),
+    (TAGGER + '[grid]\nfeatures = ["pos-basic", "pos-basic"]\nlearner = "perceptron"', "grid.features",
+     "'pos-basic' is listed twice"),
     (TAGGER + '[grid]\nfeatures = "pos-basic"\nlearner = "perceptron"\nseed = [1]', "grid.seed", "has no option"),
     (TAGGER + '[grid]\nfeatures = "pos-basic"\nlearner = "perceptron"\n[grid.maxent]\nl2 = 1', "grid.maxent",
      "does not list"),
@@ -396,3 +400,24 @@ def test_command_end_to_end(tmp_path, data, capsys):
     assert main(["experiment", str(config)]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"structlin: error: {config}: task: ") and err.count("\n") == 1
+
+
+def test_a_fraction_of_the_learning_curve_too_small_to_train_is_named(tmp_path, data, no_plots):
+    """The smallest fraction of a curve held one label: "training data: 1 distinct label" named neither the
+    configuration nor the fraction."""
+    config = write_config(tmp_path, f"""name = "docs"
+task = "classifier"
+train = "{data}/docs.tsv"
+test = "{data}/docs.tsv"
+dev_fraction = 0.2
+samples = 10
+[grid]
+features = "text-unigram"
+learner = "averaged-perceptron"
+epochs = 2
+[learning_curve]
+fractions = [0.01, 1.0]
+""", data)
+    with pytest.raises(StructlinError, match=r"experiment\.toml: learning_curve\.fractions: 0\.01 of the training data "
+                                             r"\(1 document\): training data: 1 distinct label"):
+        run(config, tmp_path / "report")

@@ -175,6 +175,23 @@ def test_cross_validate_command(tmp_path, capsys):
 # --- the report folder -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("data_name, config_name, replaced", [("results.csv", "experiment.toml", "the train data"),
+                                                             ("docs.tsv", "report.md", "the configuration")])
+def test_a_report_that_would_replace_an_input_is_refused(tmp_path, capsys, data_name, config_name, replaced):
+    """A report folder holding the configuration or the data under a report file's name: they were replaced by the
+    report (status 0); now refused before any work, as train refuses an output that is an input."""
+    data, config = tmp_path / data_name, tmp_path / config_name
+    data.write_text("".join(f"{y}\t{x}\n" for x, y in zip(NOISY_DOCS, NOISY_LABELS)), encoding="utf-8")
+    text = (f'name = "docs"\ntask = "classifier"\ntrain = "{data}"\ntest = "{data}"\ndev_fraction = 0.25\n'
+            'samples = 10\nformat = "tsv"\n[grid]\nfeatures = "text-unigram"\nlearner = "averaged-perceptron"\n')
+    config.write_text(text, "utf-8")
+    before = data.read_bytes()
+    assert main(["experiment", str(config), "--output", str(tmp_path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"which is also {replaced}: writing it would destroy it" in err and len(err.splitlines()) == 1
+    assert data.read_bytes() == before and config.read_text("utf-8") == text
+
+
 def test_a_report_that_cannot_be_written_leaves_the_previous_one_and_no_temporary_file(tmp_path, monkeypatch):
     """Every report file (plots included) is written atomically, and the plots of an earlier run are removed only
     once the new report is written: a full disk in the middle keeps the previous report whole."""

@@ -31,7 +31,7 @@ from ..distributed import dask_client
 from ..documents import Document, folder_files, svmlight_line
 from ..errors import (CorpusFormatError, ModelFormatError, OptionValueError, StructlinError, UnknownNameError,
                       UsageError)
-from ..experiments import cross_validate, load_config, run_experiment, write_report
+from ..experiments import cross_validate, load_config, output_files, run_experiment, write_report
 from ..learners import LEARNERS, make_learner
 from ..learners.training import quiet
 from .parser import learner_cli_options
@@ -62,6 +62,7 @@ from ..spans import is_bio_style
 from ..tasks import CLASSIFICATION, HELD_OUT, TAGGING, TASKS, Task
 from ..tuning import grid, score_candidates
 from ..stats import corpus_stats, document_stats, format_stats
+from ..templates import feature_set_files
 from ..tokenize import tokenize
 
 
@@ -84,8 +85,10 @@ def check_arguments(args) -> None:
     output = getattr(args, "output", None)
     if not output or not hasattr(args, "inputs"):
         return
-    for flag in args.inputs:
-        value = getattr(args, flag.lstrip("-").replace("-", "_"), None)
+    inputs = [(flag, getattr(args, flag.lstrip("-").replace("-", "_"), None)) for flag in args.inputs]
+    if getattr(args, "features", None):
+        inputs += [("the word clusters of --features", path) for path in feature_set_files(args.features)]
+    for flag, value in inputs:
         if value and same_file(value, output):
             given = "the model" if flag == "model" else flag
             raise UsageError(f"--output {output} is also {given} {value}: writing it would destroy it; "
@@ -245,6 +248,9 @@ def _train(args) -> None:
     """``train tagger`` and ``train classifier``: fit on the training data (dev for early stopping), save."""
     task = TASKS[args.model]
     learner = _learner(args, task, progress=False if args.quiet else None)  # refuse a bad option before reading
+    on_dev = [flag for flag in ("--patience", "--eval-every") if getattr(args, flag[2:].replace("-", "_"), None)]
+    if args.dev == "none" and on_dev:
+        raise UsageError(f"{on_dev[0]} sets the evaluations on dev, and --dev none trains without any: give one")
     if args.no_tune:  # the fixed values of the settings the learner would choose on dev
         learner.set_params(**{option.name: option.untuned for option in learner.options
                               if option.untuned is not None and getattr(learner, option.name) is None})
@@ -426,8 +432,6 @@ def _compare(args) -> None:
     task, other = (_task_of(path) for path in paths)
     if task is not other:
         raise StructlinError(f"cannot compare {paths[0]}, a {task.kind}, with {paths[1]}, a {other.kind}")
-    if args.samples < 1:
-        raise StructlinError(f"--samples must be at least 1, got {args.samples}")
     gold, predictions = _outputs(task, paths, args)
     unit, item = task.unit, task.item
     if not gold:
@@ -680,12 +684,18 @@ def _classify(args) -> None:
     """Classify the lines of ``--input`` (standard input), or the files of an ``--input`` folder, a batch at a
     time: every line from a pipe or a terminal is answered before the next one is waited for."""
     classifier = _load(Classifier, args)
+    broken = [label for label in map(str, classifier.classes_) if not _fits_a_field(label)]
+    if broken and args.format != "json":
+        raise UsageError(f"{args.model}: the model predicts the label {broken[0]!r}, which a line of --format "
+                         f"{args.format} cannot hold (a tab or a line break): give --format json")
     probabilities = _with_probabilities(classifier, args, args.format)
     folder = args.input is not None and Path(args.input).is_dir()
     write = CLASSIFIED_FORMATS[args.format]
     with _output(args.output) as out, _progress(_file_progress(args), desc=args.input, unit="document") as bar:
         for names, documents, places in _documents_to_classify(args.input, args.encoding, folder,
                                                                _line_kind(classifier, args.model, folder)):
+            if folder and args.format != "json":
+                _refuse_unwritable_names(names, args.format)
             with _located(places):
                 if probabilities:
                     table = classifier.predict_proba(documents)
@@ -696,6 +706,19 @@ def _classify(args) -> None:
             out.write("".join(write(*row, folder) for row in zip(names, labels, chosen)))
             out.flush()
             bar.update(len(documents))
+
+
+def _fits_a_field(text: str) -> bool:
+    """Whether ``text`` can be a field of a line of tab-separated output: no tab, no line break."""
+    return "\t" not in text and text.splitlines() == [text]
+
+
+def _refuse_unwritable_names(paths: list[str], fmt: str) -> None:
+    """Refuse a file name that a line of output cannot hold (:func:`_fits_a_field`)."""
+    broken = next((path for path in paths if not _fits_a_field(path)), None)
+    if broken is not None:
+        raise CorpusFormatError(broken, None, f"a file name with a tab or a line break, which a line of --format {fmt} "
+                                "cannot hold: give --format json")
 
 
 def _line_kind(classifier: Classifier, path: str, folder: bool) -> str:
@@ -800,6 +823,8 @@ def _explained_tokens(tagger: Tagger, text: str, tokenized: bool) -> list:
     """The tokens of a line for ``tagger``: split at whitespace or (``tokenized``) by the Penn Treebank's rules; a
     tagger that reads more columns than the word (a chunker's POS) takes each token as ``word/POS``."""
     words = tokenize(text) if tokenized else text.split()
+    if not words:
+        raise UsageError("--text has no tokens to explain")
     width = len(tagger.feature_set.fields)
     if width == 1:
         return words
@@ -938,6 +963,12 @@ def _experiment(args) -> None:
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"--output {folder} is a file: the report is a folder (of results.json, results.csv, "
                          "report.md and plots); choose another --output")
+    inputs = [("the configuration", config.path), *((f"the {split} data", path) for split, path in config.files.items())]
+    for given, path in inputs:
+        replaced = next((output for output in output_files(config, folder) if same_file(output, path)), None)
+        if replaced is not None:
+            raise UsageError(f"--output {folder}: the run writes {replaced}, which is also {given}: writing it would "
+                             "destroy it; choose another --output")
     if not args.quiet and (folder / "results.json").exists():
         print(f"{folder} holds the results of an earlier run: this run's replace them when it ends", file=sys.stderr)
     command = shlex.join(["structlin", "experiment", args.config, *(["--output", args.output] if args.output else []),

@@ -410,7 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("model_b", metavar="MODEL_B", help="model file of system b; the difference is b − a")
     _add_test_data(compare)
     compare.add_argument("--seed", type=_seed, default=0, help="seed of the resampling tests (default: 0)")
-    compare.add_argument("--samples", type=int, default=10_000, help="samples of the bootstrap and shuffles of "
+    compare.add_argument("--samples", type=_at_least(1), default=10_000, help="samples of the bootstrap and shuffles of "
                          "approximate randomization (default: 10000)")
     compare.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -471,14 +471,14 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--sample", help="without --text: a file of sentences (tagger) or documents (classifier), "
                          "one per line, whose features name the heaviest ones (a tagger names them from its known "
                          "words too)")
-    explain.add_argument("--encoding", help="--sample's encoding (default: UTF-8)")
+    explain.add_argument("--encoding", type=_encoding, help="--sample's encoding (default: UTF-8)")
     explain.add_argument("--json", action="store_true", help="print one JSON object")
 
     validate = commands.add_parser("cross-validate", help="k-fold cross-validation of a classifier",
                                    description="Seeded k-fold cross-validation of a classifier on a corpus with no "
                                                "official split (e.g. movie_reviews, names).")
     _add_source(validate, "named document corpus (all its documents)", "labelled file, folder tree or archive")
-    validate.add_argument("--folds", type=int, default=10, help="number of folds (default: 10)")
+    validate.add_argument("--folds", type=_at_least(2), default=10, help="number of folds (default: 10)")
     _add_document_options(validate)
     _add_model_options(validate, CLASSIFICATION)
     validate.add_argument("--json", action="store_true", help="print one JSON object")
@@ -523,7 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "by + (default: train, or its only split); never the split you will test on")
     clusters.add_argument("--tokenize", action="store_true", help="split text files' lines by the Penn Treebank's "
                           "rules rather than at whitespace")
-    clusters.add_argument("--encoding", help="the text files' encoding (default: UTF-8; a catalog corpus's is the "
+    clusters.add_argument("--encoding", type=_encoding, help="the text files' encoding (default: UTF-8; a catalog corpus's is the "
                           "catalog's)")
     clusters.add_argument("--min-count", type=_at_least(1), default=2, help="cluster the words seen at least this "
                           "often (default: 2)")

@@ -9,8 +9,8 @@ and ``plots`` draws the figures.
 
 from .config import ExperimentConfig, load_config
 from .crossval import cross_validate, kfold_indices
-from .report import write_report
+from .report import output_files, write_report
 from .runner import ExperimentResult, run_experiment
 
-__all__ = ["ExperimentConfig", "ExperimentResult", "cross_validate", "kfold_indices", "load_config", "run_experiment",
-           "write_report"]
+__all__ = ["ExperimentConfig", "ExperimentResult", "cross_validate", "kfold_indices", "load_config", "output_files",
+           "run_experiment", "write_report"]

@@ -328,6 +328,10 @@ class _Checker:
         values = table[key] if isinstance(table[key], list) else [table[key]]
         if not values:
             self.fail(where + key, "an empty list: give at least one value")
+        twice = next((v for k, v in enumerate(values) if any(v == w and {type(v), type(w)} in ({type(v)}, {int, float})
+                                                              for w in values[:k])), None)
+        if twice is not None:
+            self.fail(where + key, f"{twice!r} is listed twice: each system is trained once")
         return values
 
     def feature_sets(self, grid: dict) -> list[tuple[FeatureSet, TemplateSpec | None]]:

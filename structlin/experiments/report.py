@@ -14,14 +14,24 @@ import numpy as np
 from .. import __version__
 from ..outputs import atomic_output
 from . import plots
-from .config import METRICS, name_systems
+from .config import METRICS, ExperimentConfig, name_systems
 from .plots import points
-from .runner import Comparison, ExperimentResult, Outcome, compare
+from .runner import Comparison, ExperimentResult, Outcome, compare, model_name
 
 CSV_COLUMNS = ("rank", "system", "features", "ablated", "learner", "decoder", "options", "train_fraction",
                "train_units", "train_items", "metric", "test_score", "dev_score", "best_epoch", "train_seconds",
                "model_bytes", "weights_kept", "n_support", "difference", "p_bootstrap", "p_randomization",
                "p_mcnemar")
+
+
+#: The report's files besides the plots (:data:`~structlin.experiments.plots.FILES`).
+REPORT_FILES = ("results.json", "results.csv", "report.md")
+
+
+def output_files(config: ExperimentConfig, folder: Path) -> list[Path]:
+    """Every file an experiment run of ``config`` may write (or remove) in its report ``folder``."""
+    models = [folder / "models" / model_name(k) for k in range(1, len(config.systems) + 1)] if config.keep_models else []
+    return [folder / name for name in (*REPORT_FILES, *plots.FILES)] + models
 
 
 def write_report(result: ExperimentResult, folder: Path) -> list[Path]:
@@ -30,7 +40,7 @@ def write_report(result: ExperimentResult, folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     ablation, curve = ablation_groups(result), curve_groups(result)
     figures = plots.draw(result, ablation, curve, folder) if plots.available() else None
-    written = [folder / "results.json", folder / "results.csv", folder / "report.md"]
+    written = [folder / name for name in REPORT_FILES]
     with atomic_output(written[0]) as out:
         out.write(json.dumps(results_json(result, ablation), indent=1, default=_json_scalar) + "\n")
     with atomic_output(written[1]) as out:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import StructlinError
+from ..errors import CorpusFormatError, StructlinError
 from ..learners import LEARNERS, make_learner
 from ..significance import (
     METRIC_SCORES,
@@ -152,7 +152,13 @@ def run_system(config: ExperimentConfig, system: System, data: Data, metric: str
     model = _model(config, system)
     train = subset(data.train, system.fraction, config.seed)
     began = time.perf_counter()
-    task.fit(model, train, data.dev)
+    try:
+        task.fit(model, train, data.dev)
+    except CorpusFormatError as err:
+        if system.fraction == 1:
+            raise
+        raise StructlinError(f"{config.path}: learning_curve.fractions: {system.fraction:g} of the training data "
+                             f"({len(train)} {task.unit}{'s' * (len(train) != 1)}): {err}") from None
     seconds = time.perf_counter() - began
     model.save(model_file)
     size = model_file.stat().st_size
@@ -182,6 +188,11 @@ def compare(reference: Outcome, other: Outcome, gold: list[str], metric: str, sa
     return Comparison(other.test_score - reference.test_score, bootstrap, randomization, mcnemar_test)
 
 
+def model_name(k: int) -> str:
+    """The file name of the ``k``-th system's model (from 1) in an experiment's ``models`` folder."""
+    return f"system-{k:02d}.model"
+
+
 def run_experiment(config: ExperimentConfig, *, command: str, log: Callable[[str], None] = lambda line: None,
                    models: Path | None = None) -> ExperimentResult:
     """Train and score every system of ``config`` and compare each with the best; ``log`` gets a line per
@@ -199,7 +210,7 @@ def run_experiment(config: ExperimentConfig, *, command: str, log: Callable[[str
         folder = models or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
         for k, system in enumerate(config.systems, 1):
-            outcome = run_system(config, system, data, metric, folder / f"system-{k:02d}.model")
+            outcome = run_system(config, system, data, metric, folder / model_name(k))
             outcomes.append(outcome)
             log(f"[{k}/{len(config.systems)}] {system.name}: test {METRICS[metric]} {100 * outcome.test_score:.2f}, "
                 f"dev {100 * outcome.dev_score:.2f} (epoch {outcome.best_epoch}), {outcome.train_seconds:.1f}s")

@@ -91,6 +91,10 @@ class KernelPerceptron(Learner):
         super().__init__(*args, **params)
         self.weights_ = None
 
+    def _check_options(self) -> None:
+        if self.budget is None and self.removal != self.option("removal").default:
+            raise OptionValueError("removal chooses which support example a full budget drops: give a budget too")
+
     def _kernel(self) -> Kernel:
         """The kernel the options describe (``gamma`` may still be ``"scale"``)."""
         return Kernel(self.kernel, degree=self.degree, gamma=self.gamma, coef0=self.coef0)

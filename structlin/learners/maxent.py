@@ -375,6 +375,9 @@ class MaxEnt(Learner):
             raise OptionValueError(f"tol applies to the lbfgs solver, not {self.solver!r}")
         if self.unseen_pairs != UNSEEN_PAIRS and self.solver != "lbfgs":
             raise OptionValueError(f"unseen_pairs applies to the lbfgs solver, not {self.solver!r}")
+        for name in ("learning_rate", "momentum"):
+            if getattr(self, name) != self.option(name).default and self.solver != "sgd":
+                raise OptionValueError(f"{name} applies to the sgd solver, not {self.solver!r}")
 
     def check_distributes(self) -> None:
         if self.solver != "lbfgs":

@@ -372,6 +372,11 @@ class PassiveAggressive(Perceptron):
                       "prediction", choices=selections),
                Option("averaging", bool, True, "return the averaged weights"))
 
+    def _check_options(self) -> None:
+        super()._check_options()
+        if self.variant == "pa" and self.C != self.option("C").default:
+            raise OptionValueError("C applies to the pa-i and pa-ii variants, not 'pa' (whose step has no bound)")
+
     @property
     def averaged(self) -> bool:
         return self.averaging
