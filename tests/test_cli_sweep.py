@@ -345,7 +345,8 @@ def test_classify_refuses_a_label_its_lines_cannot_hold(work, capsys):
     """A label with a line break printed as two lines (two inputs gave three lines out); JSON holds it."""
     from structlin import Classifier
 
-    Classifier(epochs=2, progress=False).fit(["good film", "bad film"] * 3, ["po\ns", "neg"] * 3).save(work / "nl.model")
+    model = Classifier(epochs=2, progress=False).fit(["good film", "bad film"] * 3, ["po\ns", "neg"] * 3)
+    model.save(work / "nl.model")
     (work / "in.txt").write_text("good film\nbad film\n", "utf-8")
     for fmt in ("text", "tsv"):
         code, out, err = run(capsys, "classify", "nl.model", "--input", "in.txt", "--format", fmt)
@@ -384,7 +385,8 @@ def test_cross_validation_needs_two_folds_before_reading(work, capsys):
     (["tag", "m.model", "--input", "t.txt", "--encoding", "punycode"], 1, "t.txt:1: invalid punycode: "),
     (["tag", os.devnull, "--input", "t.txt"], 1, f"{os.devnull}: a device or pipe, not a model file"),
     (["explain", "m.model", "--text", "  "], 2, "--text has no tokens to explain"),
-    (["explain", "c.model", "--sample", "docs.txt", "--encoding", "nosuch"], 2, "argument --encoding: unknown encoding"),
+    (["explain", "c.model", "--sample", "docs.txt", "--encoding", "nosuch"], 2,
+     "argument --encoding: unknown encoding"),
 ])
 def test_second_sweep_messages(work, capsys, argv, status, needle):
     """A codec that fails as a whole named no file; a device was "not found"; an empty --text explained nothing with

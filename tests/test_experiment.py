@@ -75,6 +75,17 @@ def no_plots(monkeypatch):
     monkeypatch.setattr(plots, "available", lambda: False)
 
 
+#: The start of a classifier experiment on ``docs.tsv`` (train and test), a fifth held out as dev, text-unigram.
+DOCS = """task = "classifier"
+train = "{root}/docs.tsv"
+test = "{root}/docs.tsv"
+dev_fraction = 0.2
+samples = 10
+[grid]
+features = "text-unigram"
+"""
+
+
 def write_config(tmp_path: Path, text: str, data: Path | None = None) -> Path:
     path = tmp_path / "experiment.toml"
     path.write_text(text.format(root=data), "utf-8")
@@ -353,19 +364,8 @@ def test_a_grid_takes_a_cost_matrix_file_relative_to_the_config(tmp_path, data, 
     fails on loading with the key."""
     (tmp_path / "cheap.tsv").write_text("\tpets\tboats\npets\t0\t0.5\nboats\t0.5\t0\n", "utf-8")
     (tmp_path / "dear.tsv").write_text("\tpets\tboats\npets\t0\t3\nboats\t3\t0\n", "utf-8")
-    text = f"""name = "costs"
-task = "classifier"
-train = "{data}/docs.tsv"
-test = "{data}/docs.tsv"
-dev_fraction = 0.2
-samples = 10
-[grid]
-features = "text-unigram"
-learner = "svm"
-epochs = 2
-cost_matrix = COSTS
-"""
-    config = load_config(write_config(tmp_path, text.replace("COSTS", '["cheap.tsv", "dear.tsv"]')))
+    text = 'name = "costs"\n' + DOCS + 'learner = "svm"\nepochs = 2\ncost_matrix = COSTS\n'
+    config = load_config(write_config(tmp_path, text.replace("COSTS", '["cheap.tsv", "dear.tsv"]'), data))
     assert [s.name for s in config.systems] == [f"cost_matrix={tmp_path / name}" for name in ("cheap.tsv", "dear.tsv")]
     assert config.systems[1].learner_options() == {"epochs": 2, "cost_matrix": {"pets": {"pets": 0.0, "boats": 3.0},
                                                                                   "boats": {"pets": 3.0, "boats": 0.0}}}
@@ -375,7 +375,7 @@ cost_matrix = COSTS
     for value, message in (('["missing.tsv"]', "missing.tsv does not exist"), ('["bad.tsv"]', "expected numeric costs"),
                            ("[3]", "expected the path of a file, got 3")):
         with pytest.raises(StructlinError, match="grid.cost_matrix: .*" + message):
-            load_config(write_config(tmp_path, text.replace("COSTS", value)))
+            load_config(write_config(tmp_path, text.replace("COSTS", value), data))
 
 
 def test_without_matplotlib_the_report_says_how_to_get_plots(tmp_path, data, no_plots):
@@ -405,19 +405,8 @@ def test_command_end_to_end(tmp_path, data, capsys):
 def test_a_fraction_of_the_learning_curve_too_small_to_train_is_named(tmp_path, data, no_plots):
     """The smallest fraction of a curve held one label: "training data: 1 distinct label" named neither the
     configuration nor the fraction."""
-    config = write_config(tmp_path, f"""name = "docs"
-task = "classifier"
-train = "{data}/docs.tsv"
-test = "{data}/docs.tsv"
-dev_fraction = 0.2
-samples = 10
-[grid]
-features = "text-unigram"
-learner = "averaged-perceptron"
-epochs = 2
-[learning_curve]
-fractions = [0.01, 1.0]
-""", data)
+    config = write_config(tmp_path, 'name = "docs"\n' + DOCS + 'learner = "averaged-perceptron"\nepochs = 2\n'
+                          '[learning_curve]\nfractions = [0.01, 1.0]\n', data)
     with pytest.raises(StructlinError, match=r"experiment\.toml: learning_curve\.fractions: 0\.01 of the training data "
                                              r"\(1 document\): training data: 1 distinct label"):
         run(config, tmp_path / "report")

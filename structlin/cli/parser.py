@@ -410,8 +410,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("model_b", metavar="MODEL_B", help="model file of system b; the difference is b − a")
     _add_test_data(compare)
     compare.add_argument("--seed", type=_seed, default=0, help="seed of the resampling tests (default: 0)")
-    compare.add_argument("--samples", type=_at_least(1), default=10_000, help="samples of the bootstrap and shuffles of "
-                         "approximate randomization (default: 10000)")
+    compare.add_argument("--samples", type=_at_least(1), default=10_000, help="samples of the bootstrap and "
+                         "shuffles of approximate randomization (default: 10000)")
     compare.add_argument("--json", action="store_true", help="print one JSON object")
 
     tag = commands.add_parser("tag", help="tag text with a model",
@@ -441,8 +441,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                "or every file of a folder (prints path<TAB>label); for a model "
                                                "trained on tuples of fields (ppattach), a line is its tab-separated "
                                                "fields; for one trained on SVMlight files, a line is 'index:value "
-                                               "...' after an optional label, which is not read. A line from a pipe or a terminal is classified as soon as it "
-                                               "arrives.")
+                                               "...' after an optional label, which is not read. A line from a pipe "
+                                               "or a terminal is classified as soon as it arrives.")
     _add_model_io(classify, "text file (one document per line) or folder (default: stdin)")
     classify.add_argument("--format", choices=("text", "json", "tsv"), default="text", help="output format: text "
                           "(a label per line; path<TAB>label for a folder), json (a JSON object per line: the label "
@@ -523,8 +523,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "by + (default: train, or its only split); never the split you will test on")
     clusters.add_argument("--tokenize", action="store_true", help="split text files' lines by the Penn Treebank's "
                           "rules rather than at whitespace")
-    clusters.add_argument("--encoding", type=_encoding, help="the text files' encoding (default: UTF-8; a catalog corpus's is the "
-                          "catalog's)")
+    clusters.add_argument("--encoding", type=_encoding, help="the text files' encoding (default: UTF-8; a catalog "
+                          "corpus's is the catalog's)")
     clusters.add_argument("--min-count", type=_at_least(1), default=2, help="cluster the words seen at least this "
                           "often (default: 2)")
     clusters.add_argument("--contexts", type=_at_least(1), default=1000, help="the most frequent words that serve as "

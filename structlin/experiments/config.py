@@ -328,8 +328,7 @@ class _Checker:
         values = table[key] if isinstance(table[key], list) else [table[key]]
         if not values:
             self.fail(where + key, "an empty list: give at least one value")
-        twice = next((v for k, v in enumerate(values) if any(v == w and {type(v), type(w)} in ({type(v)}, {int, float})
-                                                              for w in values[:k])), None)
+        twice = next((v for k, v in enumerate(values) if any(_same_value(v, w) for w in values[:k])), None)
         if twice is not None:
             self.fail(where + key, f"{twice!r} is listed twice: each system is trained once")
         return values
@@ -422,6 +421,11 @@ def learner_options(learner: str, options: dict) -> dict:
     declared = {option.name: option for option in LEARNERS[learner].options}
     return {key: declared[key].parse(value) if declared[key].type is object else value
             for key, value in options.items()}
+
+
+def _same_value(a, b) -> bool:
+    """Whether two values of a grid list are one setting: equal, and of one type but for 1 and 1.0 (not True and 1)."""
+    return a == b and {type(a), type(b)} in ({type(a)}, {int, float})
 
 
 def _typed(value, kinds):

@@ -30,8 +30,8 @@ REPORT_FILES = ("results.json", "results.csv", "report.md")
 
 def output_files(config: ExperimentConfig, folder: Path) -> list[Path]:
     """Every file an experiment run of ``config`` may write (or remove) in its report ``folder``."""
-    models = [folder / "models" / model_name(k) for k in range(1, len(config.systems) + 1)] if config.keep_models else []
-    return [folder / name for name in (*REPORT_FILES, *plots.FILES)] + models
+    models = [f"models/{model_name(k)}" for k in range(1, len(config.systems) + 1)] if config.keep_models else []
+    return [folder / name for name in (*REPORT_FILES, *plots.FILES, *models)]
 
 
 def write_report(result: ExperimentResult, folder: Path) -> list[Path]:
