@@ -58,12 +58,12 @@ def atomic_output(path, mode: str = "w", *, encoding: str | None = None, durable
     (``>>``) and what is written after.  A symbolic link to a file keeps pointing at it: its target is replaced.
     """
     check_output(path)
-    text = "b" not in mode
+    encoding = (encoding or "utf-8") if "b" not in mode else None
     descriptor = descriptor_of(path)
     if descriptor is not None or is_special(path):
         try:
-            with (open(path, mode, encoding=(encoding or "utf-8") if text else None) if descriptor is None else
-                  os.fdopen(os.dup(descriptor), mode, encoding=(encoding or "utf-8") if text else None)) as file:
+            with (open(path, mode, encoding=encoding) if descriptor is None else
+                  os.fdopen(os.dup(descriptor), mode, encoding=encoding)) as file:
                 yield file
         except OSError as err:
             if isinstance(err, (StructlinError, BrokenPipeError)) or err.filename not in (None, str(path)):
@@ -77,7 +77,7 @@ def atomic_output(path, mode: str = "w", *, encoding: str | None = None, durable
     except OSError as err:
         raise _write_error(path, err) from None
     try:
-        with os.fdopen(descriptor, mode, encoding=(encoding or "utf-8") if text else None) as file:
+        with os.fdopen(descriptor, mode, encoding=encoding) as file:
             yield file
             file.flush()
             if durable:
@@ -92,8 +92,8 @@ def atomic_output(path, mode: str = "w", *, encoding: str | None = None, durable
 
 
 #: Paths that name an open descriptor of the process (Linux and the BSDs): the standard streams, and ``/dev/fd/N``.
-_DESCRIPTOR_PATHS = re.compile(r"/dev/(?:std(?:in|out|err)|fd/([0-9]+))|/proc/self/fd/([0-9]+)")
 _STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+_DESCRIPTOR_PATH = re.compile(r"/(?:dev|proc/self)/fd/([0-9]+)")
 
 
 def descriptor_of(path) -> int | None:
@@ -102,11 +102,10 @@ def descriptor_of(path) -> int | None:
         text = os.fspath(path)
     except TypeError:
         return None
-    match = _DESCRIPTOR_PATHS.fullmatch(text) if isinstance(text, str) else None
-    if match is None:
+    match = _DESCRIPTOR_PATH.fullmatch(text) if isinstance(text, str) else None
+    descriptor = int(match.group(1)) if match else _STANDARD_STREAMS.get(text)
+    if descriptor is None:
         return None
-    descriptor = _STANDARD_STREAMS.get(text)
-    descriptor = int(match.group(1) or match.group(2)) if descriptor is None else descriptor
     try:
         os.fstat(descriptor)
     except (OSError, OverflowError):

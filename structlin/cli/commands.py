@@ -248,7 +248,7 @@ def _train(args) -> None:
     """``train tagger`` and ``train classifier``: fit on the training data (dev for early stopping), save."""
     task = TASKS[args.model]
     learner = _learner(args, task, progress=False if args.quiet else None)  # refuse a bad option before reading
-    on_dev = [flag for flag in ("--patience", "--eval-every") if getattr(args, flag[2:].replace("-", "_"), None)]
+    on_dev = [flag for flag, value in (("--patience", args.patience), ("--eval-every", args.eval_every)) if value]
     if args.dev == "none" and on_dev:
         raise UsageError(f"{on_dev[0]} sets the evaluations on dev, and --dev none trains without any: give one")
     if args.no_tune:  # the fixed values of the settings the learner would choose on dev
