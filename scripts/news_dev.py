@@ -11,6 +11,11 @@ for 20 Newsgroups were chosen with it, e.g.::
     python scripts/news_dev.py --features text-ngrams --learner averaged-perceptron margin=4 epochs=12 --seeds 0,1,2
     python scripts/news_dev.py --features text-ngrams --learner svm solver=bcfw C=1 epochs=4
     python scripts/news_dev.py --features text-ngrams --learner maxent l2=1e-5 epochs=60 eval_every=10
+
+With ``--choose-inside`` the model is trained as ``structlin train classifier --corpus 20news-bydate`` trains it,
+without the dev posts (choosing its epochs and settings on its own held-out share), and the later posts score what
+it chose: a nested measure of the way defaults are chosen (``python scripts/news_dev.py --choose-inside --learner
+svm``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from collections import defaultdict
 from structlin import Classifier
 from structlin.catalog import load_documents
 from structlin.learners import make_learner
+from structlin.tasks import HELD_OUT
 
 
 def temporal_split(documents, fraction: float):
@@ -60,6 +66,8 @@ def main(argv=None) -> None:
     parser.add_argument("--seeds", default="0", help="comma-separated learner seeds (default: 0)")
     parser.add_argument("--fraction", type=float, default=0.15, help="dev share of each group (default: 0.15)")
     parser.add_argument("--strip", default="", help="parts of the posts to remove (headers,footers,quotes)")
+    parser.add_argument("--choose-inside", action="store_true",
+                        help="train without the dev posts (choices on a held-out share of train), score on them")
     args = parser.parse_args(argv)
     strip = tuple(part for part in args.strip.split(",") if part)
     train, dev = temporal_split(load_documents("20news-bydate", "train", strip=strip), args.fraction)
@@ -67,8 +75,14 @@ def main(argv=None) -> None:
     for seed in (int(s) for s in args.seeds.split(",")):
         began = time.perf_counter()
         learner = make_learner(args.learner, **{"progress": False, **learner_params(args.params), "seed": seed})
-        classifier = Classifier(args.features, learner).fit([d.text for d in train], [d.label for d in train],
-                                                            dev=([d.text for d in dev], [d.label for d in dev]))
+        texts, labels = [d.text for d in train], [d.label for d in train]
+        dev_texts, dev_labels = [d.text for d in dev], [d.label for d in dev]
+        if args.choose_inside:
+            classifier = Classifier(args.features, learner, held_out=HELD_OUT).fit(texts, labels)
+            print(f"seed {seed}: chose {classifier.learner.chosen_}; dev accuracy "
+                  f"{100 * classifier.score(dev_texts, dev_labels):.2f}; {time.perf_counter() - began:.0f} s")
+            continue
+        classifier = Classifier(args.features, learner).fit(texts, labels, dev=(dev_texts, dev_labels))
         scores = [(record.get("iteration", record.get("epoch")), 100 * record["dev_accuracy"])
                   for record in classifier.history_ if record.get("dev_accuracy") is not None]
         best = max(scores, key=lambda pair: pair[1])

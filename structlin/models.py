@@ -51,7 +51,7 @@ from .joint import JointFeatureMap, Scores, SparseWeights, ordered_labels
 from .learners import LEARNERS, Learner, make_learner
 from .learners.protocol import is_default
 from .learners.run_weights import stores_pairs
-from .learners.training import UNITS, hold_out_instances, quiet
+from .learners.training import UNITS, hold_out_instances, latest_within_noise, quiet
 from .matrix import FeatureMatrix
 from .modelfile import VERSION, ArraySpec, check_arrays, deflated, inflated, load_model, save_model
 from .readers import Sentence
@@ -599,15 +599,18 @@ class _Model:
     def _fit_held_out_epochs(self, X, y: np.ndarray | None) -> None:
         """Without dev: choose the number of epochs (iterations) on a seeded ``held_out`` share of the training
         instances, training on the rest, then train on all of them for that many (scikit-learn's refit,
-        :meth:`Learner.refit`).  Settings the learner chose on the held-out part (declared with an ``untuned``
-        value) are kept for the final fit.  ``chosen_`` gains ``epochs`` and ``candidates_`` every epoch's
-        held-out accuracy."""
+        :meth:`Learner.refit`): the latest epoch within the held-out score's noise of the best
+        (:func:`~structlin.learners.training.latest_within_noise`).  Settings the learner chose on the held-out
+        part (declared with an ``untuned`` value) are kept for the final fit.  ``chosen_`` gains ``epochs`` and
+        ``candidates_`` every epoch's held-out accuracy."""
         learner = self.learner
         seed = learner.get_params().get("seed") or 0
         rest, rest_y, held = hold_out_instances(X, y, self.held_out, seed)
         learner.fit(self.joint, self.decoder, rest, rest_y, held, bias_row=self._bias_row())
+        held_positions = held[0].n_positions
         del rest, rest_y, held  # the final fit holds the corpus once
-        best = max(learner.best_epoch_ or 1, 1)  # an iterative learner keeps at least one epoch
+        # the latest epoch the held-out share cannot tell from the best; an iterative learner keeps at least one
+        best = max(latest_within_noise(learner.history_, held_positions) or learner.best_epoch_ or 1, 1)
         candidates = [*learner.candidates_, *({"epochs": r["step"], "dev_accuracy": r["dev_accuracy"]}
                                               for r in learner.history_ if r["dev_accuracy"] is not None)]
         # the settings the learner chose on the held-out part too (declared with an untuned value, left at None)

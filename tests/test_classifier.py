@@ -8,12 +8,15 @@ import nltk
 import numpy as np
 import pytest
 import scipy.sparse
+from hypothesis import given
+from hypothesis import strategies as st
 from nltk.classify.api import ClassifierI
 
 from structlin import Classifier
 from structlin.catalog import load_documents
 from structlin.errors import CorpusFormatError, ModelFormatError, NotFittedError, OptionValueError, StructlinError
 from structlin.learners import make_learner
+from structlin.learners.training import latest_within_noise
 
 DOCS = ["good great fun", "great film good", "bad awful boring", "awful bad plot", "fun great", "boring bad"]
 LABELS = ["pos", "pos", "neg", "neg", "pos", "neg"]
@@ -173,9 +176,9 @@ def test_default_features_follow_the_kind_of_document(tmp_path):
 
 def test_held_out_chooses_the_epochs_then_trains_on_everything(nltk_data_dir):
     """held_out=0.1 without dev: the epochs are chosen on a tenth of the training documents — of each label's, in
-    corpus order, one run of a tenth, the third from the end for seed 2 — training on the rest, then the model is
-    trained on all of them for that many: the same weights as doing both by hand (features without idf, which
-    the whole training set estimates)."""
+    corpus order, one run of a tenth, the third from the end for seed 2 — training on the rest (the latest epoch
+    within a standard error of the best held-out score), then the model is trained on all of them for that many:
+    the same weights as doing both by hand (features without idf, which the whole training set estimates)."""
     documents = load_documents("qc", "train")[:1500]
     texts, labels = [d.text for d in documents], [d.label for d in documents]
     auto = Classifier("text-presence", make_learner("averaged-perceptron", epochs=6, seed=2), held_out=0.1)
@@ -190,9 +193,12 @@ def test_held_out_chooses_the_epochs_then_trains_on_everything(nltk_data_dir):
     assert 140 <= len(held) <= 160 and len(set(labels[k] for k in held)) == 6
     probe = Classifier("text-presence", make_learner("averaged-perceptron", epochs=6, seed=2))
     probe.fit([texts[k] for k in rest], [labels[k] for k in rest], ([texts[k] for k in held], [labels[k] for k in held]))
-    assert auto.learner.chosen_["epochs"] == probe.learner.best_epoch_
+    scores = [record["dev_accuracy"] for record in probe.history_]
+    noise = np.sqrt(max(scores) * (1 - max(scores)) / len(held))  # the latest epoch within a standard error of the best
+    chosen = max(step for step, score in enumerate(scores, 1) if score >= max(scores) - noise)
+    assert auto.learner.chosen_["epochs"] == chosen
     assert [c["epochs"] for c in auto.learner.candidates_] == list(range(1, 7))
-    by_hand = Classifier("text-presence", make_learner("averaged-perceptron", epochs=probe.learner.best_epoch_, seed=2))
+    by_hand = Classifier("text-presence", make_learner("averaged-perceptron", epochs=chosen, seed=2))
     by_hand.fit(texts, labels)
     np.testing.assert_array_equal(auto.weights_, by_hand.weights_)
     assert auto.learner.epochs == 6  # the option itself is left as given
@@ -201,6 +207,32 @@ def test_held_out_chooses_the_epochs_then_trains_on_everything(nltk_data_dir):
 
 
 # --- the estimator protocol without scikit-learn (tests/test_sklearn.py runs scikit-learn's own tools) ---------
+
+
+def test_the_held_out_run_keeps_the_latest_epoch_within_its_noise():
+    """Scores 0.80, 0.90, 0.88, 0.85: on 100 held-out positions the best's standard error is √(0.9·0.1/100) = 0.03,
+    so epochs 2 and 3 (≥ 0.87) cannot be told apart and the later is kept; on 10,000 positions (0.003) only 2."""
+    history = [{"step": step, "dev_accuracy": score} for step, score in enumerate([0.80, 0.90, 0.88, 0.85], 1)]
+    assert latest_within_noise(history, 100) == 3
+    assert latest_within_noise(history, 10_000) == 2
+    assert latest_within_noise(history, 4) == 4  # 0.15: the full run
+    skipped = [{"step": 1, "dev_accuracy": None}, {"step": 2, "dev_accuracy": 0.5}, {"step": 3, "dev_accuracy": None}]
+    assert latest_within_noise(skipped, 10) == 2  # only scored epochs are candidates
+    assert latest_within_noise([{"step": 1, "dev_accuracy": None}], 10) is None
+
+
+@given(st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=1, max_size=12), st.integers(0, 10_000))
+def test_the_epoch_kept_is_within_noise_and_none_later_is(scores, n_positions):
+    history = [{"step": step, "dev_accuracy": score} for step, score in enumerate(scores, 1)]
+    kept = latest_within_noise(history, n_positions)
+    scored = {step: score for step, score in enumerate(scores, 1) if score is not None}
+    if not scored:
+        assert kept is None
+        return
+    best = max(scored.values())
+    noise = (best * (1 - best) / max(n_positions, 1)) ** 0.5
+    assert scored[kept] >= best - noise and kept >= max(step for step, score in scored.items() if score == best)
+    assert all(score < best - noise for step, score in scored.items() if step > kept)
 
 
 def test_learner_options_are_parameters_of_the_classifier():

@@ -73,6 +73,22 @@ def hold_out_instances(X: FeatureMatrix, y: np.ndarray, fraction: float, seed: i
     return X.take(rest), y[X.positions(rest)], (X.take(held), y[X.positions(held)])
 
 
+def latest_within_noise(history: list[dict], n_positions: int) -> int | None:
+    """The step to train for, chosen from a held-out run's ``history``: the **latest** step whose held-out
+    accuracy is within one standard error of the best, ``a_t ≥ a* − √(a*(1 − a*)/n)`` over ``n_positions``
+    held-out positions (None when no step was scored).
+
+    The full run is the default a held-out share may only shorten: its best score is the maximum of noisy
+    estimates, and an earlier step wins it by chance (on 20 Newsgroups' held-out tenth, about 960 posts and a
+    standard error near 0.9 points, epochs 2-10 score within two documents of each other)."""
+    scored = [(r["step"], r["dev_accuracy"]) for r in history if r["dev_accuracy"] is not None]
+    if not scored:
+        return None
+    best = max(score for _, score in scored)
+    noise = np.sqrt(best * (1 - best) / max(n_positions, 1))
+    return max(step for step, score in scored if score >= best - noise)
+
+
 def require_finite(X: FeatureMatrix, what: str) -> None:
     """Raise :class:`StructlinError` naming the first instance of ``X`` with a NaN or infinite
     feature value: such a value would turn every weight it touches into NaN.  (A
