@@ -10,12 +10,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from structlin import Tagger
 from structlin.cli import main
+from structlin.cli.commands import _choices
 from structlin.readers import read_conllu, read_file
 from structlin.sources import hold_out
 from cli_run import run
@@ -67,6 +69,18 @@ def assert_one_line_error(code, out, err, *needles):
 
 
 # --- train, evaluate, tag, stats -------------------------------------------------------------------------
+
+
+def test_the_choices_say_why_epochs_other_than_the_best_were_kept():
+    """Held-out epochs 2 (0.90) and 3 (0.88): keeping 3, the line says it is the latest within a standard error of the
+    best (latest_within_noise); keeping 2, the best, it says nothing more."""
+    candidates = [{"epochs": k, "dev_accuracy": score} for k, score in ((1, 0.8), (2, 0.9), (3, 0.88))]
+    model = SimpleNamespace(learner=SimpleNamespace(chosen_={"margin": 2.0, "epochs": 3}, candidates_=candidates))
+    assert _choices(model) == ("chosen from the data: margin 2, epochs 3 (epochs: the latest within one standard error "
+                               "of the best held-out score) (candidates: epochs 1: dev 80.00%; epochs 2: dev 90.00%; "
+                               "epochs 3: dev 88.00%)")
+    model.learner.chosen_["epochs"] = 2
+    assert _choices(model).startswith("chosen from the data: margin 2, epochs 2 (candidates: ")
 
 
 @pytest.mark.corpus
