@@ -81,6 +81,8 @@ def test_the_choices_say_why_epochs_other_than_the_best_were_kept():
                                "epochs 3: dev 88.00%)")
     model.learner.chosen_["epochs"] = 2
     assert _choices(model).startswith("chosen from the data: margin 2, epochs 2 (candidates: ")
+    model.learner.chosen_["epochs"] = [3]  # a model file's metadata, edited: shown as it is, no reason given
+    assert _choices(model).startswith("chosen from the data: margin 2, epochs [3] (candidates: ")
 
 
 @pytest.mark.corpus

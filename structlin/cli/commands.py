@@ -402,8 +402,9 @@ def _choices(model) -> str:
     scored = [_options_text({k: v for k, v in c.items() if k != "dev_accuracy"}) + f": dev {100 * c['dev_accuracy']:.2f}%"
               for c in learner.candidates_]
     chosen = f"chosen from the data: {_options_text(learner.chosen_, '.4g')}"
-    epochs = {c["epochs"]: c["dev_accuracy"] for c in learner.candidates_ if c.keys() == {"epochs", "dev_accuracy"}}
-    if epochs.get(learner.chosen_.get("epochs"), 1.0) < max(epochs.values(), default=0.0):
+    epochs = [c for c in learner.candidates_ if c.keys() == {"epochs", "dev_accuracy"}]
+    kept = [c["dev_accuracy"] for c in epochs if c["epochs"] == learner.chosen_.get("epochs")]
+    if kept and kept[0] < max(c["dev_accuracy"] for c in epochs):
         chosen += " (epochs: the latest within one standard error of the best held-out score)"
     if len(scored) > _INLINE_CANDIDATES:  # a grid: one candidate a line
         return chosen + "; the candidates:\n" + "\n".join("  " + line for line in scored)
