@@ -101,6 +101,17 @@ def test_a_bad_grid_is_a_usage_error_before_the_data_is_read(work, capsys, item,
     assert_one_line(code, err, 2, f"--grid {item!r}: {needle}")
 
 
+@pytest.mark.parametrize("command, flag, needle", [
+    (("train", "tagger"), "--learner", "unknown learner 'bogus'; accepted: averaged-perceptron, bernoulli-nb"),
+    (("train", "tagger"), "--decoder", "unknown decoder 'bogus'; accepted: greedy, multiclass, viterbi"),
+    (("cross-validate", "classifier"), "--learner", "unknown learner 'bogus'"),
+    (("tune", "tagger"), "--decoder", "unknown decoder 'bogus'")])
+def test_an_unknown_learner_or_decoder_is_a_usage_error(work, capsys, command, flag, needle):
+    """A misspelt learner or decoder name is refused by the parser (status 2, was 1), the names it takes listed."""
+    code, _, err = run(capsys, *command, "--train", "missing.txt", flag, "bogus", "-q")
+    assert_one_line(code, err, 2, f"argument {flag}: {needle}")
+
+
 def test_tag_refuses_a_column_without_conllu(work, capsys):
     code, out, err = run(capsys, "tag", "m.model", "--input", "t.txt", "--column", "xpos")
     assert_one_line(code, err, 2, "--column chooses the CoNLL-U column", "neither the input (text)")

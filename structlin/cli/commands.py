@@ -129,8 +129,6 @@ def _learner(args, task: Task, progress: bool | None):
     """The learner ``--learner`` names, with the command's seed, the task's learner defaults (for the learners
     that declare them) and the options the command line gives (every option a learner declares has a
     flag: :func:`~.parser.learner_cli_options`); an option of other learners only is refused by name."""
-    if args.learner not in LEARNERS:
-        raise UnknownNameError("learner", args.learner, LEARNERS)
     declared = {option.name: option for option in LEARNERS[args.learner].options}
     params = {name: value for name, value in {"seed": args.seed, "progress": progress, **task.learner_defaults}.items()
               if name in declared}

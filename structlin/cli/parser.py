@@ -15,7 +15,7 @@ from collections.abc import Callable
 from .. import __version__
 from ..decoders import DECODERS
 from ..documents import strip_usenet
-from ..errors import OptionValueError
+from ..errors import OptionValueError, UnknownNameError
 from ..hashing import FeatureHasher
 from ..learners import LEARNERS
 from ..learners.protocol import SEED_MAX
@@ -79,6 +79,15 @@ def _encoding(text: str) -> str:
     """``--encoding``: a text encoding Python knows."""
     _library_check(lambda: check_encoding(text))
     return text
+
+
+def _registered(registry: dict, kind: str) -> Callable[[str], str]:
+    """An option naming one of ``registry``'s entries (a learner, a decoder): another name is a usage error."""
+    def check(text: str) -> str:
+        if text not in registry:
+            raise argparse.ArgumentTypeError(str(UnknownNameError(kind, text, registry)))
+        return text
+    return check
 
 
 def _integer(text: str) -> int:
@@ -295,9 +304,11 @@ def _add_model_options(parser, task: Task) -> None:
     seed and the hash size; defaults from the task's model and the learners' declarations."""
     parser.add_argument("--features", help=f"feature set name or TOML file (default: {task.model.default_features_rule}; "
                         f"bundled: {', '.join(available_feature_sets())})")
-    parser.add_argument("--learner", default=task.default("learner"), help=f"one of: {', '.join(LEARNERS)}")
+    parser.add_argument("--learner", default=task.default("learner"), type=_registered(LEARNERS, "learner"),
+                        help=f"one of: {', '.join(LEARNERS)}")
     if task.decoders:
-        parser.add_argument("--decoder", help=f"one of: {', '.join(DECODERS)} (default: {task.default('decoder')})")
+        parser.add_argument("--decoder", type=_registered(DECODERS, "decoder"),
+                            help=f"one of: {', '.join(DECODERS)} (default: {task.default('decoder')})")
         parser.add_argument("--tag-dictionary", type=_at_least(1), metavar="K",
                             help="restrict every word seen K times or more in training to the tags seen with it, in "
                                  "training and tagging: faster with many tags, at some cost in accuracy (default: off; "
