@@ -340,13 +340,10 @@ def test_model_cut_in_half(capsys, tmp_path):
         assert_one_line_error(code, out, err, f"{model}: not a readable structlin model")
 
 
-def test_unknown_learner_lists_names(capsys, tmp_path):
+def test_unknown_feature_set_lists_names(capsys, tmp_path):
+    """(An unknown learner or decoder is a usage error: test_cli_sweep.py.)"""
     good = tmp_path / "good.conllu"
     good.write_text(SMALL_CONLLU, "utf-8")
-    code, out, err = run(capsys, "train", "tagger", "--train", good, "--output", tmp_path / "m", "--learner", "nonsense")
-    assert_one_line_error(code, out, err, "'nonsense'", "averaged-perceptron", "perceptron")
-    code, out, err = run(capsys, "train", "tagger", "--train", good, "--output", tmp_path / "m", "--decoder", "beam")
-    assert_one_line_error(code, out, err, "'beam'", "greedy", "multiclass", "viterbi")
     code, out, err = run(capsys, "train", "tagger", "--train", good, "--output", tmp_path / "m", "--features", "nope")
     assert_one_line_error(code, out, err, "'nope'", "pos-basic", "pos-rich")
 
