@@ -208,8 +208,8 @@ def _add_source(parser, corpus_help: str, train_help: str) -> None:
 DEV_HELP = ("dev file, or a split name of --corpus, for early stopping; none trains without one and keeps the "
             "last epoch (default: the corpus's dev split unless --split trains on it; without one, the epochs are "
             "chosen on 10%% of the training data held out — of each label's documents, or of the sentences, the "
-            "last tenth in file order for --seed 0; a random tenth of documents sorted by their texts — and the "
-            "model is then trained on all of it)")
+            "last tenth in file order for --seed 0; a random tenth of documents sorted by their texts: the latest "
+            "epoch within a standard error of the best — and the model is then trained on all of it)")
 TRAIN_SPLIT_HELP = ("training split(s) of --corpus, joined by + (default: train, or the corpus's only split); "
                     "train+dev trains a final model on all labelled data with the settings dev chose")
 
