@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from structlin.readers import Sentence
 
 __all__ = [
-    "Catalog", "CorpusEntry", "CorpusKindError", "LocalCopyError", "NltkReaderSpec", "Split", "is_corpus_name",
+    "Catalog", "CorpusEntry", "CorpusKindError", "CorpusName", "LocalCopyError", "NltkReaderSpec", "Split", "is_corpus_name",
     "load_documents", "load_split", "resolve",
 ]
 
@@ -181,12 +181,20 @@ class Catalog:
         return self.entries[name]
 
 
+class CorpusName(str):
+    """A source given as a catalog corpus's name (the command line's ``--corpus``): read from the catalog even where
+    a file or folder of that name exists (``--corpus qc`` beside a folder ``qc/`` of one's own outputs)."""
+
+
 def is_corpus_name(catalog: Catalog, text: str) -> bool:
     """Whether ``text`` names a corpus of ``catalog`` rather than a path.
 
-    A path that exists, or that contains a path separator or has a file suffix, is a path; any other
-    text is taken as a name (so that a misspelt name gets an "unknown corpus" error listing the names).
+    A :class:`CorpusName` is a name.  Otherwise a path that exists, or that contains a path separator or has a
+    file suffix, is a path; any other text is taken as a name (so that a misspelt name gets an "unknown
+    corpus" error listing the names).
     """
+    if isinstance(text, CorpusName):
+        return True
     if os.path.exists(text):
         return False
     if text in catalog:

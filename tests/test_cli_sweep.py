@@ -112,6 +112,17 @@ def test_an_unknown_learner_or_decoder_is_a_usage_error(work, capsys, command, f
     assert_one_line(code, err, 2, f"argument {flag}: {needle}")
 
 
+def test_a_named_corpus_is_the_catalogs_beside_a_folder_of_its_name(work, capsys, nltk_data_dir):
+    """--corpus names a catalog corpus even where a file or folder of that name sits in the current folder (it read
+    the folder: here a user's folder of models named like the corpus); --train reads the folder."""
+    (work / "names").mkdir()
+    (work / "names" / "m.model").write_bytes((work / "m.model").read_bytes())
+    code, out, _ = run(capsys, "cross-validate", "--corpus", "names", "--folds", "2", "--epochs", "1")
+    assert code == 0 and out.startswith("fold  1  accuracy")
+    code, _, err = run(capsys, "cross-validate", "--train", "names", "--folds", "2")
+    assert_one_line(code, err, 1, "a file outside any label folder")
+
+
 def test_tag_refuses_a_column_without_conllu(work, capsys):
     code, out, err = run(capsys, "tag", "m.model", "--input", "t.txt", "--column", "xpos")
     assert_one_line(code, err, 2, "--column chooses the CoNLL-U column", "neither the input (text)")

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable
 
 from .. import __version__
+from ..catalog import CorpusName
 from ..decoders import DECODERS
 from ..documents import strip_usenet
 from ..errors import OptionValueError, UnknownNameError
@@ -171,7 +172,7 @@ def _add_encoding(parser, what: str) -> None:
 def _add_test_data(parser) -> None:
     """The test data of ``evaluate`` and ``compare``: ``--corpus NAME`` or ``--test FILE``, and how to read it."""
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("--corpus", help="named corpus")
+    target.add_argument("--corpus", type=CorpusName, help="named corpus")
     target.add_argument("--test", help="tagged file (for a classifier: labelled documents)")
     _add_data_options(parser, split="test", document_formats=True)
     _add_document_options(parser, formats=False)
@@ -201,7 +202,7 @@ def _file_path(path: str) -> str:
 def _add_source(parser, corpus_help: str, train_help: str) -> None:
     """The training data: ``--corpus NAME`` or ``--train PATH``, exactly one."""
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--corpus", help=corpus_help)
+    source.add_argument("--corpus", type=CorpusName, help=corpus_help)
     source.add_argument("--train", help=train_help)
 
 
