@@ -182,18 +182,19 @@ class Catalog:
 
 
 class CorpusName(str):
-    """A source given as a catalog corpus's name (the command line's ``--corpus``): read from the catalog even where
-    a file or folder of that name exists (``--corpus qc`` beside a folder ``qc/`` of one's own outputs)."""
+    """A source given as a catalog corpus's name (the command line's ``--corpus``): a corpus of the catalog is read
+    from it even where a file or folder of that name exists (``--corpus qc`` beside a folder ``qc/`` of one's own
+    outputs); another name is taken as any source is."""
 
 
 def is_corpus_name(catalog: Catalog, text: str) -> bool:
     """Whether ``text`` names a corpus of ``catalog`` rather than a path.
 
-    A :class:`CorpusName` is a name.  Otherwise a path that exists, or that contains a path separator or has a
-    file suffix, is a path; any other text is taken as a name (so that a misspelt name gets an "unknown
-    corpus" error listing the names).
+    A :class:`CorpusName` of the catalog is a name.  Otherwise a path that exists, or that contains a path
+    separator or has a file suffix, is a path; any other text is taken as a name (so that a misspelt name gets
+    an "unknown corpus" error listing the names).
     """
-    if isinstance(text, CorpusName):
+    if isinstance(text, CorpusName) and text in catalog:
         return True
     if os.path.exists(text):
         return False

@@ -121,6 +121,10 @@ def test_a_named_corpus_is_the_catalogs_beside_a_folder_of_its_name(work, capsys
     assert code == 0 and out.startswith("fold  1  accuracy")
     code, _, err = run(capsys, "cross-validate", "--train", "names", "--folds", "2")
     assert_one_line(code, err, 1, "a file outside any label folder")
+    (work / "mine").mkdir()  # a name the catalog does not know is read as any source is: the folder
+    code, _, err = run(capsys, "cross-validate", "--corpus", "mine", "--folds", "2")
+    assert code == 1 and err.splitlines()[-1] == ("structlin: error: mine: no documents (empty folder; expected at "
+                                                  "least one)")
 
 
 def test_tag_refuses_a_column_without_conllu(work, capsys):
