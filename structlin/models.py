@@ -609,8 +609,8 @@ class _Model:
         learner.fit(self.joint, self.decoder, rest, rest_y, held, bias_row=self._bias_row())
         held_positions = held[0].n_positions
         del rest, rest_y, held  # the final fit holds the corpus once
-        # the latest epoch the held-out share cannot tell from the best; an iterative learner keeps at least one
-        best = max(latest_within_noise(learner.history_, held_positions) or learner.best_epoch_ or 1, 1)
+        # the latest epoch the held-out share cannot tell from the best (the run scores its last epoch at least)
+        best = latest_within_noise(learner.history_, held_positions) or 1
         candidates = [*learner.candidates_, *({"epochs": r["step"], "dev_accuracy": r["dev_accuracy"]}
                                               for r in learner.history_ if r["dev_accuracy"] is not None)]
         # the settings the learner chose on the held-out part too (declared with an untuned value, left at None)
