@@ -195,6 +195,20 @@ def test_tag_formats_of_a_model_without_probabilities(work, capsys, monkeypatch)
         "probabilities (learners that give them: maxent, naive-bayes, bernoulli-nb)"]
 
 
+
+def test_a_conllu_file_is_read_as_conllu_whatever_the_output_format(work, capsys):
+    """``--format text`` once read a ``*.conllu`` file as text too (its comment and columns tagged as words, status
+    0): a file is read as its name says, and only ``--input-format`` says otherwise."""
+    words = [line.split() for line in LINES if line]
+    (work / "s.conllu").write_text("".join(f"# sent_id = {k}\n" + "".join(
+        f"{i}\t{w}\t_\tX\t_\t_\t_\t_\t_\t_\n" for i, w in enumerate(ws, 1)) + "\n" for k, ws in enumerate(words)))
+    code, out, err = run(capsys, "tag", "m.model", "--input", "s.conllu", "--format", "text")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [" ".join(f"{w}/{t}" for w, t in zip(ws, ts)) for ws, ts in
+                                zip(words, tagged("m.model", words))]
+    code, out, err = run(capsys, "tag", "m.model", "--input", "s.conllu", "--format", "text", "--input-format", "text")
+    assert code == 0 and out.split()[0].startswith("#/")  # asked for: the lines as text
+
 def test_tag_probabilities_are_the_chosen_tags_marginals(work, capsys, monkeypatch):
     words = [line.split() for line in LINES]
     tagger = Tagger.load("me.model")

@@ -589,16 +589,16 @@ BATCH = 500
 
 
 def _tag_input_format(args) -> str:
-    """``tag``'s input format: ``--input-format``; else text to ``--tokenize``; else ``--format`` text or conllu,
-    which also meant the input before json and tsv output (scripts rely on it); else conllu for a
-    ``*.conllu[.gz]`` file, and text otherwise."""
+    """``tag``'s input format: ``--input-format``; else text to ``--tokenize``; else conllu for a ``*.conllu[.gz]``
+    file (a file is read as its name says: ``--format text`` read its columns as words); else ``--format`` text or
+    conllu, which also meant the input before json and tsv output (scripts rely on it); else text."""
     if args.tokenize and args.input_format == "conllu":
         raise UsageError("--tokenize splits lines of text; CoNLL-U input (--input-format conllu) has its tokens")
     if args.input_format or args.tokenize:
         return args.input_format or "text"
-    if args.format in ("text", "conllu"):
-        return args.format
-    return "conllu" if args.input and guess_format(args.input) == "conllu" else "text"
+    if args.input and guess_format(args.input) == "conllu":
+        return "conllu"
+    return args.format if args.format in ("text", "conllu") else "text"
 
 
 def _conllu_column(tagger: Tagger, args) -> str:

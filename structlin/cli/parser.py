@@ -437,8 +437,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "sentence) or conllu (for CoNLL-U input, only the tag column replaced; for text, ID, FORM and "
                      "the tag, other fields _) (default: conllu for CoNLL-U input, else text)")
     tag.add_argument("--input-format", choices=("text", "conllu"), help="text (a sentence per line) or conllu "
-                     "(default: text with --tokenize, else --format if it is text or conllu, else conllu for "
-                     "*.conllu[.gz] files and text otherwise)")
+                     "(default: text with --tokenize, else conllu for *.conllu[.gz] files, else --format if it is text "
+                     "or conllu, else text)")
     tag.add_argument("--tokenize", action="store_true", help="split each line into tokens by the Penn Treebank's "
                      "rules (NLTK's TreebankWordTokenizer: no download; 'the mat.' becomes 'the mat .') rather than "
                      "at whitespace; a line is still one sentence")
