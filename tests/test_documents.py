@@ -597,8 +597,15 @@ def test_read_fasttext_errors(tmp_path, line, message):
 def test_read_svmlight(tmp_path):
     path = write(tmp_path, "# a comment line\n+1 1:0.5 3:-2e-1 # trailing\n\n-1 0:1 10:.25\n2\n  7 4:3.\n", "d.svm.gz")
     assert [(d.text, d.label, d.line) for d in read_svmlight(path)] == [
-        ({1: 0.5, 3: -0.2}, "+1", 2), ({0: 1.0, 10: 0.25}, "-1", 4), ({}, "2", 5), ({4: 3.0}, "7", 6),
+        ({1: 0.5, 3: -0.2}, "1", 2), ({0: 1.0, 10: 0.25}, "-1", 4), ({}, "2", 5), ({4: 3.0}, "7", 6),
     ]
+
+
+def test_svmlight_labels_that_are_numbers_have_one_spelling(tmp_path):
+    """SVMlight writes +1, other tools 1 or 1.0: one class (each spelling was a label of its own, and a test file of
+    +1 / -1.0 was refused by a model trained on 1 / -1); a label that is no number stays as written."""
+    path = write(tmp_path, "1 2:0.5\n+1 2:1\n1.0 2:2\n-1.0 3:1\n-1 3:2\n0.50 1:1\n1e3 1:2\n007 1:3\nspam 1:4\n")
+    assert [d.label for d in read_svmlight(path)] == ["1", "1", "1", "-1", "-1", "0.5", "1000", "7", "spam"]
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ are read by keys named as a TSV header's columns.
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import json
 import math
@@ -813,7 +814,8 @@ def read_svmlight(path: Source | IO, *, encoding: str = "UTF-8") -> Iterator[Doc
     """Read SVMlight / LIBSVM lines ``label index:value index:value ... [# comment]``.
 
     ``Document.text`` is ``{index: value}`` (indices as written, values as floats), ``Document.label``
-    the label as written (e.g. ``"+1"``). An index must be a non-negative integer (at most 18 digits)
+    the label: a number in one spelling (:func:`_number_label`: ``+1``, ``1.0`` and ``1`` are one label, ``"1"``),
+    anything else as written. An index must be a non-negative integer (at most 18 digits)
     given once per line, a value a decimal number that stays finite as a 32-bit float (the type
     feature values are stored in: ``1e39`` would become infinity); anything else, a token without
     ``:``, a line without a label or with several (LIBSVM's multi-label ``1,2``) is an error. Blank lines and
@@ -853,7 +855,16 @@ def svmlight_line(line: str, name: str, number: int, *, labelled: bool) -> tuple
         if index in values:
             raise CorpusFormatError(name, number, f"index {index} repeated (expected each index once per line)")
         values[index] = value
-    return label, values
+    return (None if label is None else _number_label(label)), values
+
+
+def _number_label(label: str) -> str:
+    """An SVMlight label in one spelling when it is a number (SVMlight writes ``+1``, others ``1`` or ``1.0``: one
+    class), the decimal's shortest (``"1"``, ``"-1"``, ``"0.5"``, ``"1000"`` for ``1e3``); else as written."""
+    if not _NUMBER.fullmatch(label):
+        return label
+    number = decimal.Decimal(label).normalize()
+    return str(int(number)) if number == number.to_integral_value() and number.adjusted() < 19 else str(number)
 
 
 def _svmlight_feature(token: str, name: str, number: int) -> tuple[int, float]:
