@@ -588,6 +588,8 @@ class _Model:
         :class:`~structlin.featurecache.ShardedCorpus` and None when streaming); ``dev = (X_dev, labels)`` is
         indexed here, and without it the epochs are chosen on a held-out share (:meth:`_fit_held_out_epochs`)."""
         dev_data = None
+        if dev is not None and dev[0].n_instances == 0:  # no accuracy to choose an epoch by (it was taken as 0)
+            raise CorpusFormatError("dev data", None, f"no {self._instance}s (give dev data with some, or none)")
         if dev is not None:
             dev_data = (self.joint.index(dev[0]), _dev_label_ids(self.joint, dev[1], f"{self._item}s", 4))
         elif self.held_out and "epochs" in self.learner.get_params() and X.n_instances > 1:  # one cannot be shared

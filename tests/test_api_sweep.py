@@ -62,6 +62,15 @@ def test_dev_of_another_shape_says_what_it_must_be(dev):
         Classifier("text-unigram").fit(TEXTS, ["p", "p", "n", "n", "p", "n"], dev=dev)
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_empty_dev_set_is_refused(stream, tmp_path, monkeypatch):
+    """Dev data with no instance has no accuracy: every epoch scored 0.0 on it and the first was kept."""
+    monkeypatch.setenv("STRUCTLIN_CACHE", str(tmp_path))
+    with pytest.raises(CorpusFormatError, match=r"dev data: no sentences \(give dev data with some, or none\)"):
+        Tagger("pos-basic", epochs=2, stream=stream).fit(SENTENCES, [])
+    with pytest.raises(CorpusFormatError, match=r"dev data: no documents"):
+        Classifier("text-unigram", epochs=2, stream=stream).fit(TEXTS, ["p", "p", "n", "n", "p", "n"], dev=([], []))
+
 def test_held_out_that_leaves_nothing_to_train_on_is_refused():
     """A share held out never takes all of a label's documents (0.99 of three: two); when no label has enough for
     a share, one run of all of them is held out, refused if it would leave none."""
