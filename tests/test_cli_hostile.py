@@ -341,7 +341,25 @@ def test_evaluate_a_classifier_on_labels_it_never_saw_is_an_error(work, capsys):
         assert_one_line(code, error, 1, needle, "does not look like documents labelled as the model's training data")
         assert out == ""
     code, _, err = run(capsys, "compare", "c.model", "c.model", "--test", "other.txt")
-    assert_one_line(code, err.splitlines()[-1], 1, "none of its 2 labels ('bad', 'good') is one either model predicts")
+    assert_one_line(code, err.splitlines()[-1], 1, "none of its 2 labels ('bad', 'good') is one c.model predicts")
+
+
+def test_gold_labels_a_model_never_saw_are_a_warning_and_one_model_knowing_none_is_an_error(work, capsys):
+    """evaluate and compare said nothing of gold labels the model never saw (they count as its errors), and compare
+    gave p-values against a model that knows none of the test labels (0.00%): a warning, and the error evaluate
+    gives."""
+    (work / "some.txt").write_text(DOCUMENTS.replace("__label__pos", "__label__good", 1), "utf-8")
+    for command in (["evaluate", "c.model"], ["compare", "c.model", "c.model"]):
+        code, out, err = run(capsys, *command, "--test", "some.txt")
+        assert code == 0 and out
+        assert [line for line in err.splitlines() if "warning" in line] == [
+            "structlin: warning: some.txt: 1 of 6 documents have labels " + name + " never saw in training ('good'); "
+            "they count as its errors" for name in (["the model"] if command[0] == "evaluate" else ["c.model"])]
+    (work / "other.txt").write_text(DOCUMENTS.replace("__label__pos", "__label__good").replace("__label__neg",
+                                                                                              "__label__bad"), "utf-8")
+    assert main(["train", "classifier", "--train", "other.txt", "--output", "o.model", "--bits", "12", "-q"]) == 0
+    code, _, err = run(capsys, "compare", "c.model", "o.model", "--test", "docs.txt")
+    assert_one_line(code, err.splitlines()[-1], 1, "none of its 2 labels ('neg', 'pos') is one o.model predicts")
 
 
 @pytest.mark.parametrize("kind", ['"x"', "null", "-1", "[]", "{}"])

@@ -15,6 +15,7 @@ import os
 import shlex
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from functools import partial
@@ -30,7 +31,7 @@ from ..clusters import build_clusters
 from ..distributed import dask_client
 from ..documents import Document, folder_files, svmlight_line
 from ..errors import (CorpusFormatError, ModelFormatError, OptionValueError, StructlinError, UnknownNameError,
-                      UsageError)
+                      UnseenLabelWarning, UsageError)
 from ..experiments import cross_validate, load_config, output_files, run_experiment, write_report
 from ..learners import LEARNERS, make_learner
 from ..learners.training import quiet
@@ -376,7 +377,7 @@ def _evaluate(args) -> None:
     model = _load(task.model, args)
     source, split = _test_data(args)
     units = _units(task, source, split, args, column=model.column if task.column else None, models=[model])
-    _check_known_labels(task, [model], units, source)
+    _check_known_labels(task, {"the model": model}, units, source)
     with _progress(None, total=len(units), desc=f"scoring {args.model}", unit=task.unit) as bar, \
             _located(list(map(_place, units))):
         report = task.report(model, units, bar.update)
@@ -409,19 +410,28 @@ def _choices(model) -> str:
     return chosen + (f" (candidates: {'; '.join(scored)})" if scored else "")
 
 
-def _check_known_labels(task: Task, models: list, units: list, source: str) -> None:
-    """Refuse test data none of whose labels (tags) any of the models predicts: every accuracy would be 0 (a file
-    of other labels, one without a label column, documents read as tagged sentences, the wrong ``--column`` ...)."""
-    gold = sorted(set(chain.from_iterable(task.labels(units))), key=str)
-    known = {label for model in models for label in model.classes_}
-    if gold and not known.intersection(gold):
-        shown = ", ".join(map(repr, gold[:3])) + (", ..." if len(gold) > 3 else "")
-        which = "the model" if len(models) == 1 else "either model"
-        what = "tags" if task is TAGGING else "labels"
-        looks = ("sentences tagged as the model's training data (check --format and --column)" if task is TAGGING else
-                 "documents labelled as the model's training data (check --format, --header and --label-column)")
-        raise StructlinError(f"{source}: none of its {len(gold)} {what} ({shown}) is one {which} predicts: it does "
-                             f"not look like {looks}")
+def _check_known_labels(task: Task, models: dict, units: list, source: str) -> None:
+    """Refuse test data none of whose labels (tags) a model (of ``{name: model}``) predicts: its accuracy would be 0
+    (a file of other labels, one without a label column, documents read as tagged sentences, the wrong ``--column``
+    ...); warn of gold labels some model never saw in training, which count as its errors."""
+    items = list(chain.from_iterable(task.labels(units)))
+    gold = sorted(set(items), key=str)
+    what = "tags" if task is TAGGING else "labels"
+    for name, model in models.items():
+        known = set(model.classes_)
+        unseen = [label for label in gold if label not in known]
+        if gold and len(unseen) == len(gold):
+            shown = ", ".join(map(repr, gold[:3])) + (", ..." if len(gold) > 3 else "")
+            looks = ("sentences tagged as the model's training data (check --format and --column)" if task is TAGGING
+                     else "documents labelled as the model's training data (check --format, --header and "
+                     "--label-column)")
+            raise StructlinError(f"{source}: none of its {len(gold)} {what} ({shown}) is one {name} predicts: it "
+                                 f"does not look like {looks}")
+        if unseen:
+            count = sum(1 for label in items if label not in known)
+            shown = ", ".join(map(repr, unseen[:5])) + (f" and {len(unseen) - 5} more" if len(unseen) > 5 else "")
+            warnings.warn(f"{source}: {count} of {len(items)} {task.item}s have {what} {name} never saw in training "
+                          f"({shown}); they count as its errors", UnseenLabelWarning)
 
 
 def _test_data(args) -> tuple[str, str | None]:
@@ -480,7 +490,7 @@ def _outputs(task: Task, paths, args) -> tuple[list[list[str]], list[list[list[s
                              f"choose the gold column with --column")
     source, split = _test_data(args)
     units = _units(task, source, split, args, column=models[0].column if task.column else None, models=models)
-    _check_known_labels(task, models, units, source)
+    _check_known_labels(task, dict(zip(paths, models)), units, source)
     with _progress(None, total=len(models) * len(units), desc="predicting", unit=task.unit) as bar:
         return task.labels(units), [_predicted(task, model, units, bar) for model in models]
 
