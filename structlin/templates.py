@@ -459,10 +459,7 @@ class FeatureSet:
                 raise UnknownNameError("feature set", str(name_or_path), available_feature_sets())
             text, source = bundled.read_text("utf-8"), str(name_or_path)
         else:
-            try:
-                text, source = path.read_text("utf-8"), str(path)
-            except OSError as err:
-                raise StructlinError(f"{path}: cannot read feature set ({err.strerror})") from None
+            text, source = toml_text(path, "feature set"), str(path)
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as err:
@@ -554,6 +551,21 @@ def _clusters_path(value: str, folder: Path | None) -> Path:
     path = Path(value).expanduser()
     return path if path.is_absolute() or folder is None else folder / path
 
+
+
+def toml_text(path: Path, what: str) -> str:
+    """The text of the TOML file ``path``, which holds ``what`` (for the message): UTF-8, as TOML is; a byte that is
+    not is named with its line (:class:`StructlinError`), as is a file that cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise StructlinError(f"{path}: cannot read {what} ({err.strerror})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise StructlinError(f"{path}:{line}: byte {data[err.start]:#04x} is not UTF-8 (a TOML file is UTF-8 text)"
+                             ) from None
 
 def feature_set_files(name_or_path: str | Path) -> list[Path]:
     """The files a feature set's TOML file reads besides itself (its word clusters'), which an output must not

@@ -52,6 +52,16 @@ def test_misspelt_feature_set_keys_are_refused(work, capsys):
     assert not (work / "x.model").exists()
 
 
+
+def test_a_toml_file_that_is_not_utf8_is_named_with_its_line(work, capsys):
+    """A feature set or experiment that is not UTF-8 gave Python's codec message without the file."""
+    (work / "f.toml").write_bytes(b"\xff\xfe[[template]]\n")
+    (work / "e.toml").write_bytes(b'name = "x"\n\xe9\n')
+    code, _, err = run(capsys, "train", "tagger", "--train", "r.conllu", "--features", "f.toml", "--output", "x.model")
+    assert_one_line(code, err, 1, "f.toml:1: byte 0xff is not UTF-8 (a TOML file is UTF-8 text)")
+    code, _, err = run(capsys, "experiment", "e.toml")
+    assert_one_line(code, err, 1, "e.toml:2: byte 0xe9 is not UTF-8 (a TOML file is UTF-8 text)")
+
 def test_an_unknown_template_is_located(work, capsys):
     (work / "f.toml").write_text('[[template]]\nname = "bias"\n[[template]]\nname = "nope"\n')
     code, _, err = run(capsys, "train", "tagger", "--train", "r.conllu", "--features", "f.toml", "--output", "x.model")

@@ -65,7 +65,7 @@ from ..errors import StructlinError
 from ..learners import LEARNERS, make_learner
 from ..readers import FILE_FORMATS
 from ..sources import DOCUMENT_FORMATS, ReadOptions
-from ..templates import FeatureSet, TemplateSpec
+from ..templates import FeatureSet, TemplateSpec, toml_text
 
 try:
     import tomllib
@@ -142,9 +142,7 @@ def load_config(path: str | Path) -> ExperimentConfig:
     """Read and check an experiment file (:class:`StructlinError` naming the file and key otherwise)."""
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text("utf-8"))
-    except OSError as err:
-        raise StructlinError(f"{path}: cannot read the experiment ({err.strerror})") from None
+        raw = tomllib.loads(toml_text(path, "the experiment"))
     except tomllib.TOMLDecodeError as err:
         raise StructlinError(f"{path}: invalid TOML: {err}") from None
     return _Checker(path, raw).config()
