@@ -62,6 +62,13 @@ def test_a_toml_file_that_is_not_utf8_is_named_with_its_line(work, capsys):
     code, _, err = run(capsys, "experiment", "e.toml")
     assert_one_line(code, err, 1, "e.toml:2: byte 0xe9 is not UTF-8 (a TOML file is UTF-8 text)")
 
+
+@pytest.mark.parametrize("flag", ["--label-column", "--text-column"])
+def test_a_negative_column_is_refused_as_such(work, capsys, flag):
+    """-1 was read as a header name and blamed "the header row" of a file that has none."""
+    code, _, err = run(capsys, "train", "classifier", "--train", "docs.txt", flag, "-1", "--output", "x.model")
+    assert_one_line(code, err, 2, f"argument {flag}: -1: columns are counted from 0 (the first), not from the end")
+
 def test_an_unknown_template_is_located(work, capsys):
     (work / "f.toml").write_text('[[template]]\nname = "bias"\n[[template]]\nname = "nope"\n')
     code, _, err = run(capsys, "train", "tagger", "--train", "r.conllu", "--features", "f.toml", "--output", "x.model")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Callable
 
 from .. import __version__
@@ -56,7 +57,10 @@ def _add_data_options(parser, *, split: str | None, document_formats: bool = Fal
 
 
 def _column(text: str) -> int | str:
-    """A TSV/CSV column: digits are an index counted from 0, anything else a header name."""
+    """A TSV/CSV column: digits are an index counted from 0, anything else a header name, but a negative number (as
+    Python counts from the end), which was read as a header name and blamed a header the file may not have."""
+    if re.fullmatch(r"-[0-9]+", text):
+        raise argparse.ArgumentTypeError(f"{text}: columns are counted from 0 (the first), not from the end")
     return int(text) if text.isascii() and text.isdigit() else text
 
 
