@@ -134,7 +134,7 @@ class WordClusters:
         where: dict[str, int] = {}
         lowercase = False
         number = 0
-        with open_text(source) as lines:
+        with open_text(source, fixed="a clusters file is UTF-8 text") as lines:
             for number, text in lines:
                 if number == 1 and text == LOWERCASE_HEADER:
                     lowercase = True

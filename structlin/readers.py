@@ -136,11 +136,13 @@ def _byte_order(data: bytes, encoding: str, name: str) -> tuple[str, int]:
                             f"the file to start with one, or the encoding {encoding}-le or {encoding}-be)")
 
 
-def decode(data: bytes, encoding: str, name: str, *, errors: str = "strict", line: int = 1) -> str:
+def decode(data: bytes, encoding: str, name: str, *, errors: str = "strict", line: int = 1,
+           fixed: str | None = None) -> str:
     """Decode ``data``, the bytes of a whole file (``line=1``) or of its line ``line``.
 
     An undecodable byte or a NUL character is a :class:`~structlin.errors.CorpusFormatError` located
-    by line and column; the byte order mark at the start of a file is removed.
+    by line and column, which suggests ``--encoding`` unless the file's encoding is ``fixed`` (what to say instead,
+    e.g. "a clusters file is UTF-8 text"); the byte order mark at the start of a file is removed.
     """
     codec, skip = _byte_order(data, encoding, name) if line == 1 else (encoding, 0)
     body = data[skip:]
@@ -150,8 +152,9 @@ def decode(data: bytes, encoding: str, name: str, *, errors: str = "strict", lin
         before = body[:err.start].decode(codec, "replace")
         down, column = _place(before, len(before))
         wide = line == 1 and err.start == 0 and body[:2] in (b"\xff\xfe", b"\xfe\xff")
-        hint = ("; it starts with a UTF-16 byte order mark: read it as utf-16 (--encoding utf-16) or convert it to "
-                "UTF-8" if wide else "; a file in another encoding: say which, e.g. --encoding latin-1")
+        hint = (f"; {fixed}" if fixed else "; it starts with a UTF-16 byte order mark: read it as utf-16 (--encoding "
+                "utf-16) or convert it to UTF-8" if wide else "; a file in another encoding: say which, e.g. --encoding "
+                "latin-1")
         raise CorpusFormatError(
             name, line + down, f"invalid {encoding}: byte {err.object[err.start]:#04x} at position {column} of the "
             f"line (expected {encoding} text{hint})",
@@ -178,7 +181,7 @@ def _ascii_compatible(encoding: str) -> bool:
         return False
 
 
-def numbered_lines(stream: IO, name: str, encoding: str = "UTF-8") -> NumberedLines:
+def numbered_lines(stream: IO, name: str, encoding: str = "UTF-8", fixed: str | None = None) -> NumberedLines:
     """Number, decode and check the lines of an open binary (or text) stream: see :func:`open_text`.
 
     ``\\n``, ``\\r\\n`` and a lone ``\\r`` (old Mac files) end a line, as Python's universal newlines.
@@ -188,7 +191,7 @@ def numbered_lines(stream: IO, name: str, encoding: str = "UTF-8") -> NumberedLi
         if isinstance(stream, io.TextIOBase) or not _ascii_compatible(encoding):
             # A text stream decodes itself, ahead of its lines (no exact place for its errors); UTF-16
             # and the like are decoded whole.
-            chunks = stream if isinstance(stream, io.TextIOBase) else [decode(stream.read(), encoding, name)]
+            chunks = stream if isinstance(stream, io.TextIOBase) else [decode(stream.read(), encoding, name, fixed=fixed)]
             for chunk in chunks:
                 lines = _LINE_END.split(chunk)
                 for text in lines[:-1] if not lines[-1] else lines:
@@ -201,7 +204,7 @@ def numbered_lines(stream: IO, name: str, encoding: str = "UTF-8") -> NumberedLi
                 try:
                     text = line.decode(encoding)
                 except UnicodeDecodeError:
-                    text = decode(line, encoding, name, line=number)  # raises the error, located
+                    text = decode(line, encoding, name, line=number, fixed=fixed)  # raises the error, located
                 if "\0" in text:
                     checked_text(text, name, number)  # raises
                 yield number, text.removeprefix("\ufeff") if number == 1 else text
@@ -214,7 +217,7 @@ def numbered_lines(stream: IO, name: str, encoding: str = "UTF-8") -> NumberedLi
 
 
 @contextmanager
-def open_text(source: Source | IO, encoding: str = "UTF-8") -> Iterator[NumberedLines]:
+def open_text(source: Source | IO, encoding: str = "UTF-8", fixed: str | None = None) -> Iterator[NumberedLines]:
     """Open a corpus file (``.gz`` transparently) or wrap an open file; give its numbered lines.
 
     The context value iterates over ``(line_number, text)`` pairs, numbered from 1, without their
@@ -224,15 +227,16 @@ def open_text(source: Source | IO, encoding: str = "UTF-8") -> Iterator[Numbered
     cannot be placed exactly. A NUL character is an error, and so is a damaged ``.gz`` file: when a
     format error comes up while reading one, the whole file is checked first, so that damage is
     reported as such rather than as the garbage it produced. An already-open file is not closed.
-    An unknown ``encoding`` is an :class:`~structlin.errors.OptionValueError` (:func:`check_encoding`).
+    An unknown ``encoding`` is an :class:`~structlin.errors.OptionValueError` (:func:`check_encoding`); ``fixed``
+    says what an undecodable byte breaks when no option can change the encoding (:func:`decode`).
     """
     check_encoding(encoding)
     name = source_name(source)
     if not isinstance(source, (str, os.PathLike)):
-        yield numbered_lines(source, name, encoding)
+        yield numbered_lines(source, name, encoding, fixed)
         return
     with _opened(name) as file:
-        yield numbered_lines(file, name, encoding)
+        yield numbered_lines(file, name, encoding, fixed)
 
 
 @contextmanager

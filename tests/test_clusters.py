@@ -242,7 +242,8 @@ def test_read_wcluster_files(tmp_path):
     ("0\ta\n1\tb\n\n", 3, "blank line"),
     ("0\ta\n  \n", 2, "blank line"),
     (f"0\ta\n{LOWERCASE_HEADER}\n", 2, "1 tab-separated field(s)"),
-    (b"0\ta\n1\tb\xff\n", 2, "invalid UTF-8"),
+    (b"0\ta\n1\tb\xff\n", 2, "invalid UTF-8: byte 0xff at position 4 of the line (expected UTF-8 text; a clusters "
+                          "file is UTF-8 text)"),  # not "--encoding latin-1", which reads the corpus only
     ("0\ta\n1\tb\0\n", 2, "NUL character"),
 ])
 def test_bad_paths_files(tmp_path, content, line, message):
