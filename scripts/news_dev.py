@@ -27,7 +27,6 @@ from collections import defaultdict
 
 from structlin import Classifier
 from structlin.catalog import load_documents
-from structlin.learners import make_learner
 from structlin.tasks import HELD_OUT
 
 
@@ -74,15 +73,16 @@ def main(argv=None) -> None:
     print(f"20news-bydate train: {len(train)} posts to train on, the {len(dev)} latest to dev")
     for seed in (int(s) for s in args.seeds.split(",")):
         began = time.perf_counter()
-        learner = make_learner(args.learner, **{"progress": False, **learner_params(args.params), "seed": seed})
+        # the learner by name, as `structlin train classifier` makes it (with the classifier's learner defaults)
+        options = {"progress": False, **learner_params(args.params), "seed": seed}
         texts, labels = [d.text for d in train], [d.label for d in train]
         dev_texts, dev_labels = [d.text for d in dev], [d.label for d in dev]
         if args.choose_inside:
-            classifier = Classifier(args.features, learner, held_out=HELD_OUT).fit(texts, labels)
+            classifier = Classifier(args.features, args.learner, held_out=HELD_OUT, **options).fit(texts, labels)
             print(f"seed {seed}: chose {classifier.learner.chosen_}; dev accuracy "
                   f"{100 * classifier.score(dev_texts, dev_labels):.2f}; {time.perf_counter() - began:.0f} s")
             continue
-        classifier = Classifier(args.features, learner).fit(texts, labels, dev=(dev_texts, dev_labels))
+        classifier = Classifier(args.features, args.learner, **options).fit(texts, labels, dev=(dev_texts, dev_labels))
         scores = [(record.get("iteration", record.get("epoch")), 100 * record["dev_accuracy"])
                   for record in classifier.history_ if record.get("dev_accuracy") is not None]
         best = max(scores, key=lambda pair: pair[1])

@@ -49,7 +49,7 @@ from .featurecache import (CacheWriter, FeatureCache, ShardedCorpus, corpus_colu
 from .hashing import FeatureHasher
 from .joint import JointFeatureMap, Scores, SparseWeights, ordered_labels
 from .learners import LEARNERS, Learner, make_learner
-from .learners.protocol import is_default
+from .learners.protocol import is_default, model_options
 from .learners.run_weights import stores_pairs
 from .learners.training import UNITS, hold_out_instances, latest_within_noise, quiet
 from .matrix import FeatureMatrix
@@ -475,7 +475,7 @@ class _Model:
         if foreign:
             raise OptionValueError(f"learner {cls.name!r} has no option {', '.join(foreign)} (its options: "
                                    f"{', '.join(declared)})")
-        return cls(**{name: value for name, value in {**base, **given}.items() if name in declared})
+        return cls(**model_options(cls, base, given))
 
     def _learner_class(self) -> type[Learner] | None:
         """The class of the learner: the trained one's, else the one the parameter names (None: no learner)."""
@@ -1633,7 +1633,8 @@ class Classifier(_Model, ClassifierI):
     integers, numbers and true/false.
 
     Parameters are those of :class:`Tagger` but the decoder (every learner option among them, ``batch_size``
-    8 for a learner given by name: :attr:`learner_defaults`).  A scikit-learn classifier (``fit``,
+    8 and ``relative_margin`` 4 for a learner given by name that takes them: :attr:`learner_defaults`).  A
+    scikit-learn classifier (``fit``,
     ``partial_fit``, ``predict``, ``decision_function``, ``score``, ``classes_``, ``get_params`` /
     ``set_params``; ``predict_proba`` and ``predict_log_proba`` only with the probabilistic learners ``maxent``,
     ``naive-bayes`` and ``bernoulli-nb``) and an NLTK ``ClassifierI`` (``classify``, ``classify_many``,
@@ -1647,7 +1648,9 @@ class Classifier(_Model, ClassifierI):
     ``batch_size=8`` scores eight documents with the same weights before applying their updates (as the
     tagger's four sentences): chosen by the defaults procedure on dev (docs/benchmarks.md, "Defaults"), where
     it scored as well as one at a time in two thirds of the time; ``batch_size=1`` is the textbook online
-    algorithm.
+    algorithm.  ``relative_margin=4`` (the perceptrons' margin τ = 4ρ, where a tagger keeps the learners' own 2):
+    chosen by the same procedure on the document corpora's dev data, with dev sets split by file or by date
+    (docs/benchmarks.md, "The document classifier's margin").
     """
 
     kind = "classifier"
@@ -1658,7 +1661,7 @@ class Classifier(_Model, ClassifierI):
     #: of a file written before it was kept, or for documents of no kind known here (nothing to check).
     _input_form: dict | None = None
     _instance = "document"
-    learner_defaults = {"batch_size": 8}
+    learner_defaults = {"batch_size": 8, "relative_margin": 4.0}
     decoder: Decoder = Multiclass()
     _estimator_type = "classifier"
 

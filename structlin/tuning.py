@@ -11,6 +11,7 @@ import time
 
 from .errors import OptionValueError, UnknownNameError
 from .learners import LEARNERS, make_learner
+from .learners.protocol import model_options
 from .significance import METRIC_SCORES, unit_statistics
 from .spans import is_bio_style
 from .tasks import Task
@@ -83,14 +84,14 @@ def score_candidates(task: Task, learner: str, candidates: list[dict], train: li
     """Train a model per candidate on ``train`` (dev for early stopping; without, ``fit_dev=False``, the model
     chooses on its own held-out data) and score it on ``dev``.
 
-    ``settings`` are learner options every candidate shares (the seed, a progress switch); ``new_model(learner)``
+    ``settings`` are learner options every candidate shares (the seed, a progress switch, options given beside the
+    grid), with the task's learner defaults (:func:`~structlin.learners.protocol.model_options`); ``new_model(learner)``
     builds the untrained model.  Returns ``{"options", "score", "metric", "best_epoch", "seconds"}`` per
     candidate, best first (ties: the earlier candidate)."""
-    declared = {option.name for option in LEARNERS[learner].options}
-    shared = {key: value for key, value in {**task.learner_defaults, **settings}.items() if key in declared}
     results = []
     for options in candidates:
-        model = new_model(make_learner(learner, **{**shared, **options}))
+        model = new_model(make_learner(learner, **model_options(LEARNERS[learner], task.learner_defaults,
+                                                                {**settings, **options})))
         began = time.perf_counter()
         task.fit(model, train, dev if fit_dev else None)
         result = {"options": options, "score": dev_score(task, model, dev), "metric": metric_of(task, dev),

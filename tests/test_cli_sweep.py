@@ -275,6 +275,21 @@ def test_a_value_and_its_relative_form_are_not_both_taken(work, capsys, learner,
     assert_one_line(code, err, 2, "--grid candidate", needle)
 
 
+
+def test_a_given_margin_replaces_the_classifiers_relative_margin(work, capsys):
+    """The classifier's own relative margin (4) is a default: a margin given as it is, on the command line or in a
+    tune grid, replaces it (it was refused as both forms given) and is what the model trains with."""
+    from structlin import Classifier
+
+    code, _, err = run(capsys, "train", "classifier", "--train", "docs.txt", "--learner", "averaged-perceptron",
+                       "--margin", "1", "--epochs", "2", "--output", "given.model", "-q")
+    assert code == 0, err
+    assert Classifier.load(work / "given.model").learner.margin == 1.0
+    code, _, err = run(capsys, "tune", "classifier", "--train", "docs.txt", "--learner", "voted-perceptron",
+                       "--grid", "margin=1,2", "epochs=2", "--output", "t.model", "-q")
+    assert code == 0, err
+    assert Classifier.load(work / "t.model").learner.margin in (1.0, 2.0)
+
 def test_an_experiment_report_into_a_file_is_refused(work, capsys):
     (work / "e.toml").write_text('name = "e"\ntask = "tagger"\ntrain = "r.conllu"\ndev = "r.conllu"\n'
                                  'test = "r.conllu"\n[grid]\nlearner = ["averaged-perceptron"]\n'

@@ -461,3 +461,26 @@ def test_each_perceptron_has_its_own_relative_margin_default():
     assert AveragedPerceptron().relative_margin == VotedPerceptron().relative_margin == RELATIVE_MARGIN_DEFAULT == 2.0
     with pytest.raises(TypeError, match="no option nonesuch"):
         with_defaults(PERCEPTRON_OPTIONS, nonesuch=1)
+
+
+def test_a_classifier_gives_the_perceptrons_its_own_margin_and_a_given_margin_replaces_it():
+    """The document classifier's relative margin is 4 (its panel's choice), a tagger keeps the learners' 2; a margin
+    given as it is drops the model's relative one instead of clashing with it (model_options), while a relative margin
+    given with it is still refused."""
+    from structlin import Classifier, Tagger
+    from structlin.learners import LEARNERS, VotedPerceptron
+    from structlin.learners.protocol import model_options
+
+    for name in ("averaged-perceptron", "voted-perceptron", "perceptron"):
+        assert Classifier(learner=name).learner.relative_margin == 4.0
+    assert Tagger(learner="averaged-perceptron").learner.relative_margin == RELATIVE_MARGIN_DEFAULT == 2.0
+    assert Classifier(learner=AveragedPerceptron()).learner.relative_margin == 2.0  # an instance keeps its own
+    given = Classifier(learner="averaged-perceptron", margin=1.0).learner
+    assert (given.margin, given.relative_margin, given.batch_size) == (1.0, RELATIVE_MARGIN_DEFAULT, 8)
+    defaults = {"batch_size": 8, "relative_margin": 4.0, "relative_l2": 0.5}
+    assert model_options(VotedPerceptron, defaults, {"margin": 1.0}) == {"batch_size": 8, "margin": 1.0}
+    assert model_options(VotedPerceptron, defaults, {"relative_margin": 3.0}) == {"batch_size": 8,
+                                                                                  "relative_margin": 3.0}
+    assert model_options(LEARNERS["maxent"], defaults, {"l2": 1.0}) == {"batch_size": 8, "l2": 1.0}
+    with pytest.raises(ValueError, match="give margin or relative_margin, not both"):
+        Classifier(learner="averaged-perceptron", margin=1.0, relative_margin=3.0).fit(["a b", "c d"], ["x", "y"])

@@ -11,8 +11,6 @@ import pytest
 from structlin import Classifier
 from structlin.cli import main
 from structlin.errors import OptionValueError
-from structlin.learners import make_learner
-from structlin.tasks import TASKS
 from structlin.tuning import grid
 
 POS = ["good fun film", "great fun", "good acting good film", "great plot and fun", "fun fun fun", "lovely film"]
@@ -37,8 +35,7 @@ def test_each_candidate_scores_as_its_model_and_the_best_is_saved(tmp_path, caps
     result = json.loads(capsys.readouterr().out)
     texts, labels = [x for x, _ in TRAIN * 3], [y for _, y in TRAIN * 3]
     for entry in result["ranking"]:
-        clf = Classifier("text-unigram", make_learner("averaged-perceptron", epochs=3, seed=0, **entry["options"],
-                                                      **TASKS["classifier"].learner_defaults))
+        clf = Classifier("text-unigram", "averaged-perceptron", epochs=3, seed=0, **entry["options"])
         clf.fit(texts, labels, ([x for x, _ in DEV], [y for _, y in DEV]))
         assert entry["score"] == float(np.mean(np.array(clf.predict([x for x, _ in DEV])) == [y for _, y in DEV]))
     scores = [entry["score"] for entry in result["ranking"]]
@@ -71,8 +68,7 @@ def test_without_dev_the_candidates_are_scored_on_the_run_train_holds_out(tmp_pa
         held = sorted(np.random.default_rng(0).permutation(len(rows))[:6].tolist())
     rest = [k for k in range(len(rows)) if k not in held]
     for entry in result["ranking"]:
-        clf = Classifier("text-unigram", make_learner("averaged-perceptron", epochs=2, seed=0, **entry["options"],
-                                                      **TASKS["classifier"].learner_defaults))
+        clf = Classifier("text-unigram", "averaged-perceptron", epochs=2, seed=0, **entry["options"])
         clf.fit([rows[k][0] for k in rest], [rows[k][1] for k in rest],
                 ([rows[k][0] for k in held], [rows[k][1] for k in held]))
         predicted = clf.predict([rows[k][0] for k in held])

@@ -34,6 +34,7 @@ from ..errors import (CorpusFormatError, ModelFormatError, OptionValueError, Str
                       UnseenLabelWarning, UsageError)
 from ..experiments import cross_validate, load_config, output_files, run_experiment, write_report
 from ..learners import LEARNERS, make_learner
+from ..learners.protocol import model_options
 from ..learners.training import quiet
 from .parser import learner_cli_options
 from ..modelfile import model_kind
@@ -126,13 +127,11 @@ def _format(source: str, args) -> str:
     return args.format or ("columns" if getattr(args, "columns", None) else guess_format(source))
 
 
-def _learner(args, task: Task, progress: bool | None):
-    """The learner ``--learner`` names, with the command's seed, the task's learner defaults (for the learners
-    that declare them) and the options the command line gives (every option a learner declares has a
-    flag: :func:`~.parser.learner_cli_options`); an option of other learners only is refused by name."""
+def _given_options(args) -> dict:
+    """The learner options the command line gives (every option a learner declares has a flag:
+    :func:`~.parser.learner_cli_options`), read; an option of other learners only is refused by name."""
     declared = {option.name: option for option in LEARNERS[args.learner].options}
-    params = {name: value for name, value in {"seed": args.seed, "progress": progress, **task.learner_defaults}.items()
-              if name in declared}
+    given = {}
     for name, takers in learner_cli_options().items():
         value = getattr(args, name, None)
         if value is None:
@@ -141,7 +140,7 @@ def _learner(args, task: Task, progress: bool | None):
             raise UsageError(f"{takers[0][1].command_line_flag} does not apply to learner {args.learner!r}")
         parse = declared[name].parse
         try:
-            params[name] = parse(value) if parse is not None else value
+            given[name] = parse(value) if parse is not None else value
         except StructlinError:
             raise
         except ValueError:
@@ -149,10 +148,20 @@ def _learner(args, task: Task, progress: bool | None):
             expected = " or ".join([{int: "an integer", float: "a number"}.get(option.type, f"a {option.type.__name__}"),
                                     *map(repr, option.special)])
             raise UsageError(f"{option.command_line_flag}: cannot read {value!r} (expected {expected})") from None
+    return given
+
+
+def _learner(args, task: Task, progress: bool | None, candidate: dict | None = None):
+    """The learner ``--learner`` names, with the command's seed, the task's learner defaults (for the learners
+    that declare them, unless an option given replaces them: :func:`~structlin.learners.protocol.model_options`),
+    the options the command line gives and a tune ``candidate``'s; options that exclude each other are refused."""
+    defaults = {"seed": args.seed, "progress": progress, **task.learner_defaults}
     try:
-        return make_learner(args.learner, **params)
+        return make_learner(args.learner, **model_options(LEARNERS[args.learner], defaults,
+                                                          {**_given_options(args), **(candidate or {})}))
     except OptionValueError as error:  # options that exclude each other: refused as the parser refuses a flag
-        raise UsageError(str(error)) from None
+        where = f"--grid candidate {_options_text(candidate)}: " if candidate else ""
+        raise UsageError(f"{where}{error}") from None
 
 
 def _new_model(args, task: Task, learner, held_out: float | None = None):
@@ -312,28 +321,24 @@ def _tune(args) -> None:
     if both:
         flag = learner_cli_options()[both[0]][0][1].command_line_flag
         raise UsageError(f"{flag} is given both as an option and in --grid: give its values in --grid only")
-    base = _learner(args, task, progress=False)  # the fixed flags and the seed every candidate shares
+    _learner(args, task, progress=False)  # the fixed flags and the seed every candidate shares
     for candidate in candidates:  # options that exclude each other, in the grid or across it and the flags
-        try:
-            make_learner(args.learner, **{**base.get_params(), **candidate})
-        except OptionValueError as error:
-            raise UsageError(f"--grid candidate {_options_text(candidate)}: {error}") from None
+        _learner(args, task, progress=False, candidate=candidate)
     train, dev = _train_and_dev(args, task)
     if dev is None:  # the candidates need a dev set: the share of the training data train holds out
         train, dev = task.hold_out(train, HELD_OUT, args.seed)
-    fixed = {name: value for name, value in base.get_params().items() if value != base.option(name).default}
 
     def log(result: dict) -> None:
         if not args.quiet and not args.json:
             print(f"{_options_text(result['options'])}: dev {result['metric']} {100 * result['score']:.2f}  "
                   f"(epoch {result['best_epoch']}, {result['seconds']:.1f}s)", flush=True)
 
-    ranked = score_candidates(task, args.learner, candidates, train, dev, settings={**fixed, "seed": args.seed},
+    ranked = score_candidates(task, args.learner, candidates, train, dev,
+                              settings={**_given_options(args), "seed": args.seed},
                               new_model=lambda learner: _new_model(args, task, learner), log=log)
     best = ranked[0]
     if args.output:
-        model = _new_model(args, task, make_learner(args.learner, **{**fixed, **best["options"],
-                                                                     "progress": False if args.quiet else None}))
+        model = _new_model(args, task, _learner(args, task, False if args.quiet else None, best["options"]))
         task.fit(model, train, dev)
         model.learner.candidates_ = [{**r["options"], "dev_accuracy": r["score"]} for r in ranked]
         model.learner.chosen_ = {**model.learner.chosen_, **best["options"]}

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import CorpusFormatError, StructlinError
 from ..learners import LEARNERS, make_learner
+from ..learners.protocol import model_options
 from ..significance import (
     METRIC_SCORES,
     approximate_randomization,
@@ -125,9 +126,10 @@ def _model(config: ExperimentConfig, system: System, *, epochs: int | None = Non
     """The untrained model of ``system``, with the experiment's seed, no progress bar and the task's learner
     defaults (for the learners that take them); ``epochs`` replaces the configured one."""
     task = TASKS[config.task]
-    declared = {option.name for option in LEARNERS[system.learner].options}
-    defaults = {"seed": config.seed, "progress": False, **task.learner_defaults}
-    options = {key: value for key, value in defaults.items() if key in declared} | system.learner_options()
+    cls = LEARNERS[system.learner]
+    declared = {option.name for option in cls.options}
+    options = model_options(cls, {"seed": config.seed, "progress": False, **task.learner_defaults},
+                            system.learner_options())
     if epochs is not None and "epochs" in declared:
         options["epochs"] = epochs
     return task.new_model(system.features, make_learner(system.learner, **options), decoder=system.decoder,

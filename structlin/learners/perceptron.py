@@ -56,7 +56,8 @@ from .run_weights import DenseWeights, GrowingWeights, weight_store, weighted_su
 from .training import TrainingRun, accuracy, dev_accuracy
 
 #: The defaults of relative_margin, chosen by scripts/choose_defaults.py (least mean regret on the panel's dev
-#: data, docs/benchmarks.md "Defaults"): the averaged and voted perceptrons', and the plain perceptron's.
+#: data, docs/benchmarks.md "Defaults"): the averaged and voted perceptrons', and the plain perceptron's.  A document
+#: classifier gives the perceptrons 4 (``Classifier.learner_defaults``: "The document classifier's margin").
 RELATIVE_MARGIN_DEFAULT = 2.0
 PLAIN_RELATIVE_MARGIN_DEFAULT = 4.0
 
