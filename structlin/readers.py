@@ -350,8 +350,10 @@ def _check_field(name: str, number: int, value: str, what: str, expected: str, *
     if not value.strip():
         raise CorpusFormatError(name, number, f"empty {what} (expected {expected})")
     if tag and value.split() != [value]:
+        text = "; a line of several words in the tag's place: labelled texts? a classifier reads them" if len(
+            value.split()) > 2 else ""
         raise CorpusFormatError(name, number, f"{what} {value!r} holds whitespace (expected {expected} without "
-                                "spaces)")
+                                f"spaces{text})")
 
 
 def read_conllu(path: Source, *, column: str = "upos", require_tags: bool = True,

@@ -20,7 +20,7 @@ from .documents import (ARCHIVE_SUFFIXES, Document, read_csv, read_fasttext, rea
                         read_tsv)
 from .errors import CorpusFormatError, OptionValueError
 from .outputs import is_special
-from .readers import Sentence, read_file
+from .readers import Sentence, guess_format, read_file
 
 DOCUMENT_FORMATS = ("folders", "tar", "tsv", "csv", "jsonl", "fasttext", "svmlight")
 
@@ -171,6 +171,9 @@ def _document_reader(source: str, split: str | None, options: ReadOptions, *,
     _refuse(options, _SENTENCE_OPTIONS, f"{source} is read as documents")
     catalog = is_corpus_name(Catalog.load(), source) and not options.format
     fmt = None if catalog else options.format or guess_document_format(source)
+    if not options.format and fmt == "fasttext" and guess_format(source) == "conllu":  # not fastText's lines
+        raise CorpusFormatError(source, None, f"a CoNLL-U file holds tagged sentences, not labelled documents (read as "
+                                f"documents in one of: {', '.join(DOCUMENT_FORMATS)}; --format says which)")
     if fmt is not None and fmt not in DOCUMENT_FORMATS:
         raise OptionValueError(f"format {fmt!r} is a format of tagged sentences; {source} is read as documents, in "
                                f"one of: {', '.join(DOCUMENT_FORMATS)}")

@@ -69,6 +69,15 @@ def test_a_negative_column_is_refused_as_such(work, capsys, flag):
     code, _, err = run(capsys, "train", "classifier", "--train", "docs.txt", flag, "-1", "--output", "x.model")
     assert_one_line(code, err, 2, f"argument {flag}: -1: columns are counted from 0 (the first), not from the end")
 
+
+def test_a_conllu_file_given_to_a_classifier_is_named_as_such(work, capsys):
+    """A CoNLL-U file read as documents fell to fastText: 'no label: the line starts with '#''."""
+    for command in (["evaluate", "c.model", "--test"], ["train", "classifier", "--output", "x.model", "--train"]):
+        code, _, err = run(capsys, *command, "r.conllu")
+        assert_one_line(code, err, 1, "r.conllu: a CoNLL-U file holds tagged sentences, not labelled documents",
+                        "--format says which")
+    assert not (work / "x.model").exists()
+
 def test_an_unknown_template_is_located(work, capsys):
     (work / "f.toml").write_text('[[template]]\nname = "bias"\n[[template]]\nname = "nope"\n')
     code, _, err = run(capsys, "train", "tagger", "--train", "r.conllu", "--features", "f.toml", "--output", "x.model")

@@ -75,6 +75,9 @@ def option_error(call, *fragments: str) -> OptionValueError:
 def test_word_tag_refuses_a_tag_with_spaces_such_as_a_documents_tsv(tmp_path):
     path = write(tmp_path, "pos\tsome text\nneg\tother text\n", "docs.tsv")
     located(error(read_word_tag, path), path, 1, "tag 'some text' holds whitespace")
+    path = write(tmp_path, "pos\ta longer text\n", "docs.tsv")
+    located(error(read_word_tag, path), path, 1, "tag 'a longer text' holds whitespace (expected",
+            "labelled texts? a classifier reads them")
     path = write(tmp_path, "New York\tNNP\nis\t VBZ \n\n", "spaces.txt")  # a word may hold a space, a tag not ...
     assert [(s.words, s.tags) for s in read_word_tag(path)] == [(["New York", "is"], ["NNP", "VBZ"])]  # ... around it
     path = write(tmp_path, "is\tV BZ\n\n", "inner.txt")
