@@ -487,6 +487,8 @@ def test_a_word_tag_line_of_another_layout_names_the_format_to_read_it(tmp_path)
                        ("\tThe/at dog/nn\n", "empty word (expected a value in column 'word'); the line looks like "
                                              "word/TAG tokens"),  # NLTK's Brown files: a tab, then the tokens
                        ("The DET\n", "its fields are separated by spaces: --format columns --columns word,tag"),
+                       ("Confidence NN B-NP\n", "its 3 fields are separated by spaces: --format columns --columns "
+                                                 "word,c2,tag (a name for each; --column the tags')"),  # CoNLL-2000
                        ("The\n", "found 1\n")):
         path.write_text(text, "utf-8")
         with pytest.raises(CorpusFormatError) as error:
