@@ -334,7 +334,7 @@ def _tune(args) -> None:
                   f"(epoch {result['best_epoch']}, {result['seconds']:.1f}s)", flush=True)
 
     ranked = score_candidates(task, args.learner, candidates, train, dev,
-                              settings={**_given_options(args), "seed": args.seed},
+                              settings={**_given_options(args), "seed": args.seed, "progress": False},
                               new_model=lambda learner: _new_model(args, task, learner), log=log)
     best = ranked[0]
     if args.output:

@@ -314,7 +314,6 @@ def with_defaults(options: tuple[Option, ...], **defaults) -> tuple[Option, ...]
                  for option in options)
 
 
-
 def model_options(cls: type[Learner], defaults: dict, given: dict) -> dict:
     """The options a model makes a learner of class ``cls`` with, of those ``cls`` declares: the model's
     ``defaults``, then the options ``given``.  A value given for an option ``X`` drops the default of ``relative_X``,
@@ -323,6 +322,7 @@ def model_options(cls: type[Learner], defaults: dict, given: dict) -> dict:
     excluded = {f"relative_{name}" for name in given}
     options = {**{name: value for name, value in defaults.items() if name not in excluded}, **given}
     return {name: value for name, value in options.items() if name in declared}
+
 
 # --- options several learners share (a learner may give one its own default: with_defaults) ----------
 
