@@ -78,6 +78,17 @@ def test_a_conllu_file_given_to_a_classifier_is_named_as_such(work, capsys):
                         "--format says which")
     assert not (work / "x.model").exists()
 
+
+def test_a_cola_style_file_is_read_by_its_columns_contents(work, capsys):
+    """GLUE CoLA's rows (source, label, mark, sentence; no header) trained on source codes with texts of 0 and 1."""
+    from test_documents import _rows
+
+    (work / "cola.tsv").write_text(_rows(("source", "label", "mark", "sentence")), "utf-8")
+    code, _, err = run(capsys, "train", "classifier", "--train", "cola.tsv", "--epochs", "2", "--output", "x.model")
+    assert code == 0 and err.splitlines()[0] == (
+        "read 30 documents (2 labels) from cola.tsv (no header row; labels from column 1, texts from column 3, chosen "
+        "by their contents: --label-column and --text-column choose others)")
+
 def test_an_unknown_template_is_located(work, capsys):
     (work / "f.toml").write_text('[[template]]\nname = "bias"\n[[template]]\nname = "nope"\n')
     code, _, err = run(capsys, "train", "tagger", "--train", "r.conllu", "--features", "f.toml", "--output", "x.model")

@@ -30,6 +30,7 @@ from structlin.documents import (
     read_tsv,
     strip_usenet,
 )
+from structlin.documents.formats import CONTENT_MIN_ROWS
 from structlin.errors import CorpusFormatError, CorpusNotFoundError, UnknownNameError
 
 # A one-folder-per-class tree: path -> bytes. Sorted order: neg/a, neg/b, pos/c, pos/more/d.
@@ -471,6 +472,62 @@ def test_read_csv_quoted_fields(tmp_path):
     semicolons = write(tmp_path, 'pos;"a; b"\nneg;c\n', "data.txt")
     assert rows(read_csv(semicolons, delimiter=";")) == [("a; b", "pos", 1), ("c", "neg", 2)]
 
+
+
+_SENTENCES = ["a film of rare beauty", "dull and far too long", "the cast is superb here", "I left before the end",
+              "a joy from start to finish", "not worth the ticket price"]
+
+
+def _rows(layout, n: int = 30) -> str:
+    """``n`` tab-separated rows of the columns ``layout`` names: source (3 codes), label (0/1), mark (empty or *:
+    CoLA's original judgement), sentence, id (distinct), gender."""
+    make = {"source": lambda k: ["gj04", "bc01", "ks08"][k % 3], "label": lambda k: str(k % 2),
+            "mark": lambda k: "" if k % 2 else "*", "sentence": lambda k: f"{_SENTENCES[k % 6]} {k}",
+            "id": lambda k: str(1000 + k), "name": lambda k: f"Name{k}", "gender": lambda k: ["f", "m"][k % 2]}
+    return "".join("\t".join(make[column](k) for column in layout) + "\n" for k in range(n))
+
+
+@pytest.mark.parametrize("layout, n, label, text, by_content", [
+    (("source", "label", "mark", "sentence"), 30, 1, 3, True),  # GLUE CoLA: the mark has empty fields
+    (("sentence", "label"), 30, 1, 0, True),
+    (("label", "sentence"), 30, 0, 1, True),
+    (("id", "label", "sentence"), 30, 1, 2, True),
+    (("name", "gender"), 30, 1, 0, True),  # no column of words: the one of half as many distinct values or fewer
+    (("id", "sentence"), 30, 0, 1, False),  # GLUE SST-2's test file: no value repeats, no label column: the defaults
+    (("sentence", "label"), 19, 0, 1, False),  # too few rows to tell
+])
+def test_read_tsv_without_a_header_chooses_the_columns_by_their_contents(tmp_path, layout, n, label, text, by_content):
+    """Without a header row or given columns, the text column is the one of clearly the most words and the label
+    column the one of the fewest distinct values (CoLA's four columns were read as labels of source codes, texts of
+    0 and 1); given columns win."""
+    path = write(tmp_path, _rows(layout, n), "t.tsv")
+    table = read_tsv(path)
+    documents = list(table)
+    assert (table.label_column, table.text_column, table.by_content) == (label, text, by_content)
+    assert len(documents) == n and documents[0].label == _rows(layout, 1).rstrip("\n").split("\t")[label]
+    given = read_tsv(path, label_column=0, text_column=len(layout) - 1)
+    assert (next(given).label, given.by_content) == (_rows(layout, 1).split("\t")[0], False)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(2, 5), st.data())
+def test_the_columns_by_content_find_a_sentence_and_its_label_anywhere(width, data):
+    """Property: a column of sentences (three words or more) and one of a few labels, among columns of ids, in any
+    places and any number of rows from CONTENT_MIN_ROWS, are found by their contents."""
+    text, label = data.draw(st.permutations(range(width)))[:2]
+    n = data.draw(st.integers(CONTENT_MIN_ROWS, 60))
+    labels = data.draw(st.lists(st.sampled_from(["pos", "neg", "neutral", "1", "0"]), min_size=n, max_size=n))
+    sentences = data.draw(st.lists(st.lists(st.sampled_from(["good", "bad", "film", "a", "the", "plot"]), min_size=3,
+                                            max_size=9).map(" ".join), min_size=n, max_size=n))
+    rows = [["id%d_%d" % (j, k) for j in range(width)] for k in range(n)]
+    for k in range(n):
+        rows[k][text], rows[k][label] = sentences[k], labels[k]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "data.tsv"
+        path.write_text("".join("\t".join(row) + "\n" for row in rows), encoding="utf-8")
+        table = read_tsv(path)
+        assert [(d.text, d.label) for d in table] == list(zip(sentences, labels))
+    assert (table.label_column, table.text_column) == (label, text)
 
 def test_read_tsv_and_csv_encodings(tmp_path):
     path = write(tmp_path, b"pos\tcaf\xe9\n")

@@ -359,8 +359,11 @@ def read_tsv(
 
     Columns: ``label_column`` and ``text_column`` are indices counted from 0, or header names. Left
     unset, each is the first column whose header name is one of :data:`LABEL_NAMES` (resp.
-    :data:`TEXT_NAMES`), so GLUE SST-2's ``sentence<TAB>label`` works; else the label is column 0 and
-    the text column 1 (or the other of the two when the other role has it). Further columns are ignored.
+    :data:`TEXT_NAMES`), so GLUE SST-2's ``sentence<TAB>label`` works; without a header row, by what the first rows
+    hold (:func:`_columns_by_content`: the text is the column of clearly the most words, the label the one of the
+    fewest distinct values, so GLUE CoLA's ``source<TAB>label<TAB>mark<TAB>sentence`` and ``text<TAB>label`` rows work;
+    ``by_content`` says so); else the label is column 0 and the text column 1 (or the other of the two when the other
+    role has it). Further columns are ignored.
 
     Header: ``header=True`` takes the first row as column names, ``False`` as data, and ``None`` (the
     default) detects it; a name given as a column declares a header. The rule: the first row is a
@@ -408,8 +411,8 @@ class TableDocuments(Iterator[Document]):
     """The documents of a TSV or CSV file (see :func:`read_tsv`), read as they are asked for.
 
     Once the first document has been read (or the file found empty), ``header`` holds the header row's
-    names (``None``: the first row was data) and ``label_column``/``text_column`` the column indices
-    used, so that a caller can say what was decided.
+    names (``None``: the first row was data), ``label_column``/``text_column`` the column indices
+    used and ``by_content`` whether the rows' contents chose them, so that a caller can say what was decided.
     """
 
     def __init__(self, path: Source | IO, delimiter: str, quoted: bool, label_column: Column, text_column: Column,
@@ -430,6 +433,7 @@ class TableDocuments(Iterator[Document]):
         self.header: tuple[str, ...] | None = None
         self.label_column: int | None = None
         self.text_column: int | None = None
+        self.by_content = False  # whether the columns were chosen by their contents (:func:`_columns_by_content`)
         kind = {"\t": "tab-separated", ",": "comma-separated"}.get(delimiter, f"{delimiter!r}-separated")
         self._known_labels = frozenset(labels)
         self._documents = self._read(path, delimiter, quoted, kind, label_column, text_column, header, encoding)
@@ -461,6 +465,12 @@ class TableDocuments(Iterator[Document]):
                 self.header = names
             else:
                 rows = itertools.chain([first], rows)
+                if label_column is None and text_column is None:  # no names to go by: the columns' contents
+                    sample = list(itertools.islice(rows, CONTENT_SAMPLE))
+                    rows = itertools.chain(sample, rows)
+                    label_column, text_column = _columns_by_content([f for _, f in sample if len(f) == len(fields)],
+                                                                    len(fields))
+                    self.by_content = label_column is not None
             label, text = self._columns(label_column, text_column, fields, start, kind, quoted)
             self.label_column, self.text_column = label, text
             width = len(fields)
@@ -537,6 +547,35 @@ def _name_words(name: str) -> set[str]:
     """The words of a column name, lowercased: ``"Review Text"`` and ``"review_text"`` give {review, text}."""
     return set(re.split(r"[ _.-]+", name.casefold())) - {""}
 
+
+
+#: The rows of a file without a header row that :func:`_columns_by_content` looks at, and the fewest it decides on.
+CONTENT_SAMPLE = 1000
+CONTENT_MIN_ROWS = 20
+
+
+def _columns_by_content(rows: list[list[str]], width: int) -> tuple[int | None, int | None]:
+    """The label and text columns of a file without a header row, none given, by what the first rows hold (None,
+    None: the defaults, label 0 and text 1).  The text column is the one of the most words per field, when it has
+    half as many again as any other (a sentence among codes and numbers: GLUE CoLA's ``source, label, mark,
+    sentence``); the label column, of the others without an empty field, the one of the fewest distinct values (the
+    first of equals), if some value repeats.  Without such a text column, of two columns the one of half as many
+    distinct values or fewer is the label (``Mary<TAB>female``).  So ``text<TAB>label`` files are read as
+    ``label<TAB>text`` ones are.  Fewer than :data:`CONTENT_MIN_ROWS` rows tell nothing: the defaults."""
+    if width < 2 or len(rows) < CONTENT_MIN_ROWS:
+        return None, None
+    columns = list(zip(*rows))
+    words = [sum(len(field.split()) for field in column) / len(rows) for column in columns]
+    distinct = [len({field.strip() for field in column}) for column in columns]
+    ranked = sorted(range(width), key=lambda j: -words[j])
+    if words[ranked[0]] > 1 and words[ranked[0]] >= 1.5 * words[ranked[1]]:
+        text = ranked[0]
+        labels = [j for j in range(width) if j != text and all(field.strip() for field in columns[j])]
+        label = min(labels, key=lambda j: (distinct[j], j)) if labels else None
+        return (label, text) if label is not None and distinct[label] < len(rows) else (None, None)
+    if width == 2 and 2 * distinct[1] <= distinct[0]:
+        return 1, 0
+    return None, None
 
 def _looks_like_header(names: tuple[str, ...]) -> bool:
     """Whether a first row is a header row by its names (:func:`read_tsv`): every field a name of up to four
