@@ -509,6 +509,16 @@ def test_read_tsv_without_a_header_chooses_the_columns_by_their_contents(tmp_pat
     assert (next(given).label, given.by_content) == (_rows(layout, 1).split("\t")[0], False)
 
 
+
+def test_a_models_labels_find_the_label_column_of_a_few_rows(tmp_path):
+    """Test data is read with its model's labels: the one column all of whose values are among them is the label
+    column however few the rows (five CoLA rows are too few to judge by their contents alone)."""
+    path = write(tmp_path, _rows(("source", "label", "mark", "sentence"), 5), "t.tsv")
+    plain = read_tsv(path)
+    assert [d.label for d in plain][:2] == ["gj04", "bc01"] and (plain.label_column, plain.text_column) == (0, 1)
+    table = read_tsv(path, labels={"0", "1"})
+    assert [d.label for d in table] == ["0", "1", "0", "1", "0"] and (table.label_column, table.text_column) == (1, 3)
+
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(st.integers(2, 5), st.data())
 def test_the_columns_by_content_find_a_sentence_and_its_label_anywhere(width, data):

@@ -469,7 +469,7 @@ class TableDocuments(Iterator[Document]):
                     sample = list(itertools.islice(rows, CONTENT_SAMPLE))
                     rows = itertools.chain(sample, rows)
                     label_column, text_column = _columns_by_content([f for _, f in sample if len(f) == len(fields)],
-                                                                    len(fields))
+                                                                    len(fields), self._known_labels)
                     self.by_content = label_column is not None
             label, text = self._columns(label_column, text_column, fields, start, kind, quoted)
             self.label_column, self.text_column = label, text
@@ -554,18 +554,26 @@ CONTENT_SAMPLE = 1000
 CONTENT_MIN_ROWS = 20
 
 
-def _columns_by_content(rows: list[list[str]], width: int) -> tuple[int | None, int | None]:
+def _columns_by_content(rows: list[list[str]], width: int,
+                        known: frozenset = frozenset()) -> tuple[int | None, int | None]:
     """The label and text columns of a file without a header row, none given, by what the first rows hold (None,
     None: the defaults, label 0 and text 1).  The text column is the one of the most words per field, when it has
     half as many again as any other (a sentence among codes and numbers: GLUE CoLA's ``source, label, mark,
     sentence``); the label column, of the others without an empty field, the one of the fewest distinct values (the
     first of equals), if some value repeats.  Without such a text column, of two columns the one of half as many
     distinct values or fewer is the label (``Mary<TAB>female``).  So ``text<TAB>label`` files are read as
-    ``label<TAB>text`` ones are.  Fewer than :data:`CONTENT_MIN_ROWS` rows tell nothing: the defaults."""
-    if width < 2 or len(rows) < CONTENT_MIN_ROWS:
+    ``label<TAB>text`` ones are.  Fewer than :data:`CONTENT_MIN_ROWS` rows tell nothing: the defaults.  But with
+    ``known`` labels (a model's, reading its test data), the one column all of whose values are known labels is the
+    label column, however few the rows, and the text the other column of the most words."""
+    if width < 2 or not rows:
         return None, None
     columns = list(zip(*rows))
     words = [sum(len(field.split()) for field in column) / len(rows) for column in columns]
+    labelled = [j for j, column in enumerate(columns) if known.issuperset(field.strip() for field in column)]
+    if len(labelled) == 1:
+        return labelled[0], max((j for j in range(width) if j != labelled[0]), key=lambda j: (words[j], -j))
+    if len(rows) < CONTENT_MIN_ROWS:
+        return None, None
     distinct = [len({field.strip() for field in column}) for column in columns]
     ranked = sorted(range(width), key=lambda j: -words[j])
     if words[ranked[0]] > 1 and words[ranked[0]] >= 1.5 * words[ranked[1]]:
@@ -576,6 +584,7 @@ def _columns_by_content(rows: list[list[str]], width: int) -> tuple[int | None, 
     if width == 2 and 2 * distinct[1] <= distinct[0]:
         return 1, 0
     return None, None
+
 
 def _looks_like_header(names: tuple[str, ...]) -> bool:
     """Whether a first row is a header row by its names (:func:`read_tsv`): every field a name of up to four
