@@ -83,11 +83,26 @@ def test_a_cola_style_file_is_read_by_its_columns_contents(work, capsys):
     """GLUE CoLA's rows (source, label, mark, sentence; no header) trained on source codes with texts of 0 and 1."""
     from test_documents import _rows
 
-    (work / "cola.tsv").write_text(_rows(("source", "label", "mark", "sentence")), "utf-8")
+    (work / "cola.tsv").write_text(_rows(("gj04", "label", "mark", "sentence")), "utf-8")
     code, _, err = run(capsys, "train", "classifier", "--train", "cola.tsv", "--epochs", "2", "--output", "x.model")
     assert code == 0 and err.splitlines()[0] == (
         "read 30 documents (2 labels) from cola.tsv (no header row; labels from column 1, texts from column 3, chosen "
         "by their contents: --label-column and --text-column choose others)")
+    # several sources in the first rows could be labels too: column 0 is kept, and --label-column alone says which
+    (work / "cola.tsv").write_text(_rows(("source", "label", "mark", "sentence")), "utf-8")
+    code, _, err = run(capsys, "train", "classifier", "--train", "cola.tsv", "--epochs", "2", "--output", "x.model")
+    assert code == 0 and "labels from column 0, texts from column 3, chosen by their contents" in err.splitlines()[0]
+    code, _, err = run(capsys, "train", "classifier", "--train", "cola.tsv", "--label-column", "1", "--epochs", "2",
+                       "--output", "x.model")
+    assert code == 0 and "labels from column 1, texts from column 3, chosen by their contents" in err.splitlines()[0]
+    code, out, err = run(capsys, "evaluate", "x.model", "--test", "cola.tsv")  # test data: the model's labels' column
+    assert code == 0 and "labels from column 1, texts from column 3" in err
+    (work / "t.tsv").write_text(_rows(("sentence", "label")), "utf-8")
+    (work / "d.tsv").write_text(_rows(("sentence", "label"), 5), "utf-8")  # too few rows alone: read with train's labels
+    code, _, err = run(capsys, "train", "classifier", "--train", "t.tsv", "--dev", "d.tsv", "--epochs", "2",
+                       "--output", "x.model")
+    assert code == 0 and [line.split("(no header row; ")[1][:41] for line in err.splitlines()[:2]] == [
+        "labels from column 1, texts from column 0"] * 2
 
 def test_an_unknown_template_is_located(work, capsys):
     (work / "f.toml").write_text('[[template]]\nname = "bias"\n[[template]]\nname = "nope"\n')
@@ -280,6 +295,8 @@ def test_an_unreadable_option_value_says_what_was_expected(work, capsys):
 
 @pytest.mark.parametrize("learner, flags, needle", [
     ("averaged-perceptron", ["--margin", "1", "--relative-margin", "3"], "give margin or relative_margin, not both"),
+    ("averaged-perceptron", ["--margin", "1", "--relative-margin", "2"], "give margin or relative_margin, not both"),
+    ("perceptron", ["--margin", "1", "--relative-margin", "4"], "give margin or relative_margin, not both"),
     ("svm", ["--C", "1", "--relative-C", "3"], "give C or relative_C, not both"),
     ("maxent", ["--l2", "1", "--relative-l2", "3"], "give l2 or relative_l2, not both")])
 def test_a_value_and_its_relative_form_are_not_both_taken(work, capsys, learner, flags, needle):
@@ -293,7 +310,6 @@ def test_a_value_and_its_relative_form_are_not_both_taken(work, capsys, learner,
     code, _, err = run(capsys, "tune", "classifier", "--train", "missing.txt", "--learner", learner, *flags[:2],
                        "--grid", grid, "-q")
     assert_one_line(code, err, 2, "--grid candidate", needle)
-
 
 
 def test_a_given_margin_replaces_the_classifiers_relative_margin(work, capsys):

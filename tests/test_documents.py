@@ -481,16 +481,18 @@ _SENTENCES = ["a film of rare beauty", "dull and far too long", "the cast is sup
 def _rows(layout, n: int = 30) -> str:
     """``n`` tab-separated rows of the columns ``layout`` names: source (3 codes), label (0/1), mark (empty or *:
     CoLA's original judgement), sentence, id (distinct), gender."""
-    make = {"source": lambda k: ["gj04", "bc01", "ks08"][k % 3], "label": lambda k: str(k % 2),
+    make = {"source": lambda k: ["gj04", "bc01", "ks08"][k % 3], "gj04": lambda k: "gj04", "label": lambda k: str(k % 2),
             "mark": lambda k: "" if k % 2 else "*", "sentence": lambda k: f"{_SENTENCES[k % 6]} {k}",
             "id": lambda k: str(1000 + k), "name": lambda k: f"Name{k}", "gender": lambda k: ["f", "m"][k % 2]}
     return "".join("\t".join(make[column](k) for column in layout) + "\n" for k in range(n))
 
 
 @pytest.mark.parametrize("layout, n, label, text, by_content", [
-    (("source", "label", "mark", "sentence"), 30, 1, 3, True),  # GLUE CoLA: the mark has empty fields
+    (("gj04", "label", "mark", "sentence"), 30, 1, 3, True),  # GLUE CoLA, grouped by source: one in the first rows
+    (("source", "label", "mark", "sentence"), 30, 0, 3, True),  # three sources that repeat can be labels: column 0
+    (("label", "sentence", "gj04"), 30, 0, 1, False),  # read right by the defaults: so still
     (("sentence", "label"), 30, 1, 0, True),
-    (("label", "sentence"), 30, 0, 1, True),
+    (("label", "sentence"), 30, 0, 1, False),
     (("id", "label", "sentence"), 30, 1, 2, True),
     (("name", "gender"), 30, 1, 0, True),  # no column of words: the one of half as many distinct values or fewer
     (("id", "sentence"), 30, 0, 1, False),  # GLUE SST-2's test file: no value repeats, no label column: the defaults
@@ -498,8 +500,8 @@ def _rows(layout, n: int = 30) -> str:
 ])
 def test_read_tsv_without_a_header_chooses_the_columns_by_their_contents(tmp_path, layout, n, label, text, by_content):
     """Without a header row or given columns, the text column is the one of clearly the most words and the label
-    column the one of the fewest distinct values (CoLA's four columns were read as labels of source codes, texts of
-    0 and 1); given columns win."""
+    column 0 if it can be one, else the first that can (CoLA's four columns were read as labels of source codes,
+    texts of 0 and 1); given columns win."""
     path = write(tmp_path, _rows(layout, n), "t.tsv")
     table = read_tsv(path)
     documents = list(table)
@@ -526,7 +528,8 @@ def test_the_columns_by_content_find_a_sentence_and_its_label_anywhere(width, da
     places and any number of rows from CONTENT_MIN_ROWS, are found by their contents."""
     text, label = data.draw(st.permutations(range(width)))[:2]
     n = data.draw(st.integers(CONTENT_MIN_ROWS, 60))
-    labels = data.draw(st.lists(st.sampled_from(["pos", "neg", "neutral", "1", "0"]), min_size=n, max_size=n))
+    labels = ["pos", "neg", *data.draw(st.lists(st.sampled_from(["pos", "neg", "neutral", "1", "0"]), min_size=n - 2,
+                                                max_size=n - 2))]  # two values at least: a constant is no label
     sentences = data.draw(st.lists(st.lists(st.sampled_from(["good", "bad", "film", "a", "the", "plot"]), min_size=3,
                                             max_size=9).map(" ".join), min_size=n, max_size=n))
     rows = [["id%d_%d" % (j, k) for j in range(width)] for k in range(n)]

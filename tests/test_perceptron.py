@@ -482,5 +482,7 @@ def test_a_classifier_gives_the_perceptrons_its_own_margin_and_a_given_margin_re
     assert model_options(VotedPerceptron, defaults, {"relative_margin": 3.0}) == {"batch_size": 8,
                                                                                   "relative_margin": 3.0}
     assert model_options(LEARNERS["maxent"], defaults, {"l2": 1.0}) == {"batch_size": 8, "l2": 1.0}
-    with pytest.raises(ValueError, match="give margin or relative_margin, not both"):
-        Classifier(learner="averaged-perceptron", margin=1.0, relative_margin=3.0).fit(["a b", "c d"], ["x", "y"])
+    for relative in (3.0, RELATIVE_MARGIN_DEFAULT):  # both given, whatever the value (the default's was taken)
+        with pytest.raises(ValueError, match="give margin or relative_margin, not both"):
+            Classifier(learner="averaged-perceptron", margin=1.0, relative_margin=relative).fit(["a b", "c d"],
+                                                                                                ["x", "y"])

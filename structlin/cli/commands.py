@@ -99,12 +99,14 @@ def check_arguments(args) -> None:
 
 
 def _units(task: Task, source: str, split: str | None, args, column: str | None = None, *, stream: bool = False,
-           models: list = ()):
+           models: list = (), labels: Iterable = ()):
     """The sentences or documents (``task``) of a named corpus split or of a file, folder or archive, read with
     the command's data options (the library refuses those that do not apply to the data); ``column``: the tag
     column of a CoNLL-U file, NLTK corpus or TSV/CSV table when ``--column`` is not given (a model's).  What a TSV or CSV
     file gave is said on stderr unless ``--quiet``.  ``stream``: the task's stream of them, read when iterated.
-    ``models``: the models the data is for: a table's first row holding one of their labels is data, not a header."""
+    ``models``: the models the data is for, ``labels`` the labels of the training data it is dev data for: a table's
+    first row holding one of their labels is data, not a header, and without a header row the column of them is the
+    label column."""
     if column and _format(source, args) not in ("conllu", "nltk", "tsv", "csv"):  # formats that name their columns
         column = None
     report = None if getattr(args, "quiet", False) else (lambda line: print(line, file=sys.stderr))
@@ -113,7 +115,8 @@ def _units(task: Task, source: str, split: str | None, args, column: str | None 
                           getattr(args, "encoding", None), header=getattr(args, "header", None),
                           label_column=getattr(args, "label_column", None),
                           text_column=getattr(args, "text_column", None),
-                          labels=frozenset(str(label) for model in models for label in model.joint.labels),
+                          labels=frozenset(str(label) for label in chain(
+                              labels, *(model.joint.labels for model in models))),
                           report=report)
     return (task.stream if stream else task.read)(source, split, options)
 
@@ -201,8 +204,10 @@ def _training_data(args, task: Task, *, default_dev: bool = True) -> tuple[list,
     dev), else, with ``default_dev``, the corpus's ``dev`` split when it is not among the training splits.
     Training on the dev split is refused (on the dev file: :func:`check_arguments`)."""
 
-    def read(source: str, split: str | None) -> list:
-        return _units(task, source, split, args)
+    def read(source: str, split: str | None, training=None) -> list:
+        """The units of ``source`` (dev data: read knowing the labels of the ``training`` units, when a list)."""
+        known = chain.from_iterable(task.labels(training)) if isinstance(training, list) else ()
+        return _units(task, source, split, args, labels=known)
 
     def read_training(source: str, split: str | None):
         """The training units: a list, or with ``--stream`` a stream read as training needs it."""
@@ -210,7 +215,8 @@ def _training_data(args, task: Task, *, default_dev: bool = True) -> tuple[list,
 
     dev_name = None if args.dev in (None, "none") else args.dev
     if not args.corpus:
-        return read_training(args.train, None), (read(dev_name, None) if dev_name else None)
+        train = read_training(args.train, None)
+        return train, (read(dev_name, None, train) if dev_name else None)
     entry = Catalog.load()[args.corpus]
     names = args.split.split("+") if args.split else ["train" if "train" in entry.splits else None]
     for name in names:
@@ -223,7 +229,7 @@ def _training_data(args, task: Task, *, default_dev: bool = True) -> tuple[list,
     train = functools.reduce(operator.add, [read_training(args.corpus, name) for name in names])
     if dev_name is None:
         return train, None
-    return train, read(args.corpus, dev_name) if dev_name in entry.splits else read(dev_name, None)
+    return train, read(args.corpus, dev_name) if dev_name in entry.splits else read(dev_name, None, train)
 
 
 def _dev_in_training(dev: str, training: str) -> StructlinError:
@@ -609,6 +615,9 @@ def _tag_input_format(args) -> str:
     conllu, which also meant the input before json and tsv output (scripts rely on it); else text."""
     if args.tokenize and args.input_format == "conllu":
         raise UsageError("--tokenize splits lines of text; CoNLL-U input (--input-format conllu) has its tokens")
+    if args.tokenize and not args.input_format and args.input and guess_format(args.input) == "conllu":
+        raise UsageError(f"--tokenize splits lines of text; {args.input} is CoNLL-U, which has its tokens "
+                         "(--input-format text reads its lines as text)")
     if args.input_format or args.tokenize:
         return args.input_format or "text"
     if args.input and guess_format(args.input) == "conllu":

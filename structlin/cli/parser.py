@@ -162,10 +162,12 @@ def _add_document_options(parser, *, formats: bool = True):
                         "text name such as text/sentence/review)")
     parser.add_argument("--label-column", type=_column, metavar="COLUMN", help="TSV/CSV: the label column, a "
                         "header name or an index counted from 0 (default: the column named label, class, ... in the "
-                        "header, else 0); JSON Lines: the label's key (default: the first key named so)")
+                        "header; without one, 0 unless the rows' contents say otherwise); JSON Lines: the label's key "
+                        "(default: the first key named so)")
     parser.add_argument("--text-column", type=_column, metavar="COLUMN", help="TSV/CSV: the text column, a header "
                         "name or an index counted from 0 (default: the column named text, sentence, ... in the "
-                        "header, else 1); JSON Lines: the text's key (default: the first key named so)")
+                        "header; without one, 1 unless another column holds clearly more words); JSON Lines: the "
+                        "text's key (default: the first key named so)")
 
 
 def _add_encoding(parser, what: str) -> None:

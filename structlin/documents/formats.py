@@ -435,7 +435,7 @@ class TableDocuments(Iterator[Document]):
         self.text_column: int | None = None
         self.by_content = False  # whether the columns were chosen by their contents (:func:`_columns_by_content`)
         kind = {"\t": "tab-separated", ",": "comma-separated"}.get(delimiter, f"{delimiter!r}-separated")
-        self._known_labels = frozenset(labels)
+        self._known_labels = frozenset(map(str, labels))  # as a file writes them (a model's may be numbers)
         self._documents = self._read(path, delimiter, quoted, kind, label_column, text_column, header, encoding)
 
     def __next__(self) -> Document:
@@ -465,12 +465,13 @@ class TableDocuments(Iterator[Document]):
                 self.header = names
             else:
                 rows = itertools.chain([first], rows)
-                if label_column is None and text_column is None:  # no names to go by: the columns' contents
+                if label_column is None or text_column is None:  # no names to go by: the columns' contents
                     sample = list(itertools.islice(rows, CONTENT_SAMPLE))
                     rows = itertools.chain(sample, rows)
-                    label_column, text_column = _columns_by_content([f for _, f in sample if len(f) == len(fields)],
-                                                                    len(fields), self._known_labels)
-                    self.by_content = label_column is not None
+                    chosen = _columns_by_content([f for _, f in sample if len(f) == len(fields)], len(fields),
+                                                 self._known_labels, label_column, text_column)
+                    self.by_content = _defaults(*chosen) != _defaults(label_column, text_column)
+                    label_column, text_column = chosen
             label, text = self._columns(label_column, text_column, fields, start, kind, quoted)
             self.label_column, self.text_column = label, text
             width = len(fields)
@@ -513,8 +514,7 @@ class TableDocuments(Iterator[Document]):
                 text = _known_column(names, TEXT_NAMES, label) if text is None else text
             except OptionValueError as err:
                 raise CorpusFormatError(self.name, line, str(err)) from None
-        label = (1 if text == 0 else 0) if label is None else label
-        text = (0 if label == 1 else 1) if text is None else text
+        label, text = _defaults(label, text)
         if label == text:
             raise CorpusFormatError(self.name, line, f"the label and the text are both column {label} ({where})")
         for role, index in (("label", label), ("text", text)):
@@ -549,41 +549,54 @@ def _name_words(name: str) -> set[str]:
 
 
 
-#: The rows of a file without a header row that :func:`_columns_by_content` looks at, and the fewest it decides on.
+#: The rows of a file without a header row that :func:`_columns_by_content` looks at, and the fewest it judges by.
 CONTENT_SAMPLE = 1000
 CONTENT_MIN_ROWS = 20
 
 
-def _columns_by_content(rows: list[list[str]], width: int,
-                        known: frozenset = frozenset()) -> tuple[int | None, int | None]:
-    """The label and text columns of a file without a header row, none given, by what the first rows hold (None,
-    None: the defaults, label 0 and text 1).  The text column is the one of the most words per field, when it has
-    half as many again as any other (a sentence among codes and numbers: GLUE CoLA's ``source, label, mark,
-    sentence``); the label column, of the others without an empty field, the one of the fewest distinct values (the
-    first of equals), if some value repeats.  Without such a text column, of two columns the one of half as many
-    distinct values or fewer is the label (``Mary<TAB>female``).  So ``text<TAB>label`` files are read as
-    ``label<TAB>text`` ones are.  Fewer than :data:`CONTENT_MIN_ROWS` rows tell nothing: the defaults.  But with
-    ``known`` labels (a model's, reading its test data), the one column all of whose values are known labels is the
-    label column, however few the rows, and the text the other column of the most words."""
+def _defaults(label: int | None, text: int | None) -> tuple[int, int]:
+    """The label and text columns, the defaults filling a role left None: label 0 and text 1, or the other of the
+    two when the other role has one of them."""
+    label = (1 if text == 0 else 0) if label is None else label
+    return label, (0 if label == 1 else 1) if text is None else text
+
+
+def _columns_by_content(rows: list[list[str]], width: int, known: frozenset = frozenset(), label: int | None = None,
+                        text: int | None = None) -> tuple[int | None, int | None]:
+    """The label and text columns of a file without a header row (``label``/``text``: the one given, if any), by
+    what its first rows hold; None leaves a role to the defaults (label 0, text 1, or the other of the two).
+
+    With ``known`` labels (a model's, reading its test data), the column of which most values are known labels, at
+    least half, is the label column however few the rows.  From :data:`CONTENT_MIN_ROWS` rows on (or with one column
+    given): the text column is the column of the most words per field when it has more than one and half as many
+    again as any other (a sentence among codes and numbers: GLUE CoLA's ``source, label, mark, sentence``, or
+    ``text<TAB>label`` rows); the label column is column 0 if it can be one (not the text, no empty field, at least
+    two values and some repeated: not a constant, not ids), else the first other column that can.  Of two columns
+    without a column of words, the one of half as many distinct values or fewer is the label (``Mary<TAB>female``).
+    A file read right by the defaults (label 0, text 1) is read so still."""
     if width < 2 or not rows:
-        return None, None
-    columns = list(zip(*rows))
-    words = [sum(len(field.split()) for field in column) / len(rows) for column in columns]
-    labelled = [j for j, column in enumerate(columns) if known.issuperset(field.strip() for field in column)]
-    if len(labelled) == 1:
-        return labelled[0], max((j for j in range(width) if j != labelled[0]), key=lambda j: (words[j], -j))
-    if len(rows) < CONTENT_MIN_ROWS:
-        return None, None
-    distinct = [len({field.strip() for field in column}) for column in columns]
-    ranked = sorted(range(width), key=lambda j: -words[j])
-    if words[ranked[0]] > 1 and words[ranked[0]] >= 1.5 * words[ranked[1]]:
-        text = ranked[0]
-        labels = [j for j in range(width) if j != text and all(field.strip() for field in columns[j])]
-        label = min(labels, key=lambda j: (distinct[j], j)) if labels else None
-        return (label, text) if label is not None and distinct[label] < len(rows) else (None, None)
-    if width == 2 and 2 * distinct[1] <= distinct[0]:
+        return label, text
+    columns = [[field.strip() for field in column] for column in zip(*rows)]
+    if label is None and known:
+        share = [sum(value in known for value in column) / len(rows) if j != text else 0.0
+                 for j, column in enumerate(columns)]
+        best = max(range(width), key=lambda j: (share[j], -j))
+        if share[best] >= 0.5 and share.count(share[best]) == 1:
+            label = best
+    if len(rows) < CONTENT_MIN_ROWS and (label is None) == (text is None):
+        return label, text
+    words = [sum(len(value.split()) for value in column) / len(rows) for column in columns]
+    distinct = [len(set(column)) for column in columns]
+    if text is None:
+        ranked = sorted((j for j in range(width) if j != label), key=lambda j: -words[j])
+        if words[ranked[0]] > 1 and (len(ranked) == 1 or words[ranked[0]] >= 1.5 * words[ranked[1]]):
+            text = ranked[0]
+    if label is None and text is None and width == 2 and 2 * distinct[1] <= distinct[0]:
         return 1, 0
-    return None, None
+    if label is None and text is not None:
+        can = [j for j in range(width) if j != text and all(columns[j]) and 2 <= distinct[j] < len(rows)]
+        label = can[0] if can else None
+    return label, text
 
 
 def _looks_like_header(names: tuple[str, ...]) -> bool:

@@ -317,9 +317,14 @@ def with_defaults(options: tuple[Option, ...], **defaults) -> tuple[Option, ...]
 def model_options(cls: type[Learner], defaults: dict, given: dict) -> dict:
     """The options a model makes a learner of class ``cls`` with, of those ``cls`` declares: the model's
     ``defaults``, then the options ``given``.  A value given for an option ``X`` drops the default of ``relative_X``,
-    which it excludes (``margin`` / ``relative_margin``, ``l2`` / ``relative_l2``, ``C`` / ``relative_C``)."""
+    which it excludes (``margin`` / ``relative_margin``, ``l2`` / ``relative_l2``, ``C`` / ``relative_C``); both given
+    are refused (:class:`OptionValueError`)."""
     declared = {option.name for option in cls.options}
     excluded = {f"relative_{name}" for name in given}
+    both = sorted(excluded & given.keys())
+    if both:  # whatever the values (a learner can tell a relative value from its default only)
+        raise OptionValueError(f"give {both[0].removeprefix('relative_')} or {both[0]}, not both (a "
+                               f"{both[0].removeprefix('relative_')} is used as it is)")
     options = {**{name: value for name, value in defaults.items() if name not in excluded}, **given}
     return {name: value for name, value in options.items() if name in declared}
 
