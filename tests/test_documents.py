@@ -448,6 +448,11 @@ def test_read_tsv_detects_a_header_of_other_names_by_its_use(tmp_path):
     labelled_last = write(tmp_path, "headline\ttopic_id\nCup final\tsport\nA win\tsport\n", "last.tsv")
     table = read_tsv(labelled_last, label_column=1)
     assert [d.text for d in table] == ["Cup final", "A win"] and table.header == ("headline", "topic_id")
+    # judged by the label column the rows' contents choose: a lexicon's first word, used once, is no header
+    lexicon = write(tmp_path, "".join(f"{word}\t{'positive' if k % 2 else 'negative'}\n" for k, word in enumerate(
+        ["wonderful", *(f"w{k % 12}" for k in range(30))])), "lexicon.tsv")
+    table = read_tsv(lexicon)
+    assert len(list(table)) == 31 and table.header is None and (table.label_column, table.text_column) == (1, 0)
 
 
 def test_read_tsv_named_and_indexed_columns(tmp_path):

@@ -460,6 +460,10 @@ class TableDocuments(Iterator[Document]):
                     detected = False  # a row whose label field is a label the data is known to use is data
                 elif not detected:  # a row of names, but not the known ones: do the rows below use it as a label?
                     rows = list(rows)
+                    if label_column is None:  # judged by the label column the rows' contents would choose
+                        column = _defaults(*_columns_by_content(
+                            [f for _, f in rows[:CONTENT_SAMPLE] if len(f) == len(fields)], len(fields),
+                            self._known_labels, None, text_column))[0]
                     detected = _unused_as_label(names, rows, column)
             if header or named or detected:
                 self.header = names
