@@ -340,7 +340,7 @@ SHUFFLE = Option("shuffle", bool, True, "visit the instances in a seeded random 
 BATCH_SIZE = Option("batch_size", int, 1, "instances decoded with the same weights before their updates "
                     "are applied (a batch larger than the data is all of it)", minimum=1, maximum=2**31 - 1)
 PATIENCE = Option("patience", int, None, "stop after this many dev evaluations without improvement "
-                  "(default: none)", minimum=1, nullable=True)
+                  "(unset: never)", minimum=1, nullable=True)
 EVAL_EVERY = Option("eval_every", int, 1, "evaluate on dev every this many epochs (iterations), and at the last",
                     minimum=1)
 CALLBACK = Option("callback", object, None, "callback(record, learner) after every step; a true return stops "
