@@ -582,7 +582,7 @@ def _layout_hint(text: str, columns: tuple[str, ...], sep: str | None) -> str:
         return "; the line looks like word/TAG tokens, a sentence per line: --format slash"
     if sep is not None and len(tokens) == len(columns):
         return f"; its fields are separated by spaces: --format columns --columns {','.join(columns)}"
-    if sep is not None and len(tokens) > len(columns) and len(tokens) <= 12:  # CoNLL-2000's "word POS chunk", say
+    if sep is not None and sep not in text and len(columns) < len(tokens) <= 12:  # CoNLL-2000's "word POS chunk"
         names = ",".join(["word", *(f"c{k}" for k in range(2, len(tokens))), "tag"])
         return (f"; its {len(tokens)} fields are separated by spaces: --format columns --columns {names} (a name for "
                 f"each; --column the tags')")
