@@ -153,8 +153,8 @@ def decode(data: bytes, encoding: str, name: str, *, errors: str = "strict", lin
         down, column = _place(before, len(before))
         wide = line == 1 and err.start == 0 and body[:2] in (b"\xff\xfe", b"\xfe\xff")
         hint = (f"; {fixed}" if fixed else "; it starts with a UTF-16 byte order mark: read it as utf-16 (--encoding "
-                "utf-16) or convert it to UTF-8" if wide else "; a file in another encoding: say which, e.g. --encoding "
-                "latin-1")
+                "utf-16) or convert it to UTF-8" if wide else "; a file in another encoding: say which, e.g. "
+                "--encoding latin-1")
         raise CorpusFormatError(
             name, line + down, f"invalid {encoding}: byte {err.object[err.start]:#04x} at position {column} of the "
             f"line (expected {encoding} text{hint})",
@@ -191,7 +191,8 @@ def numbered_lines(stream: IO, name: str, encoding: str = "UTF-8", fixed: str | 
         if isinstance(stream, io.TextIOBase) or not _ascii_compatible(encoding):
             # A text stream decodes itself, ahead of its lines (no exact place for its errors); UTF-16
             # and the like are decoded whole.
-            chunks = stream if isinstance(stream, io.TextIOBase) else [decode(stream.read(), encoding, name, fixed=fixed)]
+            chunks = (stream if isinstance(stream, io.TextIOBase) else
+                      [decode(stream.read(), encoding, name, fixed=fixed)])
             for chunk in chunks:
                 lines = _LINE_END.split(chunk)
                 for text in lines[:-1] if not lines[-1] else lines:

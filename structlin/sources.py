@@ -256,7 +256,8 @@ def _table_documents(source: str, fmt: str, encoding: str, options: ReadOptions)
             return (f" (header row: {', '.join(names)}; labels from {names[table.label_column]!r}, texts from "
                     f"{names[table.text_column]!r})")
         if table.label_column is not None:
-            how = ", chosen by their contents: --label-column and --text-column choose others" if table.by_content else ""
+            how = (", chosen by their contents: --label-column and --text-column choose others" if table.by_content
+                   else "")
             return (f" (no header row; labels from column {table.label_column}, texts from column {table.text_column}"
                     f"{how})")
         return ""

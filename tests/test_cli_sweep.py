@@ -98,7 +98,7 @@ def test_a_cola_style_file_is_read_by_its_columns_contents(work, capsys):
     code, out, err = run(capsys, "evaluate", "x.model", "--test", "cola.tsv")  # test data: the model's labels' column
     assert code == 0 and "labels from column 1, texts from column 3" in err
     (work / "t.tsv").write_text(_rows(("sentence", "label")), "utf-8")
-    (work / "d.tsv").write_text(_rows(("sentence", "label"), 5), "utf-8")  # too few rows alone: read with train's labels
+    (work / "d.tsv").write_text(_rows(("sentence", "label"), 5), "utf-8")  # too few rows alone: train's labels tell
     code, _, err = run(capsys, "train", "classifier", "--train", "t.tsv", "--dev", "d.tsv", "--epochs", "2",
                        "--output", "x.model")
     assert code == 0 and [line.split("(no header row; ")[1][:41] for line in err.splitlines()[:2]] == [

@@ -160,7 +160,7 @@ def test_tokenize_splits_a_final_period_without_any_download(work, capsys, monke
 def test_tokenize_refuses_conllu_input(work, capsys):
     code, out, err = run(capsys, "tag", "m.model", "--tokenize", "--input-format", "conllu")
     assert (code, out) == (2, "") and err.startswith("structlin: error: --tokenize splits lines of text")
-    (work / "s.conllu").write_text("1\tThe\t_\tDET\t_\t_\t_\t_\t_\t_\n\n", "utf-8")  # by its name, as without --tokenize
+    (work / "s.conllu").write_text("1\tThe\t_\tDET\t_\t_\t_\t_\t_\t_\n\n", "utf-8")  # CoNLL-U by its name
     code, out, err = run(capsys, "tag", "m.model", "--tokenize", "--input", "s.conllu")
     assert (code, out) == (2, "") and "s.conllu is CoNLL-U, which has its tokens (--input-format text" in err
     assert run(capsys, "tag", "m.model", "--tokenize", "--input", "s.conllu", "--input-format", "text")[0] == 0

@@ -484,10 +484,11 @@ _SENTENCES = ["a film of rare beauty", "dull and far too long", "the cast is sup
 
 
 def _rows(layout, n: int = 30) -> str:
-    """``n`` tab-separated rows of the columns ``layout`` names: source (3 codes), label (0/1), mark (empty or *:
-    CoLA's original judgement), sentence, id (distinct), gender."""
-    make = {"source": lambda k: ["gj04", "bc01", "ks08"][k % 3], "gj04": lambda k: "gj04", "label": lambda k: str(k % 2),
-            "mark": lambda k: "" if k % 2 else "*", "sentence": lambda k: f"{_SENTENCES[k % 6]} {k}",
+    """``n`` tab-separated rows of the columns ``layout`` names: source (3 codes), gj04 (one source), label (0/1), mark
+    (empty or *: CoLA's original judgement), sentence, id (distinct), name, gender."""
+    make = {"source": lambda k: ["gj04", "bc01", "ks08"][k % 3], "gj04": lambda k: "gj04",
+            "label": lambda k: str(k % 2), "mark": lambda k: "" if k % 2 else "*",
+            "sentence": lambda k: f"{_SENTENCES[k % 6]} {k}",
             "id": lambda k: str(1000 + k), "name": lambda k: f"Name{k}", "gender": lambda k: ["f", "m"][k % 2]}
     return "".join("\t".join(make[column](k) for column in layout) + "\n" for k in range(n))
 
