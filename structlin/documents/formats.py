@@ -360,10 +360,10 @@ def read_tsv(
     Columns: ``label_column`` and ``text_column`` are indices counted from 0, or header names. Left
     unset, each is the first column whose header name is one of :data:`LABEL_NAMES` (resp.
     :data:`TEXT_NAMES`), so GLUE SST-2's ``sentence<TAB>label`` works; without a header row, by what the first rows
-    hold (:func:`_columns_by_content`: the text is the column of clearly the most words, the label the one of the
-    fewest distinct values, so GLUE CoLA's ``source<TAB>label<TAB>mark<TAB>sentence`` and ``text<TAB>label`` rows work;
-    ``by_content`` says so); else the label is column 0 and the text column 1 (or the other of the two when the other
-    role has it). Further columns are ignored.
+    hold (:func:`_columns_by_content`: the text is the column of clearly the most words, the label column 0 if it can
+    be one, else the first that can, so ``text<TAB>label`` and ``id<TAB>label<TAB>text`` rows work; ``by_content`` says
+    so); else the label is column 0 and the text column 1 (or the other of the two when the other role has it).
+    Further columns are ignored.
 
     Header: ``header=True`` takes the first row as column names, ``False`` as data, and ``None`` (the
     default) detects it; a name given as a column declares a header. The rule: the first row is a
@@ -550,7 +550,6 @@ def _all_names(names: tuple[str, ...]) -> bool:
 def _name_words(name: str) -> set[str]:
     """The words of a column name, lowercased: ``"Review Text"`` and ``"review_text"`` give {review, text}."""
     return set(re.split(r"[ _.-]+", name.casefold())) - {""}
-
 
 
 #: The rows of a file without a header row that :func:`_columns_by_content` looks at, and the fewest it judges by.
