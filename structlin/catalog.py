@@ -62,8 +62,8 @@ if TYPE_CHECKING:
     from structlin.readers import Sentence
 
 __all__ = [
-    "Catalog", "CorpusEntry", "CorpusKindError", "CorpusName", "LocalCopyError", "NltkReaderSpec", "Split", "is_corpus_name",
-    "load_documents", "load_split", "resolve",
+    "Catalog", "CorpusEntry", "CorpusKindError", "CorpusName", "LocalCopyError", "NltkReaderSpec", "Split",
+    "is_corpus_name", "load_documents", "load_split", "resolve",
 ]
 
 FORMATS = ("conllu", "nltk", "folders")

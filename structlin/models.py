@@ -157,6 +157,11 @@ def _words(tokens: list[list]) -> list[list[str]]:
     return [[t if isinstance(t, str) else t[0] for t in sentence] for sentence in tokens]
 
 
+def some_labels(labels: list, most: int = 5) -> str:
+    """The first ``most`` of ``labels`` (repr), and how many more: how a warning names unseen labels."""
+    return ", ".join(map(repr, labels[:most])) + (f" and {len(labels) - most} more" if len(labels) > most else "")
+
+
 def _dev_label_ids(joint: JointFeatureMap, labels: list[str], what: str, caller_depth: int, *,
                    data: str = "dev data") -> np.ndarray:
     """Label ids of dev ``labels`` (or other ``data``'s); a label never seen in training becomes −1, an error at
@@ -166,9 +171,8 @@ def _dev_label_ids(joint: JointFeatureMap, labels: list[str], what: str, caller_
     unseen = ids < 0
     if unseen.any():
         names = sorted({label for label, missing in zip(labels, unseen) if missing})
-        shown = ", ".join(map(repr, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
         warnings.warn(f"{data}: {int(unseen.sum())} of {len(ids)} {what} have labels never seen in training "
-                      f"({shown}); they count as errors", UnseenLabelWarning,
+                      f"({some_labels(names)}); they count as errors", UnseenLabelWarning,
                       stacklevel=caller_depth + 1)
     return ids
 

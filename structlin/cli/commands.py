@@ -38,7 +38,7 @@ from ..learners.protocol import model_options
 from ..learners.training import quiet
 from .parser import learner_cli_options
 from ..modelfile import model_kind
-from ..models import Classifier, Tagger
+from ..models import Classifier, Tagger, some_labels
 from ..outputs import atomic_output, check_output, same_file
 from ..readers import (
     CONLLU_COLUMNS,
@@ -440,9 +440,8 @@ def _check_known_labels(task: Task, models: dict, units: list, source: str) -> N
                                  f"does not look like {looks}")
         if unseen:
             count = sum(1 for label in items if label not in known)
-            shown = ", ".join(map(repr, unseen[:5])) + (f" and {len(unseen) - 5} more" if len(unseen) > 5 else "")
             warnings.warn(f"{source}: {count} of {len(items)} {task.item}s have {what} {name} never saw in training "
-                          f"({shown}); they count as its errors", UnseenLabelWarning)
+                          f"({some_labels(unseen)}); they count as its errors", UnseenLabelWarning)
 
 
 def _test_data(args) -> tuple[str, str | None]:
