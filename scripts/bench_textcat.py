@@ -267,6 +267,7 @@ SYSTEMS = {
     "structlin-maxent": System("structlin", structlin_maxent),
     "structlin-svm": System("structlin", structlin_svm),
     "structlin-defaults": System("structlin", structlin_defaults("averaged-perceptron")),
+    "structlin-auto": System("structlin", structlin_defaults("auto")),
     "structlin-defaults-maxent": System("structlin", structlin_defaults("maxent")),
     "structlin-defaults-svm": System("structlin", structlin_defaults("svm")),
     "sgd-avg": System("scikit-learn linear",

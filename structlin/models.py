@@ -49,6 +49,7 @@ from .featurecache import (CacheWriter, FeatureCache, ShardedCorpus, corpus_colu
 from .hashing import FeatureHasher
 from .joint import JointFeatureMap, Scores, SparseWeights, ordered_labels
 from .learners import LEARNERS, Learner, make_learner
+from .learners.choice import AUTO, LearnerChoice, learner_choice
 from .learners.protocol import is_default, model_options
 from .learners.run_weights import stores_pairs
 from .learners.training import UNITS, hold_out_instances, latest_within_noise, quiet
@@ -393,6 +394,7 @@ class _Model:
 
     # What the last fit (or load) used and trained: None before.
     _learner: Learner | None = None
+    _candidates: tuple | list = ()  # the learners the last fit chose among (learner="auto"), the first in _learner
     _hasher: FeatureHasher | None = None
     _feature_set: FeatureSet | None = None
     _joint: JointFeatureMap | None = None
@@ -459,21 +461,41 @@ class _Model:
     # --- what the parameters make ----------------------------------------------------------------------
 
     def _make_learner(self) -> Learner:
-        """The learner the parameters give: one named with the options given (None: the learner's default,
-        or the model's :attr:`learner_defaults`), or a copy of an instance given with the options given in
-        place of its own (the instance itself stays untrained).  An option the learner does not declare
-        raises :class:`OptionValueError` naming the learner and its options, but ``progress``: a display
-        switch, which a learner without a progress bar (naive Bayes) has no use for."""
+        """The learner the parameters give (:meth:`_candidate_learners`' first)."""
+        return self._candidate_learners()[0]
+
+    def _candidate_learners(self) -> list[Learner]:
+        """The learners a fit chooses among: with ``learner="auto"`` (or a :class:`~.learners.choice.LearnerChoice`)
+        its candidates that learn this model's task (and stream, with ``stream``), in order; else the one learner
+        the parameters give (:meth:`_made`)."""
         learner = vars(self)["learner"]
         given = {name: vars(self)[name] for name in _LEARNER_OPTIONS if vars(self)[name] is not None}
+        if isinstance(learner, str) and learner == AUTO:
+            learner = learner_choice(LEARNERS, self.learner_defaults, given)
+        if not isinstance(learner, LearnerChoice):
+            return [self._made(learner, given)]
+        candidates = [self._made(c, given) for c in learner.candidates if self._learns(type(c))
+                      and (c.capabilities.streams or not self.stream)]
+        if not candidates:
+            names = ", ".join(c.name for c in learner.candidates)
+            where = " from disk (stream)" if self.stream else ""
+            raise OptionValueError(f"learner {AUTO!r}: none of its candidates ({names}) learns a {self.kind}{where}")
+        return candidates
+
+    def _made(self, learner, given: dict) -> Learner:
+        """The learner ``learner`` names, with the options ``given`` (the others: the learner's default, or the
+        model's :attr:`learner_defaults`), or a copy of an instance given with the options given in place of its
+        own (the instance itself stays untrained).  An option the learner does not declare raises
+        :class:`OptionValueError` naming the learner and its options, but ``progress``: a display switch, which a
+        learner without a progress bar (naive Bayes) has no use for."""
         if isinstance(learner, Learner):
             cls, base = type(learner), learner.get_params()
         elif isinstance(learner, str) and learner in LEARNERS:
             cls, base = LEARNERS[learner], self.learner_defaults
         elif isinstance(learner, str):
-            raise UnknownNameError("learner", learner, LEARNERS)
+            raise UnknownNameError("learner", learner, [*LEARNERS, AUTO])
         else:
-            raise OptionValueError(f"learner must be a learner name or a Learner, got {learner!r}")
+            raise OptionValueError(f"learner must be a learner name, {AUTO!r} or a Learner, got {learner!r}")
         declared = [option.name for option in cls.options]
         foreign = [name for name in given if name not in declared and name != "progress"]
         if foreign:
@@ -498,7 +520,8 @@ class _Model:
             raise OptionValueError(f"held_out must be a fraction between 0 and 1, got {held_out!r}")
         if not isinstance(self.stream, bool):
             raise OptionValueError(f"stream must be True or False, got {self.stream!r}")
-        self._learner, self._hasher = self._make_learner(), _feature_hasher(self.bits, self.hash_seed)
+        self._candidates = self._candidate_learners()
+        self._learner, self._hasher = self._candidates[0], _feature_hasher(self.bits, self.hash_seed)
         features = self.features
         if features is not None and not isinstance(features, (str, os.PathLike, FeatureSet)):
             raise OptionValueError(f"features must be a feature set's name, a TOML file's path or a FeatureSet (None: "
@@ -590,31 +613,47 @@ class _Model:
     def _fit_indexed(self, X, y: np.ndarray | None, dev) -> None:
         """Fit the learner on the indexed instances ``X`` with gold ids ``y`` (a
         :class:`~structlin.featurecache.ShardedCorpus` and None when streaming); ``dev = (X_dev, labels)`` is
-        indexed here, and without it the epochs are chosen on a held-out share (:meth:`_fit_held_out_epochs`)."""
-        dev_data = None
-        if dev is not None and dev[0].n_instances == 0:  # no accuracy to choose an epoch by (it was taken as 0)
+        indexed here, and without it the epochs are chosen on a held-out share (:meth:`_held_out_run`)."""
+        dev_data = self._indexed_dev(dev)
+        if dev_data is None and self._chooses_epochs(X):
+            self._refit(X, y, self._held_out_run(X, y))
+        else:
+            self._fit_learner(X, y, dev_data)
+
+    def _indexed_dev(self, dev, caller_depth: int = 5) -> tuple | None:
+        """``dev = (X_dev, labels)`` indexed by the joint map, or None; dev without instances is refused (a warning
+        of unseen labels is the user's code's, ``caller_depth`` frames above)."""
+        if dev is None:
+            return None
+        if dev[0].n_instances == 0:  # no accuracy to choose an epoch by (it was taken as 0)
             raise CorpusFormatError("dev data", None, f"no {self._instance}s (give dev data with some, or none)")
-        if dev is not None:
-            dev_data = (self.joint.index(dev[0]), _dev_label_ids(self.joint, dev[1], f"{self._item}s", 4))
-        elif self.held_out and "epochs" in self.learner.get_params() and X.n_instances > 1:  # one cannot be shared
-            self._fit_held_out_epochs(X, y)
-            return
+        return self.joint.index(dev[0]), _dev_label_ids(self.joint, dev[1], f"{self._item}s", caller_depth)
+
+    def _chooses_epochs(self, X) -> bool:
+        """Whether a fit without dev chooses the learner's epochs on a held-out share (one instance cannot be shared)."""
+        return bool(self.held_out) and "epochs" in self.learner.get_params() and X.n_instances > 1
+
+    def _fit_learner(self, X, y: np.ndarray | None, dev_data) -> None:
+        """The learner's own fit on the indexed instances, with the indexed ``dev_data`` or None."""
         self.learner.fit(self.joint, self.decoder, X, y, dev_data, bias_row=self._bias_row())
         self.weights_, self.history_ = self.learner.weights_, self.learner.history_
 
-    def _fit_held_out_epochs(self, X, y: np.ndarray | None) -> None:
-        """Without dev: choose the number of epochs (iterations) on a seeded ``held_out`` share of the training
-        instances, training on the rest, then train on all of them for that many (scikit-learn's refit,
-        :meth:`Learner.refit`): the latest epoch within the held-out score's noise of the best
-        (:func:`~structlin.learners.training.latest_within_noise`).  Settings the learner chose on the held-out
-        part (declared with an ``untuned`` value) are kept for the final fit.  ``chosen_`` gains ``epochs`` and
-        ``candidates_`` every epoch's held-out accuracy."""
+    def _held_out_run(self, X, y: np.ndarray | None) -> int:
+        """Without dev, a run on all but a seeded ``held_out`` share of the training instances, scored on that share
+        after every epoch (:meth:`_refit` then trains on all of them); returns the number of held-out positions."""
         learner = self.learner
         seed = learner.get_params().get("seed") or 0
         rest, rest_y, held = hold_out_instances(X, y, self.held_out, seed)
         learner.fit(self.joint, self.decoder, rest, rest_y, held, bias_row=self._bias_row())
-        held_positions = held[0].n_positions
-        del rest, rest_y, held  # the final fit holds the corpus once
+        return held[0].n_positions
+
+    def _refit(self, X, y: np.ndarray | None, held_positions: int) -> None:
+        """After :meth:`_held_out_run`, train on all the instances for the number of epochs (iterations) it chose
+        (scikit-learn's refit, :meth:`Learner.refit`): the latest epoch within the held-out score's noise of the best
+        (:func:`~structlin.learners.training.latest_within_noise`).  Settings the learner chose on the held-out
+        part (declared with an ``untuned`` value) are kept for the final fit.  ``chosen_`` gains ``epochs`` and
+        ``candidates_`` every epoch's held-out accuracy."""
+        learner = self.learner
         # the latest epoch the held-out share cannot tell from the best (the run scores its last epoch at least)
         best = latest_within_noise(learner.history_, held_positions) or 1
         candidates = [*learner.candidates_, *({"epochs": r["step"], "dev_accuracy": r["dev_accuracy"]}
@@ -970,8 +1009,8 @@ class Tagger(_Model, TaggerI):
         return Tags(estimator_type=None, target_tags=TargetTags(required=False),
                     input_tags=InputTags(two_d_array=False))
 
-    def _make_learner(self) -> Learner:
-        learner = super()._make_learner()
+    def _made(self, learner, given: dict) -> Learner:
+        learner = super()._made(learner, given)
         if not self._learns(type(learner)):
             taggers = [name for name, cls in LEARNERS.items() if self._learns(cls)]
             raise OptionValueError(f"learner {learner.name!r} labels single instances (documents), not the tokens "
@@ -1788,9 +1827,55 @@ class Classifier(_Model, ClassifierI):
             # the names of NLTK featuresets, kept to name the weights (most_informative_features)
             pairs = _add_distinct_pairs({}, documents) if self.trained_on("featureset") else {}
             self._featureset_pairs = list(pairs.values())
-            features = self._training_features(documents, first=True)
-            self._train(features, labels, classes, self._dev_data(dev))
+            if len(self._candidates) > 1:
+                self._choose_learner(documents, labels, classes, dev)
+            else:
+                self._train(self._training_features(documents, first=True), labels, classes, self._dev_data(dev))
         return self
+
+    def _choose_learner(self, documents: list, labels: list, classes: list, dev) -> None:
+        """``learner="auto"`` (:mod:`structlin.learners.choice`): every candidate trained on the same training part and
+        scored on the same data — ``dev``, else the ``held_out`` share (the runs of :meth:`_held_out_run`) — from one
+        extraction of the documents' counts, each made into its candidate's values; the best score (ties: the first
+        candidate) keeps its model, finished as it finishes alone (:meth:`_refit`, or its own fit on all the documents
+        without dev).  ``chosen_["learner"]`` names it, and ``candidates_`` begins with each candidate's score."""
+        if dev is None and not self.held_out:
+            raise OptionValueError(f"learner {AUTO!r} chooses on dev data or on a held-out share: give dev or held_out")
+        counts = self._by_parts(documents, lambda part, start: self._extractor.counts(part))
+        trials, idf = [], None
+        for k, learner in enumerate(self._candidates):
+            self._learner = learner
+            self._use_features(self.feature_set)  # the extractor of this learner's values (counts, presence ...)
+            if idf is not None:
+                self._extractor.set_idf(*idf)
+            # the values share the counts' buckets, which indexing renumbers: the last candidate's only in place
+            own = counts if k == len(self._candidates) - 1 else replace(counts, indices=counts.indices.copy())
+            X, y = self._indexed(self._training_values(own, first=idf is None), labels, classes)
+            idf = self._extractor.idf_buckets, self._extractor.idf, self._extractor.idf_unseen
+            dev_data = self._indexed_dev(self._dev_data(dev), caller_depth=4)
+            held_positions = None
+            if dev_data is not None:
+                self._fit_learner(X, y, dev_data)
+                score = max(r["dev_accuracy"] for r in learner.history_ if r["dev_accuracy"] is not None)
+            elif self._chooses_epochs(X):
+                held_positions = self._held_out_run(X, y)
+                score = max(r["dev_accuracy"] for r in learner.history_ if r["dev_accuracy"] is not None)
+            else:
+                rest, rest_y, held = hold_out_instances(X, y, self.held_out, learner.get_params().get("seed") or 0)
+                score = learner.held_out_score(self.joint, self.decoder, rest, rest_y, held, bias_row=self._bias_row())
+            trials.append((score, learner, self._extractor, self.joint, X, y, held_positions))
+        scores = [{"learner": trial[1].name, "dev_accuracy": float(trial[0])} for trial in trials]
+        best = max(trials, key=lambda trial: trial[0])  # the first of equals
+        _, self._learner, self._extractor, self._joint, X, y, held_positions = best
+        del trials, best, counts
+        if dev is not None:
+            self.weights_, self.history_ = self.learner.weights_, self.learner.history_
+        elif held_positions is not None:
+            self._refit(X, y, held_positions)
+        else:
+            self._fit_learner(X, y, None)
+        self.learner.chosen_ = {"learner": self.learner.name, **self.learner.chosen_}
+        self.learner.candidates_ = [*scores, *self.learner.candidates_]
 
     def _dev_data(self, dev) -> tuple[FeatureMatrix, list] | None:
         """The features of dev documents and their labels (``dev = (documents, labels)``), or None without dev."""
@@ -1880,7 +1965,11 @@ class Classifier(_Model, ClassifierI):
     def _training_features(self, documents, *, first: bool) -> FeatureMatrix:
         """Feature values of training documents; for the ``first`` batch of a run tf-idf's idf is first
         estimated on them."""
-        counts = self._by_parts(documents, lambda part, start: self._extractor.counts(part))
+        return self._training_values(self._by_parts(documents, lambda part, start: self._extractor.counts(part)),
+                                     first=first)
+
+    def _training_values(self, counts: FeatureMatrix, *, first: bool) -> FeatureMatrix:
+        """The feature values of training documents' ``counts`` (:meth:`_training_features`)."""
         if first and self.feature_set.values.endswith("tfidf"):
             self._extractor.fit_idf(counts)
         return self._finite(self._extractor.transform(counts), "training data")

@@ -34,6 +34,7 @@ from ..errors import (CorpusFormatError, ModelFormatError, OptionValueError, Str
                       UnseenLabelWarning, UsageError)
 from ..experiments import cross_validate, load_config, output_files, run_experiment, write_report
 from ..learners import LEARNERS, make_learner
+from ..learners.choice import AUTO, CANDIDATES, LearnerChoice, learner_choice
 from ..learners.protocol import model_options
 from ..learners.training import quiet
 from .parser import learner_cli_options
@@ -133,7 +134,7 @@ def _format(source: str, args) -> str:
 def _given_options(args) -> dict:
     """The learner options the command line gives (every option a learner declares has a flag:
     :func:`~.parser.learner_cli_options`), read; an option of other learners only is refused by name."""
-    declared = {option.name: option for option in LEARNERS[args.learner].options}
+    declared = {option.name: option for cls in _named_classes(args.learner) for option in cls.options}
     given = {}
     for name, takers in learner_cli_options().items():
         value = getattr(args, name, None)
@@ -154,14 +155,28 @@ def _given_options(args) -> dict:
     return given
 
 
+def _named_classes(name: str) -> list:
+    """The learner classes ``--learner`` names: one, or the candidates of ``auto``."""
+    return [LEARNERS[c] for c in CANDIDATES] if name == AUTO else [LEARNERS[name]]
+
+
 def _learner(args, task: Task, progress: bool | None, candidate: dict | None = None):
     """The learner ``--learner`` names, with the command's seed, the task's learner defaults (for the learners
     that declare them, unless an option given replaces them: :func:`~structlin.learners.protocol.model_options`),
-    the options the command line gives and a tune ``candidate``'s; options that exclude each other are refused."""
+    the options the command line gives and a tune ``candidate``'s; options that exclude each other are refused.
+    ``auto`` gives a :class:`~structlin.learners.choice.LearnerChoice` of the candidates that take the options given;
+    where nothing may be chosen on held-out data (``--no-tune``, ``--dev none``) or on a cluster (``--workers``,
+    ``--scheduler``: the candidates that train there), its first."""
     defaults = {"seed": args.seed, "progress": progress, **task.learner_defaults}
+    given = {**_given_options(args), **(candidate or {})}
     try:
-        return make_learner(args.learner, **model_options(LEARNERS[args.learner], defaults,
-                                                          {**_given_options(args), **(candidate or {})}))
+        if args.learner != AUTO:
+            return make_learner(args.learner, **model_options(LEARNERS[args.learner], defaults, given))
+        choice = learner_choice(LEARNERS, defaults, given)
+        if getattr(args, "workers", None) is not None or getattr(args, "scheduler", None) is not None:
+            choice = LearnerChoice([c for c in choice.candidates if c.capabilities.distributed])
+        fixed = getattr(args, "no_tune", False) or getattr(args, "dev", None) == "none"
+        return choice.candidates[0] if fixed or len(choice.candidates) == 1 else choice
     except OptionValueError as error:  # options that exclude each other: refused as the parser refuses a flag
         where = f"--grid candidate {_options_text(candidate)}: " if candidate else ""
         raise UsageError(f"{where}{error}") from None

@@ -20,6 +20,7 @@ from ..documents import strip_usenet
 from ..errors import OptionValueError, UnknownNameError
 from ..hashing import FeatureHasher
 from ..learners import LEARNERS
+from ..learners.choice import AUTO, CANDIDATES
 from ..learners.protocol import SEED_MAX
 from ..readers import CONLLU_COLUMNS, FILE_FORMATS, check_encoding, read_columns
 from ..sources import DOCUMENT_FORMATS
@@ -306,13 +307,20 @@ def _add_probabilities_option(parser, what: str) -> None:
                         "--probabilities, a model whose learner does not is an error)")
 
 
-def _add_model_options(parser, task: Task) -> None:
+def _add_model_options(parser, task: Task, *, choice: bool = True) -> None:
     """The model a training command builds: its feature set, learner (and decoder), their options, the
-    seed and the hash size; defaults from the task's model and the learners' declarations."""
+    seed and the hash size; defaults from the task's model and the learners' declarations.  With ``choice`` the
+    learner may be ``auto`` (the command trains the candidates and keeps the best: :mod:`~structlin.learners.choice`)."""
     parser.add_argument("--features", help=f"feature set name or TOML file (default: {task.model.default_features_rule}; "
                         f"bundled: {', '.join(available_feature_sets())})")
-    parser.add_argument("--learner", default=task.default("learner"), type=_registered(LEARNERS, "learner"),
-                        help=f"one of: {', '.join(LEARNERS)}")
+    if choice:
+        names = [*LEARNERS, AUTO]
+        auto = (f"; {AUTO}: {', '.join(CANDIDATES[:-1])} or {CANDIDATES[-1]}, whichever scores best on dev (without dev, "
+                "on the held-out share that chooses the epochs)")
+    else:
+        names, auto = list(LEARNERS), ""
+    parser.add_argument("--learner", default=task.default("learner"), type=_registered(dict.fromkeys(names), "learner"),
+                        help=f"one of: {', '.join(names)}{auto} (default: {task.default('learner')})")
     if task.decoders:
         parser.add_argument("--decoder", type=_registered(DECODERS, "decoder"),
                             help=f"one of: {', '.join(DECODERS)} (default: {task.default('decoder')})")
@@ -348,7 +356,7 @@ def _add_train_command(train, task: Task, source_help: tuple[str, str], data_opt
     dev.add_argument("--dev-fraction", type=_fraction, help=f"hold out this fraction of the training {task.unit}s "
                      "(seeded) as dev")
     data_options(parser)
-    _add_model_options(parser, task)
+    _add_model_options(parser, task, choice=not tune)
     if tune:
         parser.add_argument("--grid", nargs="+", required=True, metavar="NAME=V1,V2", help="learner options and "
                             "their candidate values, e.g. relative_margin=1,2,4 epochs=5,10 (every combination)")

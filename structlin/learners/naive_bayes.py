@@ -128,14 +128,7 @@ class NaiveBayes(Learner):
         """Set ``weights_`` to the NB log-probabilities of the indexed corpus ``X`` with gold label ids ``y``
         (one per position); ``bias_row`` is the weight row of the bias feature."""
         run = TrainingRun(self, joint, decoder, dev)
-        if decoder.uses_transitions:
-            raise OptionValueError(f"{self.name} classifies single instances: it needs the multiclass decoder, "
-                                   f"not {decoder.name!r} (naive Bayes over label chains, an HMM, is not implemented)")
-        if bias_row is None:
-            raise OptionValueError(f"{self.name} keeps log P(y) in the weight of a bias feature: use a feature set "
-                                   "with a bias template (bundled: text-nb, text-presence)")
-        require_finite(X, "training")
-        table = _CountTable(self, joint, X, y, bias_row)
+        table = self._table(joint, decoder, X, y, bias_row)
         settings = self._settings()
         setting = settings[0]
         if len(settings) > 1 and (dev is not None or X.n_instances > 1):
@@ -151,6 +144,24 @@ class NaiveBayes(Learner):
         self.weights_ = run.finish()
         self.history_, self.best_epoch_ = run.history, run.best_step
         return self
+
+    def held_out_score(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
+                       held: tuple[FeatureMatrix, np.ndarray], *, bias_row: int | None = None) -> float:
+        """The best held-out accuracy among the settings, as :meth:`fit` with ``held`` as dev would keep it, from the
+        count table alone: no weights are made (the learner stays untrained)."""
+        return float(self._table(joint, decoder, X, y, bias_row).accuracies(self._settings(), *held).max())
+
+    def _table(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
+               bias_row: int | None) -> _CountTable:
+        """The count table of the training instances, once the decoder and the bias feature are known to serve."""
+        if decoder.uses_transitions:
+            raise OptionValueError(f"{self.name} classifies single instances: it needs the multiclass decoder, "
+                                   f"not {decoder.name!r} (naive Bayes over label chains, an HMM, is not implemented)")
+        if bias_row is None:
+            raise OptionValueError(f"{self.name} keeps log P(y) in the weight of a bias feature: use a feature set "
+                                   "with a bias template (bundled: text-nb, text-presence)")
+        require_finite(X, "training")
+        return _CountTable(self, joint, X, y, bias_row)
 
     def _cross_validated(self, joint: JointFeatureMap, X: FeatureMatrix, y: np.ndarray, bias_row: int,
                          settings: list[dict]) -> np.ndarray:
@@ -257,34 +268,39 @@ class _CountTable:
         self.learner, self.joint, self.bias_row = learner, joint, bias_row
         row, position = X.indices.astype(np.int64), X.entry_positions()
         self.bias_value = _bias_value(X, position, bias_row)
-        feature = row != bias_row
-        row, label, value = row[feature], y[position[feature]], X.values[feature].astype(np.float64)
+        value = X.values.astype(np.float64)
         events = learner._events(value)
-        position = position[feature]
-        row, label, value, events, position = (a[events > 0] for a in (row, label, value, events, position))
+        counted = (row != bias_row) & (events > 0)  # the bias is no event; a value of 0 counts none
+        row, position, value, events = row[counted], position[counted], value[counted], events[counted]
+        label = y[position]
         L = joint.n_labels
-        self.rows, local = np.unique(row, return_inverse=True)
+        seen = np.bincount(row, minlength=bias_row + 1) > 0
+        self.rows = np.flatnonzero(seen)  # the vocabulary, increasing
+        local = (np.cumsum(seen) - 1)[row]
         V = len(self.rows)
         sign = np.where(np.bincount(local, value, minlength=V) < 0, -1.0, 1.0)
-        self.mixed_sign_rows = len(np.unique(local[np.sign(value) != sign[local]]))
+        self.mixed_sign_rows = int(np.count_nonzero(np.bincount(local[np.sign(value) != sign[local]], minlength=V)))
         self.documents = np.bincount(y, minlength=L).astype(np.float64)
-        cells, entry_cell = np.unique(local * L + label, return_inverse=True)
-        cell_feature, cell_label = cells // L, cells % L
-        present = np.bincount(entry_cell, minlength=len(cells)).astype(np.float64)
-        values = {"counts": np.bincount(entry_cell, events, minlength=len(cells))}
+
+        def cells(entry_values: np.ndarray) -> scipy.sparse.csr_array:
+            """The entries' values summed by (feature, label): a counting sort (COO to CSR), each row's labels
+            increasing; every table of the same entries has the same cells."""
+            return scipy.sparse.csr_array((entry_values, (local, label)), shape=(V, L))
+
+        present = cells(np.ones(len(local)))
+        tables = {"counts": cells(events)}
         if "tf-idf" in learner._choices().get("weighting", ()):
-            frequency = np.bincount(cell_feature, present, minlength=V)
-            values["tf-idf"] = np.bincount(entry_cell, _tf_idf(events, local, position, frequency, X.n_positions),
-                                           minlength=len(cells))
-        information = _information(scipy.sparse.coo_array((present, (cell_feature, cell_label)), shape=(V, L)),
-                                   self.documents)
+            frequency = np.bincount(local, minlength=V).astype(np.float64)  # documents with the feature
+            tables["tf-idf"] = cells(_tf_idf(events, local, position, frequency, X.n_positions))
+        information = _information(present, self.documents)
         self.ranked = np.argsort(-information, kind="stable")
         self.rank = np.empty(V, np.int64)  # of each feature of the vocabulary
         self.rank[self.ranked] = np.arange(V)
-        order = np.argsort(self.rank[cell_feature] * L + cell_label, kind="stable")
-        self.cell_rank, self.cell_label = self.rank[cell_feature][order], cell_label[order]
-        self.values = {weighting: cell_values[order] for weighting, cell_values in values.items()}
-        self._cells_before = np.searchsorted(self.cell_rank, np.arange(V + 1))
+        ranked = present[self.ranked]  # the cells in rank order: each feature's row, its labels increasing
+        self._cells_before = ranked.indptr.astype(np.int64)
+        self.cell_rank = np.repeat(np.arange(V), np.diff(self._cells_before))
+        self.cell_label = ranked.indices.astype(np.int64)
+        self.values = {weighting: table[self.ranked].data for weighting, table in tables.items()}
         self.sign = sign[self.ranked]
         with np.errstate(divide="ignore"):  # a label without training instances: log P(y) = −∞
             self.log_prior = np.log(self.documents / self.documents.sum())

@@ -257,6 +257,12 @@ class Learner:
             self.set_params(**before)
         return self
 
+    def held_out_score(self, joint, decoder, X, y, held: tuple, *, bias_row: int | None = None) -> float:
+        """The best accuracy on the held-out instances ``held = (X_held, y_held)`` of a fit on ``X`` (the learner's
+        model is then that fit's; a learner that can score its choices without making them may leave it unmade)."""
+        self.fit(joint, decoder, X, y, held, bias_row=bias_row)
+        return self.best_dev_accuracy()
+
     def best_dev_accuracy(self) -> float:
         """The best dev accuracy of the run that is the model (``history_``); 0 when none was measured."""
         return max((r["dev_accuracy"] for r in self.history_ if r["dev_accuracy"] is not None), default=0.0)
