@@ -169,6 +169,14 @@ class AveragedWeights:
         np.subtract(self.w[indices], out, out=out)
         return out
 
+    def take_rows(self, rows: np.ndarray, n_labels: int) -> np.ndarray:
+        """The average's emission rows ``rows`` as a ``(len(rows), n_labels)`` array: :meth:`take` of their flat
+        indices, gathered a row at a time (the emission block comes first in the flat layout)."""
+        emissions = slice(0, (len(self.w) // n_labels) * n_labels)
+        out = np.divide(self.u[emissions].reshape(-1, n_labels)[rows], self.visits)
+        np.subtract(self.w[emissions].reshape(-1, n_labels)[rows], out, out=out)
+        return out
+
     def dense(self) -> np.ndarray:
         """The whole flat vector (a new array)."""
         out = np.divide(self.u, self.visits)
@@ -410,10 +418,11 @@ class JointFeatureMap:
     def _average_scores(self, w: AveragedWeights, matrix: FeatureMatrix) -> Scores:
         """:meth:`scores` of an unmade average: the emission rows ``matrix`` uses are made, and the product runs on
         ``matrix`` renumbered onto them (each position's entries in the same order: the same sums)."""
-        L = self.n_labels
-        rows, local = np.unique(matrix.indices, return_inverse=True)
-        block = w.take((rows[:, None] * L + np.arange(L)).reshape(-1)).reshape(-1, L)
-        emissions = replace(matrix, indices=local.reshape(-1).astype(np.int32)).dot(block)
+        used = np.zeros(self.n_rows, dtype=bool)
+        used[matrix.indices] = True
+        rows = np.flatnonzero(used)  # increasing; each entry's place among them by a count, not a sort
+        local = (np.cumsum(used, dtype=np.int32) - 1)[matrix.indices]
+        emissions = replace(matrix, indices=local).dot(w.take_rows(rows, self.n_labels))
         trans, start, end = self.tail_weights(w.take(np.arange(self.transition_offset, self.size)))
         return Scores(emissions, matrix.lengths, trans, start, end, self.allowed(matrix))
 

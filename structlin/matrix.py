@@ -15,6 +15,11 @@ import scipy.sparse
 
 from .errors import OptionValueError
 
+try:  # scipy's kernel of ``csr @ dense``, called without building a matrix object around each small batch
+    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
+except ImportError:  # a scipy that moved it: the public product, the same kernel behind more checks
+    _csr_matvecs = None
+
 
 def ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
     """Concatenation of ``arange(starts[k], stops[k])`` for all k, without a Python loop."""
@@ -234,8 +239,15 @@ class FeatureMatrix:
         return scipy.sparse.csr_matrix((self.values, self.indices, self.indptr), shape=(self.n_positions, n_columns))
 
     def dot(self, weights: np.ndarray) -> np.ndarray:
-        """``X @ weights`` for a dense ``(n_columns, k)`` matrix: one row of k scores per position."""
-        return self.csr(len(weights)) @ weights
+        """``X @ weights`` for a dense ``(n_columns, k)`` matrix: one row of k scores per position.  scipy's
+        kernel is called directly: a learner scores thousands of small batches an epoch, and building a scipy
+        matrix for each (its checks, its index conversions) cost more than the product (docs/benchmarks.md)."""
+        if _csr_matvecs is None or weights.ndim != 2:
+            return self.csr(len(weights)) @ weights
+        out = np.zeros((self.n_positions, weights.shape[1]), dtype=np.result_type(self.values, weights))
+        _csr_matvecs(self.n_positions, len(weights), weights.shape[1], self.indptr, self.indices, self.values,
+                     np.ascontiguousarray(weights).ravel(), out.ravel())
+        return out
 
     def map_columns(self, mapping: np.ndarray) -> FeatureMatrix:
         """Renumber columns through ``mapping`` (column → new column, −1 = drop the entry)."""

@@ -394,7 +394,6 @@ class _Model:
 
     # What the last fit (or load) used and trained: None before.
     _learner: Learner | None = None
-    _candidates: tuple | list = ()  # the learners the last fit chose among (learner="auto"), the first in _learner
     _hasher: FeatureHasher | None = None
     _feature_set: FeatureSet | None = None
     _joint: JointFeatureMap | None = None
@@ -520,8 +519,7 @@ class _Model:
             raise OptionValueError(f"held_out must be a fraction between 0 and 1, got {held_out!r}")
         if not isinstance(self.stream, bool):
             raise OptionValueError(f"stream must be True or False, got {self.stream!r}")
-        self._candidates = self._candidate_learners()
-        self._learner, self._hasher = self._candidates[0], _feature_hasher(self.bits, self.hash_seed)
+        self._learner, self._hasher = self._make_learner(), _feature_hasher(self.bits, self.hash_seed)
         features = self.features
         if features is not None and not isinstance(features, (str, os.PathLike, FeatureSet)):
             raise OptionValueError(f"features must be a feature set's name, a TOML file's path or a FeatureSet (None: "
@@ -1693,7 +1691,9 @@ class Classifier(_Model, ClassifierI):
     it scored as well as one at a time in two thirds of the time; ``batch_size=1`` is the textbook online
     algorithm.  ``relative_margin=4`` (the perceptrons' margin τ = 4ρ, where a tagger keeps the learners' own 2):
     chosen by the same procedure on the document corpora's dev data, with dev sets split by file or by date
-    (docs/benchmarks.md, "The document classifier's margin").
+    (docs/benchmarks.md, "The document classifier's margin").  ``learner="auto"`` trains the averaged perceptron and
+    naive Bayes and keeps the one scoring better on dev, or without dev on the ``held_out`` share
+    (:mod:`structlin.learners.choice`, :meth:`_choose_learner`).
     """
 
     kind = "classifier"
@@ -1827,47 +1827,52 @@ class Classifier(_Model, ClassifierI):
             # the names of NLTK featuresets, kept to name the weights (most_informative_features)
             pairs = _add_distinct_pairs({}, documents) if self.trained_on("featureset") else {}
             self._featureset_pairs = list(pairs.values())
-            if len(self._candidates) > 1:
-                self._choose_learner(documents, labels, classes, dev)
+            candidates = self._candidate_learners()
+            if len(candidates) > 1:
+                self._choose_learner(candidates, documents, labels, classes, dev)
             else:
                 self._train(self._training_features(documents, first=True), labels, classes, self._dev_data(dev))
         return self
 
-    def _choose_learner(self, documents: list, labels: list, classes: list, dev) -> None:
-        """``learner="auto"`` (:mod:`structlin.learners.choice`): every candidate trained on the same training part and
-        scored on the same data — ``dev``, else the ``held_out`` share (the runs of :meth:`_held_out_run`) — from one
-        extraction of the documents' counts, each made into its candidate's values; the best score (ties: the first
-        candidate) keeps its model, finished as it finishes alone (:meth:`_refit`, or its own fit on all the documents
-        without dev).  ``chosen_["learner"]`` names it, and ``candidates_`` begins with each candidate's score."""
+    def _choose_learner(self, candidates: list[Learner], documents: list, labels: list, classes: list, dev) -> None:
+        """``learner="auto"`` (:mod:`structlin.learners.choice`): each of the (untrained) ``candidates`` trained on the
+        same training part and scored on the same data — ``dev``, else the ``held_out`` share (the runs of
+        :meth:`_held_out_run`) — from one extraction of the documents' counts, made into each candidate's values; the
+        best score (ties: the first candidate) keeps its model, finished as it finishes alone (:meth:`_refit`, or its
+        own fit on all the documents without dev).  A candidate beaten is dropped at once (memory holds two at most).
+        ``chosen_["learner"]`` names the one kept, and ``candidates_`` begins with each candidate's score."""
         if dev is None and not self.held_out:
             raise OptionValueError(f"learner {AUTO!r} chooses on dev data or on a held-out share: give dev or held_out")
         counts = self._by_parts(documents, lambda part, start: self._extractor.counts(part))
-        trials, idf = [], None
-        for k, learner in enumerate(self._candidates):
+        scores, best, idf = [], None, None
+        for k, learner in enumerate(candidates):
             self._learner = learner
             self._use_features(self.feature_set)  # the extractor of this learner's values (counts, presence ...)
             if idf is not None:
                 self._extractor.set_idf(*idf)
             # the values share the counts' buckets, which indexing renumbers: the last candidate's only in place
-            own = counts if k == len(self._candidates) - 1 else replace(counts, indices=counts.indices.copy())
+            own = counts if k == len(candidates) - 1 else replace(counts, indices=counts.indices.copy())
             X, y = self._indexed(self._training_values(own, first=idf is None), labels, classes)
             idf = self._extractor.idf_buckets, self._extractor.idf, self._extractor.idf_unseen
             dev_data = self._indexed_dev(self._dev_data(dev), caller_depth=4)
             held_positions = None
             if dev_data is not None:
                 self._fit_learner(X, y, dev_data)
-                score = max(r["dev_accuracy"] for r in learner.history_ if r["dev_accuracy"] is not None)
+                score = learner.best_dev_accuracy()
             elif self._chooses_epochs(X):
                 held_positions = self._held_out_run(X, y)
-                score = max(r["dev_accuracy"] for r in learner.history_ if r["dev_accuracy"] is not None)
+                score = learner.best_dev_accuracy()
             else:
                 rest, rest_y, held = hold_out_instances(X, y, self.held_out, learner.get_params().get("seed") or 0)
                 score = learner.held_out_score(self.joint, self.decoder, rest, rest_y, held, bias_row=self._bias_row())
-            trials.append((score, learner, self._extractor, self.joint, X, y, held_positions))
-        scores = [{"learner": trial[1].name, "dev_accuracy": float(trial[0])} for trial in trials]
-        best = max(trials, key=lambda trial: trial[0])  # the first of equals
+                del rest, rest_y, held
+            scores.append({"learner": learner.name, "dev_accuracy": float(score)})
+            if best is None or score > best[0]:
+                best = (score, learner, self._extractor, self.joint, X, y, held_positions)
+            del X, y, dev_data
+        del counts
         _, self._learner, self._extractor, self._joint, X, y, held_positions = best
-        del trials, best, counts
+        del best
         if dev is not None:
             self.weights_, self.history_ = self.learner.weights_, self.learner.history_
         elif held_positions is not None:

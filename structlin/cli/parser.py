@@ -356,7 +356,7 @@ def _add_train_command(train, task: Task, source_help: tuple[str, str], data_opt
     dev.add_argument("--dev-fraction", type=_fraction, help=f"hold out this fraction of the training {task.unit}s "
                      "(seeded) as dev")
     data_options(parser)
-    _add_model_options(parser, task, choice=not tune)
+    _add_model_options(parser, task, choice=not tune and not task.decoders)  # a tagger has one candidate
     if tune:
         parser.add_argument("--grid", nargs="+", required=True, metavar="NAME=V1,V2", help="learner options and "
                             "their candidate values, e.g. relative_margin=1,2,4 epochs=5,10 (every combination)")

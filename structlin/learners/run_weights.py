@@ -321,6 +321,11 @@ class _UnmadeRowAverage(AveragedWeights):
     def take(self, indices) -> np.ndarray:
         return super().take(self.store._indices(indices))
 
+    def take_rows(self, rows: np.ndarray, n_labels: int) -> np.ndarray:
+        """The rows' average from their slots (an untouched row's slot 0 holds zeros)."""
+        slots = AveragedWeights(self.w[self.store.tail_size :], self.u[self.store.tail_size :], self.visits)
+        return slots.take_rows(self.store.slot_of[rows], n_labels)
+
     def dense(self) -> np.ndarray:
         return self.store.expand(super().dense())
 
