@@ -628,7 +628,7 @@ class _Model:
         return self.joint.index(dev[0]), _dev_label_ids(self.joint, dev[1], f"{self._item}s", caller_depth)
 
     def _chooses_epochs(self, X) -> bool:
-        """Whether a fit without dev chooses the learner's epochs on a held-out share (one instance cannot be shared)."""
+        """Whether a fit without dev chooses the learner's epochs on a held-out share (not of one instance)."""
         return bool(self.held_out) and "epochs" in self.learner.get_params() and X.n_instances > 1
 
     def _fit_learner(self, X, y: np.ndarray | None, dev_data) -> None:

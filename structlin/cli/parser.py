@@ -310,13 +310,13 @@ def _add_probabilities_option(parser, what: str) -> None:
 def _add_model_options(parser, task: Task, *, choice: bool = True) -> None:
     """The model a training command builds: its feature set, learner (and decoder), their options, the
     seed and the hash size; defaults from the task's model and the learners' declarations.  With ``choice`` the
-    learner may be ``auto`` (the command trains the candidates and keeps the best: :mod:`~structlin.learners.choice`)."""
+    learner may be ``auto`` (the candidates trained, the best kept: :mod:`~structlin.learners.choice`)."""
     parser.add_argument("--features", help=f"feature set name or TOML file (default: {task.model.default_features_rule}; "
                         f"bundled: {', '.join(available_feature_sets())})")
     if choice:
         names = [*LEARNERS, AUTO]
-        auto = (f"; {AUTO}: {', '.join(CANDIDATES[:-1])} or {CANDIDATES[-1]}, whichever scores best on dev (without dev, "
-                "on the held-out share that chooses the epochs)")
+        auto = (f"; {AUTO}: {' or '.join(CANDIDATES)}, whichever scores best on dev (without dev, on the "
+                "held-out share that chooses the epochs)")
     else:
         names, auto = list(LEARNERS), ""
     parser.add_argument("--learner", default=task.default("learner"), type=_registered(dict.fromkeys(names), "learner"),
