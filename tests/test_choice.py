@@ -135,6 +135,9 @@ def test_the_command_line_chooses_and_says_so(tmp_path, capsys, nltk_data_dir):
     assert main(["train", "classifier", "--corpus", "names", "--learner", "auto", "--l2", "1", "--output",
                  str(model)]) == 2
     assert "--l2 does not apply to learner 'auto'" in capsys.readouterr().err
+    assert main(["train", "classifier", "--corpus", "names", "--learner", "auto", "--alpha", "1", "--workers", "2",
+                 "--output", str(model)]) == 2
+    assert "candidates for the options given (naive-bayes) do not train on a Dask cluster" in capsys.readouterr().err
 
 
 def test_make_learner_knows_the_registered_learners_only():

@@ -174,7 +174,12 @@ def _learner(args, task: Task, progress: bool | None, candidate: dict | None = N
             return make_learner(args.learner, **model_options(LEARNERS[args.learner], defaults, given))
         choice = learner_choice(LEARNERS, defaults, given)
         if getattr(args, "workers", None) is not None or getattr(args, "scheduler", None) is not None:
-            choice = LearnerChoice([c for c in choice.candidates if c.capabilities.distributed])
+            takers = [c for c in choice.candidates if c.capabilities.distributed]
+            if not takers:
+                names = ", ".join(c.name for c in choice.candidates)
+                raise UsageError(f"learner {AUTO!r}: its candidates for the options given ({names}) do not train on a "
+                                 "Dask cluster (--workers, --scheduler)")
+            choice = LearnerChoice(takers)
         fixed = getattr(args, "no_tune", False) or getattr(args, "dev", None) == "none"
         return choice.candidates[0] if fixed or len(choice.candidates) == 1 else choice
     except OptionValueError as error:  # options that exclude each other: refused as the parser refuses a flag
