@@ -145,3 +145,21 @@ def test_make_learner_knows_the_registered_learners_only():
     assert "auto" not in LEARNERS and len(LEARNERS) == 11
     with pytest.raises(KeyError):
         make_learner("auto")
+
+
+def test_a_learner_held_out_score_is_its_best_dev_accuracy():
+    """The protocol's held_out_score: the best dev accuracy of a fit with the held-out instances as dev (the SVM here),
+    and naive Bayes's own, which makes no weights, equals its fit's."""
+    from structlin.decoders import Multiclass
+
+    texts = ["good great fun", "bad awful plot", "great acting", "awful boring", "fun film", "boring plot"] * 4
+    labels = ["pos", "neg", "pos", "neg", "pos", "neg"] * 4
+    for name, features in (("svm", None), ("naive-bayes", "text-nb")):
+        model = Classifier(features, learner=name)
+        X, y = model.training_data(texts, labels)
+        rest, held = np.arange(0, 18), np.arange(18, 24)
+        parts = (X.take(rest), y[rest]), (X.take(held), y[held])
+        scorer, fitted = make_learner(name), make_learner(name)
+        score = scorer.held_out_score(model.joint, Multiclass(), *parts[0], parts[1], bias_row=model._bias_row())
+        fitted.fit(model.joint, Multiclass(), *parts[0], parts[1], bias_row=model._bias_row())
+        assert score == fitted.best_dev_accuracy() > 0.5

@@ -2,9 +2,9 @@
 
 No learner wins everywhere: on documents whose label few of their words tell (sentences by genre or by polarity,
 names by gender) naive Bayes scores above the averaged perceptron, on the others the perceptron wins by up to seven
-points (docs/benchmarks.md, "A learner chosen on held-out data").  So the document classifier's default trains each
-candidate on the same training part, scores it on the same dev data — the corpus's dev split, or the held-out
-share that chooses the epochs without one — and keeps the best (ties: the first candidate).  A candidate's score is
+points (docs/benchmarks.md, "A learner chosen on held-out data").  So ``auto`` trains each candidate on the same
+training part, scores it on the same dev data — the corpus's dev split, or the held-out share that chooses the epochs
+without one — and keeps the best (ties: the first candidate).  A candidate's score is
 the best it reaches there, as its own choices (the epochs, naive Bayes's settings) are made on the same data.
 
 :class:`LearnerChoice` is what ``learner="auto"`` (or ``--learner auto``) names: the candidates, each made with the
@@ -27,8 +27,6 @@ _COMMON = ("progress", "seed")
 
 class LearnerChoice:
     """The candidate learners of ``auto`` (untrained), of which a model keeps the one scoring best on dev."""
-
-    name = AUTO
 
     def __init__(self, candidates: list[Learner]):
         if not candidates:
