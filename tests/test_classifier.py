@@ -489,3 +489,25 @@ def test_a_sorted_file_is_read_in_a_seeded_random_order(nltk_data_dir):
     in_file_order = Classifier("text-presence", learner, held_out=0.1).fit([d.text for d in documents],
                                                                             [d.label for d in documents])
     assert in_file_order.learner.candidates_ != auto.learner.candidates_
+
+
+@pytest.mark.parametrize("features", [None, "text-nb", "fields", "nltk"])
+def test_parts_extracted_in_threads_give_the_matrix_of_parts_in_turn(features):
+    """A classifier extracts two parts at once (``extraction_threads``): the same training matrix, values and idf as
+    one part after the other, whatever the kind of document (texts, tuples of fields, NLTK featuresets)."""
+    rng = np.random.default_rng(0)
+    words = [f"w{k}" for k in range(300)]
+    texts = [" ".join(rng.choice(words, size=rng.integers(1, 30))) for _ in range(500)]
+    documents = {None: texts, "text-nb": texts, "fields": [tuple((t.split() + ["x"] * 3)[:3]) for t in texts],
+                 "nltk": [{w: True for w in t.split()} for t in texts]}[features]
+    labels = [f"c{len(t) % 5}" for t in texts]
+    matrices = []
+    for threads in (1, 2):
+        model = Classifier(features, progress=False)
+        model.extraction_threads, model.extraction_batch = threads, 37
+        X, y = model.training_data(documents, labels)
+        matrices.append((X, y, model.joint.columns, model._extractor.idf))
+    (X1, y1, c1, idf1), (X2, y2, c2, idf2) = matrices
+    for a, b in ((X1.indptr, X2.indptr), (X1.indices, X2.indices), (X1.values, X2.values), (y1, y2), (c1, c2),
+                 (idf1, idf2)):
+        np.testing.assert_array_equal(a, b)
