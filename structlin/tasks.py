@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import CorpusFormatError
+from .learners.choice import AUTO
 from .matrix import ordered_held_out
 from .models import Classifier, Tagger, TextOrder
 from .sources import CorpusStream, read_documents, read_sentences, stream_documents, stream_sentences
@@ -32,7 +33,9 @@ class Task:
     ``learner_defaults`` are the model's own defaults for learner settings (a tagger's batch size);
     ``decoders`` says whether the task takes a decoder (and a tag dictionary: it labels sequences); ``column``
     whether a model records the tag column it was trained on; ``streams`` whether its model trains from a corpus
-    on disk (``stream=True``), reading the units with ``stream`` (re-iterable, never held) instead of ``read``."""
+    on disk (``stream=True``), reading the units with ``stream`` (re-iterable, never held) instead of ``read``;
+    ``default_learner`` is the command line's default learner where it may choose one (``train``,
+    ``cross-validate``; None: the model's)."""
 
     kind: str
     unit: str
@@ -48,6 +51,7 @@ class Task:
     decoders: bool = False
     column: bool = False
     stream: Callable | None = None
+    default_learner: str | None = None
 
     @property
     def streams(self) -> bool:
@@ -133,7 +137,7 @@ CLASSIFICATION = Task(
     report=lambda model, documents, progress=None: model.report([d.text for d in documents],
                                                                 [d.label for d in documents], progress=progress),
     sample=_first_of_each_label,
-    learner_defaults=Classifier.learner_defaults, stream=stream_documents)
+    learner_defaults=Classifier.learner_defaults, stream=stream_documents, default_learner=AUTO)
 
 #: The share of the training data held out to choose the epochs (and what a learner chooses on dev) when
 #: there is no dev: ``structlin train``, ``cross-validate`` and ``tune`` use it as a model's ``held_out``.

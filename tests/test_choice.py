@@ -117,11 +117,11 @@ def test_a_tagger_and_a_stream_keep_the_perceptron(tmp_path):
 
 
 def test_the_command_line_chooses_and_says_so(tmp_path, capsys, nltk_data_dir):
-    """``--learner auto`` on names: the log names the candidates' held-out scores, the model keeps naive Bayes, and
-    ``evaluate`` shows the choice; ``--no-tune`` chooses nothing (the first candidate); ``tune`` takes a learner's
-    name only."""
+    """``auto``, the command line's default, on names: the log names the candidates' held-out scores, the model keeps
+    naive Bayes, and ``evaluate`` shows the choice; ``--no-tune`` chooses nothing (the first candidate); ``tune``
+    takes a learner's name only."""
     model = tmp_path / "m"
-    assert main(["train", "classifier", "--corpus", "names", "--learner", "auto", "--output", str(model)]) == 0
+    assert main(["train", "classifier", "--corpus", "names", "--output", str(model)]) == 0
     out = capsys.readouterr().out
     assert "learner naive-bayes" in out and "learner averaged-perceptron: dev " in out
     assert main(["evaluate", str(model), "--corpus", "names", "--split", "all", "--json"]) == 0

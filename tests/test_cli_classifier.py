@@ -185,7 +185,8 @@ def test_learner_options_reach_the_learner_or_are_refused(tmp_path, capsys, fast
                      "--epochs", "5", "--output", model, "--quiet")
     assert code == 0 and Classifier.load(model).learner.l2 == 0.25
     code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--l2", "1", "--output", model)
-    assert code == 2 and err.strip() == "structlin: error: --l2 does not apply to learner 'averaged-perceptron'"
+    assert code == 2 and err.strip() == ("structlin: error: --l2 does not apply to learner 'auto' (averaged-perceptron or "
+                                         "naive-bayes, chosen on held-out data): give --learner maxent")
 
 
 def test_maxent_solver_options_reach_the_learner(tmp_path, capsys, fasttext_files):
@@ -203,7 +204,8 @@ def test_maxent_solver_options_reach_the_learner(tmp_path, capsys, fasttext_file
     for option, value in (("--solver", "sgd"), ("--l1", "0.1"), ("--learning-rate", "1"), ("--momentum", "0.5")):
         code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, option, value, "--output", model)
         assert code == 2
-        assert err.strip() == f"structlin: error: {option} does not apply to learner 'averaged-perceptron'"
+        assert err.startswith(f"structlin: error: {option} does not apply to learner 'auto' (averaged-perceptron or "
+                              "naive-bayes, chosen on held-out data): give --learner ") and "maxent" in err
     code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--learner", "maxent", "--solver",
                        "sgd", "--l1", "0.1", "--output", model)
     assert code == 2 and err.strip() == "structlin: error: l1 needs the lbfgs solver (OWL-QN), not 'sgd'"
@@ -221,7 +223,8 @@ def test_svm_options_reach_the_learner_or_give_one_line(tmp_path, capsys, fastte
                        "--output", model)  # refused by the parser, no learner taking it
     assert code == 2 and len(err.strip().splitlines()) == 1 and "argument --C: must be positive and finite, got 0.0" in err
     for argv, message in ((("--learner", "svm", "--solver", "lbfgs"), "solver must be one of pegasos, bcfw, got 'lbfgs'"),
-                          (("--C", "1"), "--C does not apply to learner 'averaged-perceptron'")):
+                          (("--C", "1"), "--C does not apply to learner 'auto' (averaged-perceptron or naive-bayes, "
+                                         "chosen on held-out data): give --learner passive-aggressive or mira or svm")):
         code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, *argv, "--output", model)
         assert code == 2 and error_line(err).endswith(message)
 
@@ -249,7 +252,7 @@ def test_cost_matrix_file_reaches_the_svm_or_gives_one_line(tmp_path, capsys, fa
                            "--cost-matrix", tmp_path / name, "--output", model)
         assert code == 1 and message in error_line(err), err
     code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--cost-matrix", costs, "--output", model)
-    assert code == 2 and "--cost-matrix does not apply to learner 'averaged-perceptron'" in err
+    assert code == 2 and "--cost-matrix does not apply to learner 'auto'" in err
 
 
 def test_tol_reaches_the_batch_solvers_and_is_refused_by_the_others(tmp_path, capsys, fasttext_files):
@@ -285,7 +288,7 @@ def test_kernel_perceptron_on_svmlight_input_from_the_command_line(tmp_path, cap
                        "--budget", "0", "--output", model)
     assert code == 2 and "error: argument --budget: must be at least 1, got 0" in err
     code, _, err = run(capsys, "train", "classifier", "--train", tmp_path / "xor.svm", "--kernel", "rbf", "--output", model)
-    assert code == 2 and "--kernel does not apply to learner 'averaged-perceptron'" in err
+    assert code == 2 and "--kernel does not apply to learner 'auto'" in err
     run(capsys, "train", "classifier", "--train", tmp_path / "xor.svm", "--output", model, "-q")
     code, _, err = run(capsys, "evaluate", model, "--test", tmp_path / "xor.svm", "--hypothesis", "voted")
     assert code == 1 and "--hypothesis voted applies to models of voted-perceptron, kernel-perceptron" in err

@@ -141,7 +141,9 @@ def _given_options(args) -> dict:
         if value is None:
             continue
         if name not in declared:
-            raise UsageError(f"{takers[0][1].command_line_flag} does not apply to learner {args.learner!r}")
+            named = (f" ({' or '.join(CANDIDATES)}, chosen on held-out data): give --learner "
+                     f"{' or '.join(learner for learner, _ in takers)}") if args.learner == AUTO else ""
+            raise UsageError(f"{takers[0][1].command_line_flag} does not apply to learner {args.learner!r}{named}")
         parse = declared[name].parse
         try:
             given[name] = parse(value) if parse is not None else value

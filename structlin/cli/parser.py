@@ -317,10 +317,11 @@ def _add_model_options(parser, task: Task, *, choice: bool = True) -> None:
         names = [*LEARNERS, AUTO]
         auto = (f"; {AUTO}: {' or '.join(CANDIDATES)}, whichever scores best on dev (without dev, on the "
                 "held-out share that chooses the epochs)")
+        default = task.default_learner or task.default("learner")
     else:
-        names, auto = list(LEARNERS), ""
-    parser.add_argument("--learner", default=task.default("learner"), type=_registered(dict.fromkeys(names), "learner"),
-                        help=f"one of: {', '.join(names)}{auto} (default: {task.default('learner')})")
+        names, auto, default = list(LEARNERS), "", task.default("learner")
+    parser.add_argument("--learner", default=default, type=_registered(dict.fromkeys(names), "learner"),
+                        help=f"one of: {', '.join(names)}{auto} (default: {default})")
     if task.decoders:
         parser.add_argument("--decoder", type=_registered(DECODERS, "decoder"),
                             help=f"one of: {', '.join(DECODERS)} (default: {task.default('decoder')})")
