@@ -1918,8 +1918,8 @@ class Classifier(_Model, ClassifierI):
         else:
             self._fit_learner(best.X, best.y, None)
         self.learner.chosen_ = {"learner": self.learner.name, **self.learner.chosen_}
-        self.learner.candidates_ = [*({"learner": c.name, "dev_accuracy": score} for c, score in zip(candidates, scores)),
-                                    *self.learner.candidates_]
+        chosen_among = [{"learner": c.name, "dev_accuracy": score} for c, score in zip(candidates, scores)]
+        self.learner.candidates_ = [*chosen_among, *self.learner.candidates_]
 
     def _use(self, trial: _Trial) -> None:
         """Make ``trial``'s learner, extractor and map the model's (what a fit and the bias feature's row read)."""

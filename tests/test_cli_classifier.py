@@ -185,8 +185,8 @@ def test_learner_options_reach_the_learner_or_are_refused(tmp_path, capsys, fast
                      "--epochs", "5", "--output", model, "--quiet")
     assert code == 0 and Classifier.load(model).learner.l2 == 0.25
     code, _, err = run(capsys, "train", "classifier", "--train", fasttext_files, "--l2", "1", "--output", model)
-    assert code == 2 and err.strip() == ("structlin: error: --l2 does not apply to learner 'auto' (averaged-perceptron or "
-                                         "naive-bayes, chosen on held-out data): give --learner maxent")
+    assert code == 2 and err.strip() == ("structlin: error: --l2 does not apply to learner 'auto' (averaged-perceptron "
+                                         "or naive-bayes, chosen on held-out data): give --learner maxent")
 
 
 def test_maxent_solver_options_reach_the_learner(tmp_path, capsys, fasttext_files):
