@@ -266,20 +266,22 @@ class _CountTable:
 
     def __init__(self, learner: NaiveBayes, joint: JointFeatureMap, X: FeatureMatrix, y: np.ndarray, bias_row: int):
         self.learner, self.joint, self.bias_row = learner, joint, bias_row
-        row, position = X.indices.astype(np.int64), X.entry_positions()
+        position = X.entry_positions()
         self.bias_value = _bias_value(X, position, bias_row)
         value = X.values.astype(np.float64)
         events = learner._events(value)
-        counted = (row != bias_row) & (events > 0)  # the bias is no event; a value of 0 counts none
-        row, position, value, events = row[counted], position[counted], value[counted], events[counted]
-        label = y[position]
+        counted = (X.indices != bias_row) & (events > 0)  # the bias is no event; a value of 0 counts none
+        row, position, value, events = X.indices[counted], position[counted], value[counted], events[counted]
+        label = y.astype(np.int32)[position]  # 32-bit ids: the entries' arrays are the table's largest
         L = joint.n_labels
         seen = np.bincount(row, minlength=bias_row + 1) > 0
         self.rows = np.flatnonzero(seen)  # the vocabulary, increasing
-        local = (np.cumsum(seen) - 1)[row]
+        local = (np.cumsum(seen, dtype=np.int32) - 1)[row]
+        del row
         V = len(self.rows)
         sign = np.where(np.bincount(local, value, minlength=V) < 0, -1.0, 1.0)
         self.mixed_sign_rows = int(np.count_nonzero(np.bincount(local[np.sign(value) != sign[local]], minlength=V)))
+        del value
         self.documents = np.bincount(y, minlength=L).astype(np.float64)
 
         def cells(entry_values: np.ndarray) -> scipy.sparse.csr_array:
