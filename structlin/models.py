@@ -373,6 +373,20 @@ def _file_weights(arrays: dict, n_labels: int) -> SparseWeights:
     return SparseWeights(rows * n_labels + labels, values, arrays["transition"], size)
 
 
+def _indexed(X: FeatureMatrix, labels: list, classes: list, decoder: Decoder):
+    """``(joint, X, y)``: the joint map of ``classes`` (the label order) and of the buckets of ``X`` (training
+    instances' hashed features), ``X`` indexed by it (renumbered in place: ``X`` is spent) and the ids of ``labels``."""
+    joint = JointFeatureMap.from_training(classes, X, transitions=decoder.uses_transitions)
+    return joint, joint.index(X, overwrite=True), joint.encode_labels(labels)
+
+
+def _bias_row(extractor, joint: JointFeatureMap) -> int | None:
+    """The weight row of ``extractor``'s bias feature in ``joint`` (None without one)."""
+    bucket = extractor.bias_bucket()
+    rows = np.flatnonzero(joint.columns == bucket) if bucket is not None else []
+    return int(rows[0]) if len(rows) else None
+
+
 class _Model:
     """What every model shares: a feature set and its extractor, the joint feature map, a decoder, a
     learner and what it trained; fit, partial_fit and prediction through the decoder; scikit-learn's
@@ -607,16 +621,14 @@ class _Model:
     def _bias_row(self) -> int | None:
         """The weight row of the feature set's bias feature, which every position has (None without one),
         for a learner that keeps a per-label constant there (naive Bayes's log P(y))."""
-        bucket = self._extractor.bias_bucket()
-        rows = np.flatnonzero(self.joint.columns == bucket) if bucket is not None else []
-        return int(rows[0]) if len(rows) else None
+        return _bias_row(self._extractor, self.joint)
 
     def _indexed(self, X: FeatureMatrix, labels: list, classes: list) -> tuple[FeatureMatrix, np.ndarray]:
         """Set :attr:`joint`, the map of ``classes`` (the label order) and of the buckets of ``X`` (the training
         instances' hashed features); return ``X`` indexed by it (its bucket array renumbered in place: ``X`` is
         spent) and the ids of ``labels`` (one per position)."""
-        self._joint = JointFeatureMap.from_training(classes, X, transitions=self.decoder.uses_transitions)
-        return self._joint.index(X, overwrite=True), self._joint.encode_labels(labels)
+        self._joint, X, y = _indexed(X, labels, classes, self.decoder)
+        return X, y
 
     def _train(self, X: FeatureMatrix, labels: list, classes: list, dev=None) -> None:
         """Fit the learner on the training instances (see :meth:`_indexed`); ``dev = (X_dev, labels)``."""
@@ -1680,16 +1692,14 @@ def _label_array(labels: list) -> np.ndarray:
 @dataclass
 class _Trial:
     """One candidate of ``learner="auto"`` (:meth:`Classifier._choose_learner`): its learner, extractor, map, indexed
-    training matrix and ids, indexed dev data (or None), and once scored its score (a future while a second thread
-    computes it) and the held-out positions of its epochs' run."""
+    training matrix and ids, and once scored its score and the held-out positions of its epochs' run."""
 
     learner: Learner
     extractor: DocumentFeatureExtractor
     joint: JointFeatureMap
     X: FeatureMatrix
     y: np.ndarray
-    dev: tuple | None
-    score: concurrent.futures.Future | None = None
+    score: float | None = None
     held_positions: int | None = None
 
 
@@ -1755,8 +1765,9 @@ class Classifier(_Model, ClassifierI):
         return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
                     classifier_tags=ClassifierTags(), input_tags=InputTags(sparse=True, dict=True))
 
-    def _make_extractor(self) -> DocumentFeatureExtractor:
-        capabilities = self.learner.capabilities
+    def _make_extractor(self, learner: Learner | None = None) -> DocumentFeatureExtractor:
+        """The extractor of the values ``learner`` (the model's) learns from: counts, presence, a constant feature."""
+        capabilities = (learner or self.learner).capabilities
         return DocumentFeatureExtractor(self.feature_set, self.hasher, constant=capabilities.needs_bias,
                                         presence=capabilities.presence, counts=capabilities.counts)
 
@@ -1871,43 +1882,39 @@ class Classifier(_Model, ClassifierI):
         same training part and scored on the same data — ``dev``, else the ``held_out`` share (the runs of
         :meth:`_held_out_run`) — from one extraction of the documents' counts, made into each candidate's values; the
         best score (ties: the first candidate) keeps its model, finished as it finishes alone (:meth:`_refit`, or its
-        own fit on all the documents without dev).  A candidate that scores its held-out share without a run of epochs
-        (naive Bayes: :meth:`~.learners.Learner.held_out_score`) is scored in a second thread, beside the others' runs
-        (numpy and scipy let go of the interpreter in their loops: the choice costs little more than the perceptron's
-        run on two cores).  ``chosen_["learner"]`` names the one kept, and ``candidates_`` begins with each
-        candidate's score."""
+        own fit on all the documents without dev).  Without dev, a candidate that scores its held-out share without a
+        run of epochs (naive Bayes: :meth:`~.learners.Learner.held_out_score`) is made and scored in a second thread,
+        beside the others' runs (numpy and scipy let go of the interpreter in their loops: the choice costs little more
+        than the perceptron's run on two cores).  ``chosen_["learner"]`` names the one kept, and ``candidates_``
+        begins with each candidate's score."""
         if dev is None and not self.held_out:
             raise OptionValueError(f"learner {AUTO!r} chooses on dev data or on a held-out share: give dev or held_out")
         counts = self._by_parts(documents, lambda part, start: self._extractor.counts(part))
-        trials, idf = [], None
-        for k, learner in enumerate(candidates):  # each candidate's values, map and dev data
-            self._learner = learner
-            self._use_features(self.feature_set)  # the extractor of this learner's values (counts, presence ...)
-            if idf is not None:
-                self._extractor.set_idf(*idf)
-            # the values share the counts' buckets, which indexing renumbers: the last candidate's only in place
-            own = counts if k == len(candidates) - 1 else replace(counts, indices=counts.indices.copy())
-            X, y = self._indexed(self._training_values(own, first=idf is None), labels, classes)
-            idf = self._extractor.idf_buckets, self._extractor.idf, self._extractor.idf_unseen
-            trials.append(_Trial(learner, self._extractor, self.joint, X, y,
-                                 self._indexed_dev(self._dev_data(dev), caller_depth=4)))
-        del counts, X, y
+        if self.feature_set.values.endswith("tfidf"):  # one idf, every candidate's
+            self._extractor.fit_idf(counts)
+        idf = self._extractor.idf_buckets, self._extractor.idf, self._extractor.idf_unseen
+        beside = [dev is None and "epochs" not in learner.get_params() for learner in candidates]
+        in_turn = [k for k, side in enumerate(beside) if not side]
+        trials: list = [None] * len(candidates)
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as side:
-            for trial in trials:
+            for k in (k for k, side in enumerate(beside) if side):  # a copy of the buckets: indexing renumbers them
+                copy = replace(counts, indices=counts.indices.copy())
+                trials[k] = side.submit(self._scored_beside, candidates[k], copy, idf, labels, classes)
+            for k in in_turn:  # the last one made renumbers the counts' buckets in place
+                own = counts if k == in_turn[-1] else replace(counts, indices=counts.indices.copy())
+                trial = trials[k] = self._trial(candidates[k], own, idf, labels, classes)
                 self._use(trial)
-                if trial.dev is None and not self._chooses_epochs(trial.X):
-                    rest, rest_y, held = hold_out_instances(trial.X, trial.y, self.held_out,
-                                                            trial.learner.get_params().get("seed") or 0)
-                    trial.score = side.submit(trial.learner.held_out_score, trial.joint, self.decoder, rest, rest_y,
-                                              held, bias_row=self._bias_row())
-            for trial in trials:
-                self._use(trial)
-                if trial.dev is not None:
-                    self._fit_learner(trial.X, trial.y, trial.dev)
-                elif trial.score is None:
+                if dev is not None:
+                    self._fit_learner(trial.X, trial.y, self._indexed_dev(self._dev_data(dev), caller_depth=4))
+                elif self._chooses_epochs(trial.X):
                     trial.held_positions = self._held_out_run(trial.X, trial.y)
-            scores = [float(trial.score.result() if trial.score is not None else trial.learner.best_dev_accuracy())
-                      for trial in trials]
+                else:
+                    self._scored(trial)
+                    continue
+                trial.score = trial.learner.best_dev_accuracy()
+            del counts
+            trials = [trial.result() if isinstance(trial, concurrent.futures.Future) else trial for trial in trials]
+        scores = [float(trial.score) for trial in trials]
         best = trials[scores.index(max(scores))]  # the first of equals
         del trials
         self._use(best)
@@ -1920,6 +1927,29 @@ class Classifier(_Model, ClassifierI):
         self.learner.chosen_ = {"learner": self.learner.name, **self.learner.chosen_}
         chosen_among = [{"learner": c.name, "dev_accuracy": score} for c, score in zip(candidates, scores)]
         self.learner.candidates_ = [*chosen_among, *self.learner.candidates_]
+
+    def _trial(self, learner: Learner, counts: FeatureMatrix, idf: tuple, labels: list, classes: list) -> _Trial:
+        """A candidate of :meth:`_choose_learner` made from the training documents' ``counts`` (spent) and the idf: its
+        extractor, values, map and ids; the model is not touched (a second thread may make one)."""
+        extractor = self._make_extractor(learner)
+        extractor.set_idf(*idf)
+        values = self._finite(extractor.transform(counts), "training data")
+        joint, X, y = _indexed(values, labels, classes, self.decoder)
+        return _Trial(learner, extractor, joint, X, y)
+
+    def _scored_beside(self, learner: Learner, counts: FeatureMatrix, idf: tuple, labels: list, classes: list):
+        """:meth:`_trial`, then :meth:`_scored`: what the second thread of :meth:`_choose_learner` does, touching
+        nothing of the model's."""
+        return self._scored(self._trial(learner, counts, idf, labels, classes))
+
+    def _scored(self, trial: _Trial) -> _Trial:
+        """``trial`` with its score on its held-out share by its learner's ``held_out_score`` (which need make no
+        weights)."""
+        learner = trial.learner
+        rest, rest_y, held = hold_out_instances(trial.X, trial.y, self.held_out, learner.get_params().get("seed") or 0)
+        trial.score = learner.held_out_score(trial.joint, self.decoder, rest, rest_y, held,
+                                             bias_row=_bias_row(trial.extractor, trial.joint))
+        return trial
 
     def _use(self, trial: _Trial) -> None:
         """Make ``trial``'s learner, extractor and map the model's (what a fit and the bias feature's row read)."""
