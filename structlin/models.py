@@ -485,7 +485,7 @@ class _Model:
         learner = vars(self)["learner"]
         given = {name: vars(self)[name] for name in _LEARNER_OPTIONS if vars(self)[name] is not None}
         if isinstance(learner, str) and learner == AUTO:
-            learner = learner_choice(LEARNERS, self.learner_defaults, given)
+            learner = learner_choice(self.learner_defaults, given)
         if not isinstance(learner, LearnerChoice):
             return [self._made(learner, given)]
         candidates = [self._made(c, given) for c in learner.candidates if self._learns(type(c))
@@ -1906,11 +1906,8 @@ class Classifier(_Model, ClassifierI):
                 self._use(trial)
                 if dev is not None:
                     self._fit_learner(trial.X, trial.y, self._indexed_dev(self._dev_data(dev), caller_depth=4))
-                elif self._chooses_epochs(trial.X):
+                else:  # a learner of epochs (the others are beside): they are chosen on the held-out share
                     trial.held_positions = self._held_out_run(trial.X, trial.y)
-                else:
-                    self._scored(trial)
-                    continue
                 trial.score = trial.learner.best_dev_accuracy()
             del counts
             trials = [trial.result() if isinstance(trial, concurrent.futures.Future) else trial for trial in trials]
@@ -1938,14 +1935,9 @@ class Classifier(_Model, ClassifierI):
         return _Trial(learner, extractor, joint, X, y)
 
     def _scored_beside(self, learner: Learner, counts: FeatureMatrix, idf: tuple, labels: list, classes: list):
-        """:meth:`_trial`, then :meth:`_scored`: what the second thread of :meth:`_choose_learner` does, touching
-        nothing of the model's."""
-        return self._scored(self._trial(learner, counts, idf, labels, classes))
-
-    def _scored(self, trial: _Trial) -> _Trial:
-        """``trial`` with its score on its held-out share by its learner's ``held_out_score`` (which need make no
-        weights)."""
-        learner = trial.learner
+        """:meth:`_trial`, scored on its held-out share by the learner's ``held_out_score`` (which need make no
+        weights): what the second thread of :meth:`_choose_learner` does, touching nothing of the model's."""
+        trial = self._trial(learner, counts, idf, labels, classes)
         rest, rest_y, held = hold_out_instances(trial.X, trial.y, self.held_out, learner.get_params().get("seed") or 0)
         trial.score = learner.held_out_score(trial.joint, self.decoder, rest, rest_y, held,
                                              bias_row=_bias_row(trial.extractor, trial.joint))

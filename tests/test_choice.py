@@ -79,7 +79,7 @@ def test_a_model_of_the_choice_round_trips(tmp_path):
                                                 ({"alpha": 0.5}, ["naive-bayes"]),
                                                 ({"seed": 3}, list(CANDIDATES)), ({}, list(CANDIDATES))])
 def test_options_given_keep_the_candidates_that_take_them(options, kept):
-    choice = learner_choice(LEARNERS, {"relative_margin": 4.0}, options)
+    choice = learner_choice({"relative_margin": 4.0}, options)
     assert [c.name for c in choice.candidates] == kept
     for learner in choice.candidates:
         declared = {o.name for o in learner.options}

@@ -174,7 +174,7 @@ def _learner(args, task: Task, progress: bool | None, candidate: dict | None = N
     try:
         if args.learner != AUTO:
             return make_learner(args.learner, **model_options(LEARNERS[args.learner], defaults, given))
-        choice = learner_choice(LEARNERS, defaults, given)
+        choice = learner_choice(defaults, given)
         if getattr(args, "workers", None) is not None or getattr(args, "scheduler", None) is not None:
             takers = [c for c in choice.candidates if c.capabilities.distributed]
             if not takers:

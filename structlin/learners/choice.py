@@ -15,6 +15,7 @@ the perceptron); the model drops the candidates that cannot learn its task (a ta
 from __future__ import annotations
 
 from ..errors import OptionValueError
+from . import LEARNERS, make_learner
 from .protocol import Learner, model_options
 
 #: The name of the choice, where a learner's name goes.
@@ -37,15 +38,13 @@ class LearnerChoice:
         return f"LearnerChoice({', '.join(learner.name for learner in self.candidates)})"
 
 
-def learner_choice(registry: dict[str, type[Learner]], defaults: dict, given: dict) -> LearnerChoice:
+def learner_choice(defaults: dict, given: dict) -> LearnerChoice:
     """The :data:`CANDIDATES` that declare every option ``given`` (but :data:`_COMMON`), each made with the model's
     ``defaults`` and the options given (:func:`~.protocol.model_options`); none left is refused, naming the
     options."""
     named = [name for name in given if name not in _COMMON]
-    takers = [registry[name] for name in CANDIDATES
-              if all(option in {o.name for o in registry[name].options} for option in named)]
+    takers = [name for name in CANDIDATES if set(named) <= {option.name for option in LEARNERS[name].options}]
     if not takers:
         raise OptionValueError(f"no candidate of learner {AUTO!r} ({', '.join(CANDIDATES)}) takes every option "
                                f"given ({', '.join(named)}): name the learner")
-    return LearnerChoice([cls(**{name: value for name, value in model_options(cls, defaults, given).items()
-                                 if value is not None}) for cls in takers])
+    return LearnerChoice([make_learner(name, **model_options(LEARNERS[name], defaults, given)) for name in takers])
