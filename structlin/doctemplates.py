@@ -6,9 +6,11 @@ document templates, and may also list token templates, which then see the whole 
 (``suffix`` of a first name).  Built-in document templates:
 
 * ``words(n, lowercase, pattern, stopwords, truncate, suffix)`` — word n-grams for each order in ``n``;
-  tokens are matched by the regular expression ``pattern`` (scikit-learn's default ``\\b\\w\\w+\\b``; no
-  downloaded model needed); ``truncate = k`` keeps each token's first k characters (after stop words
-  are dropped): a crude stem, free of any language's rules, that ties drive / drives / driver together;
+  tokens are matched by the regular expression ``pattern`` (by default :data:`WORD_PATTERN`: every CJK
+  ideograph, else a run of two or more word characters, scikit-learn's tokens; a feature set's ``token_pattern``
+  for all its templates; no downloaded model needed); ``truncate = k`` keeps each token's first k characters
+  (after stop words are dropped): a crude stem, free of any language's rules, that ties drive / drives / driver
+  together;
   ``suffix = k`` keeps its last k characters instead (a name's or an inflection's ending);
 * ``header_words(headers, n, lowercase, pattern, stopwords)`` — word n-grams of the named header lines
   of an e-mail or Usenet post (``Subject: ...`` in the block before the first blank line; folded
@@ -56,25 +58,25 @@ from .errors import StructlinError
 from .hashing import FeatureHasher
 from .matrix import FeatureMatrix
 from .modelfile import deflated, inflated
-from .templates import (LENGTHS, MAX_LENGTH, FeatureSet, NamedFeature, Param, feature_name, feature_values,
-                        hash_results, register_template, template)
+from .templates import (LENGTHS, MAX_LENGTH, TOKEN_PATTERN, FeatureSet, NamedFeature, Param, feature_name,
+                        feature_values, hash_results, register_template, template)
 
-WORD_PATTERN = r"(?u)\b\w\w+\b"
-
-
-def _token_pattern(pattern: str) -> str | None:
-    """Why ``pattern`` cannot find tokens, or None: it must compile, and have no capturing group (with one,
-    ``re.findall`` gives the groups rather than the tokens)."""
-    try:
-        groups = re.compile(pattern).groups
-    except re.error as err:
-        return f"not a regular expression: {err}"
-    return f"it has {groups} capturing group(s); write (?:...)" if groups else None
+#: The ideographs of the CJK scripts: Unicode's CJK Unified Ideographs (with extension A), the compatibility
+#: ideographs, and the supplementary planes' extensions B-H with the compatibility supplement.
+IDEOGRAPHS = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x323AF))
+_IDEOGRAPH_CLASS = "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in IDEOGRAPHS)
+#: The default token pattern: every ideograph a token of its own, else the maximal runs of two or more word
+#: characters.  Chinese (and Japanese kanji) is written without spaces between words, so a run of ideographs is a
+#: clause, not a word; its characters as tokens make word n-grams character n-grams, the usual features of Chinese
+#: text (as multilingual BERT's tokenizer splits them).  Text without ideographs gets scikit-learn's tokens.
+WORD_PATTERN = rf"(?u)(?=\w)[{_IDEOGRAPH_CLASS}]|(?:(?![{_IDEOGRAPH_CLASS}])\w){{2,}}"
+#: scikit-learn's default token pattern, the maximal runs of two or more word characters, ideographs included: the
+#: default of model files of format 2 and before (:func:`pinned_word_pattern`).
+RUN_PATTERN = r"(?u)\b\w\w+\b"
 
 
 #: The parameters of the word templates.
-_WORD_PARAMS = {"n": LENGTHS, "pattern": Param(str, rule=_token_pattern, what="a regular expression without "
-                                                "capturing groups"), "stopwords": Param(str, many=True, empty=True)}
+_WORD_PARAMS = {"n": LENGTHS, "pattern": TOKEN_PATTERN, "stopwords": Param(str, many=True, empty=True)}
 _CHARACTERS = Param(int, low=1, high=MAX_LENGTH, what=f"a positive number of characters, at most {MAX_LENGTH}")
 
 
@@ -242,17 +244,42 @@ def _pattern_matches(texts: list[str], pattern: str):
     return points, starts, lengths, owner
 
 
-def _word_runs(texts: list[str]):
-    """What :func:`_pattern_matches` gives for the default pattern ``\\b\\w\\w+\\b`` — the maximal runs
-    of two or more word characters — found on the code points of all texts at once."""
+def _word_runs(texts: list[str], *, split_ideographs: bool = True):
+    """What :func:`_pattern_matches` gives for :data:`WORD_PATTERN` — each ideograph, and the maximal runs of two
+    or more other word characters — or with ``split_ideographs`` False for :data:`RUN_PATTERN` (the runs, ideographs
+    among them), found on the code points of all texts at once."""
     points, text_starts, _ = _code_points(texts, " ")
     word = np.zeros(len(points) + 2, dtype=bool)
     word[1:-1] = _is_word_character(points)
+    single = np.zeros(0, dtype=np.int64)
+    if split_ideographs:
+        ideograph = word[1:-1] & _is_ideograph(points)
+        word[1:-1] &= ~ideograph
+        single = np.flatnonzero(ideograph)
     edges = np.flatnonzero(word[1:] != word[:-1])
     starts, lengths = edges[::2], edges[1::2] - edges[::2]
     long = lengths >= 2
     starts, lengths = starts[long], lengths[long]
+    if len(single):  # the tokens in text order: runs and ideographs never overlap
+        order = np.argsort(np.concatenate([starts, single]), kind="stable")
+        starts = np.concatenate([starts, single])[order]
+        lengths = np.concatenate([lengths, np.ones(len(single), dtype=lengths.dtype)])[order]
     return points, starts, lengths, np.searchsorted(text_starts, starts, side="right") - 1
+
+
+def _is_ideograph(points: np.ndarray) -> np.ndarray:
+    """Whether each code point lies in one of the :data:`IDEOGRAPHS` ranges."""
+    found = np.zeros(len(points), dtype=bool)
+    for low, high in IDEOGRAPHS:
+        found |= (points >= low) & (points <= high)
+    return found
+
+
+def pinned_word_pattern(features: dict) -> dict:
+    """A feature set's table from a model file of format 2 or before, when the default token pattern was
+    :data:`RUN_PATTERN`: that pattern as the set's ``token_pattern`` (unless it has one), so that the model reads its
+    inputs as it was trained to (ideographs in runs) and its features keep their names."""
+    return features if "token_pattern" in features else {**features, "token_pattern": RUN_PATTERN}
 
 
 _word_characters = np.zeros(0, dtype=bool)  # [c] = chr(c) matches \w; grown on demand
@@ -348,8 +375,9 @@ class DocumentFeatureExtractor:
         runs = tokenized.get((lowercase, pattern))
         if runs is None:
             texts = [_text(d).lower() if lowercase else _text(d) for d in documents]
-            runs = tokenized[lowercase, pattern] = (_word_runs(texts) if pattern == WORD_PATTERN
-                                                    else _pattern_matches(texts, pattern))
+            runs = tokenized[lowercase, pattern] = (
+                _word_runs(texts, split_ideographs=pattern == WORD_PATTERN) if pattern in (WORD_PATTERN, RUN_PATTERN)
+                else _pattern_matches(texts, pattern))
         points, starts, lengths, owner = runs
         if stopwords:
             keep = ~np.isin(self.hasher.sequences(points, starts, lengths),

@@ -43,7 +43,9 @@ from .joint import JointFeatureMap
 from .matrix import FeatureMatrix, ordered_held_out, ranges
 from .outputs import atomic_output
 
-FORMAT = 1  # the layout of a cache folder; a folder of another format is built again
+# The layout of a cache folder (2: the default token pattern makes ideographs tokens); a folder of another format is
+# built again.
+FORMAT = 2
 # A shard ends at the first instance boundary past either bound, an epoch's segment at the first batch boundary.
 # A token has tens of feature entries (non-zero values), a document hundreds: the positions bound a tagger's
 # shards and segments, the entries a classifier's (a segment of 2**23 entries: 64 MB as read, plus the values made

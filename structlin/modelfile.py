@@ -29,8 +29,10 @@ from .errors import ModelFormatError
 from .outputs import atomic_output
 
 FORMAT = "structlin-model"
-#: The format version :func:`save_model` writes; :func:`load_model` reads every version from 1 to it.
-VERSION = 2
+#: The format version :func:`save_model` writes; :func:`load_model` reads every version from 1 to it.  Version 2
+#: keeps only the non-zero emission weights; version 3, the same arrays, marks the default token pattern that makes
+#: every CJK ideograph a token (a feature set of a file before it read ideographs in runs).
+VERSION = 3
 
 
 def save_model(path, metadata: dict, arrays: dict[str, np.ndarray]) -> None:

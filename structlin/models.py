@@ -38,7 +38,7 @@ from tqdm import tqdm
 
 from . import __version__
 from .decoders import Decoder, Multiclass, decode_batches, length_batches, make_decoder
-from .doctemplates import DocumentFeatureExtractor
+from .doctemplates import DocumentFeatureExtractor, pinned_word_pattern
 from .documents import Document
 from .errors import (CapabilityError, CorpusFormatError, ModelFormatError, NotFittedError, OptionValueError,
                      StructlinError, UnknownNameError, UnseenLabelWarning)
@@ -337,8 +337,8 @@ _METADATA = {
 _OPTIONAL_METADATA = ("chosen", "candidates", "tag_dictionary", "inputs")
 
 #: The weight rows' hashed buckets, and the weights of a learner that keeps a weight vector by model-file format
-#: version: version 1 keeps the emission block (rows × labels) dense, version 2 only its non-zero weights, row by
-#: row: how many each row has, their labels (increasing in each row) and their values (:func:`_file_weights`).
+#: version: version 1 keeps the emission block (rows × labels) dense, versions 2 and 3 only its non-zero weights, row
+#: by row: how many each row has, their labels (increasing in each row) and their values (:func:`_file_weights`).
 _COLUMNS = ArraySpec("iu", ("rows",), below="buckets", increasing=True)
 _TRANSITION = ArraySpec("f", ("tail",))
 _WEIGHT_ARRAYS = {
@@ -347,6 +347,7 @@ _WEIGHT_ARRAYS = {
         "emission_labels": ArraySpec("iu", ("entries",), below="labels"),
         "emission_values": ArraySpec("f", ("entries",)), "transition": _TRANSITION},
 }
+_WEIGHT_ARRAYS[3] = _WEIGHT_ARRAYS[2]
 
 
 def _small(ids: np.ndarray, bound: int) -> np.ndarray:
@@ -931,8 +932,9 @@ class _Model:
         if learner["name"] not in LEARNERS:
             raise ModelFormatError(f"{path}: unknown learner {learner['name']!r}")
         params = {k: v for k, v in learner.items() if k != "name"}
-        model = cls._construct(FeatureSet.from_dict(meta["features"], "feature set"),
-                               make_learner(learner["name"], **params), meta)
+        features = meta["features"] if meta["version"] >= 3 else pinned_word_pattern(meta["features"])
+        model = cls._construct(FeatureSet.from_dict(features, "feature set"), make_learner(learner["name"], **params),
+                               meta)
         model._begin()
         decoder = model.decoder
         if meta["decoder"] != decoder.name:

@@ -129,6 +129,20 @@ LENGTHS = Param(int, many=True, low=1, high=MAX_LENGTH)
 OFFSETS = Param(int, many=True, low=-_WINDOW, high=_WINDOW)
 
 
+def _token_pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` cannot find tokens, or None: it must compile, and have no capturing group (with one,
+    ``re.findall`` gives the groups rather than the tokens)."""
+    try:
+        groups = re.compile(pattern).groups
+    except re.error as err:
+        return f"not a regular expression: {err}"
+    return f"it has {groups} capturing group(s); write (?:...)" if groups else None
+
+
+#: A regular expression that finds tokens (a word template's ``pattern``, a feature set's ``token_pattern``).
+TOKEN_PATTERN = Param(str, rule=_token_pattern_problem, what="a regular expression without capturing groups")
+
+
 def _derived(default) -> Param:
     """The parameter a default value implies: a value of its kind, or a non-empty list of values of its items'
     kind; any value when the default tells nothing (None, an empty list, another type)."""
@@ -361,7 +375,7 @@ _COLUMN_SPANS = ([-2, -1], [-1, 0], [0, 1], [1, 2], [-2, -1, 0], [-1, 0, 1], [0,
 
 #: The keys of a feature set's TOML table (those :meth:`FeatureSet.to_dict` writes).
 FEATURE_SET_KEYS = frozenset({"name", "description", "values", "normalize", "template", "imports", "random_fourier",
-                              "clusters"})
+                              "clusters", "token_pattern"})
 
 
 @dataclass(frozen=True)
@@ -369,7 +383,9 @@ class FeatureSet:
     """A named list of template entries, loaded from TOML and stored in model files.  Documents'
     feature vectors are weighted by ``values``, scaled by ``normalize`` and then mapped by
     ``random_fourier``, if given.  ``clusters`` are the word clusters the ``cluster`` template reads, held
-    whole, so that a model file keeps them."""
+    whole, so that a model file keeps them.  ``token_pattern`` is the ``pattern`` of every template that reads one
+    and gives none (None: each template's own default; a feature set of a model file of format 2 or before has
+    scikit-learn's, :func:`~structlin.doctemplates.pinned_word_pattern`)."""
 
     name: str
     templates: tuple[TemplateSpec, ...]
@@ -379,6 +395,7 @@ class FeatureSet:
     normalize: str = "none"
     random_fourier: RandomFourierFeatures | None = None
     clusters: WordClusters | None = field(default=None, hash=False)  # compared, not hashed (a large mapping)
+    token_pattern: str | None = None
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -435,9 +452,12 @@ class FeatureSet:
             raise OptionValueError(f"{source}: values = {values!r}; accepted: {', '.join(VALUE_KINDS)}")
         if normalize not in ("none", "l2"):
             raise OptionValueError(f"{source}: normalize = {normalize!r}; accepted: none, l2")
+        token_pattern = data.get("token_pattern")
+        if token_pattern is not None:
+            TOKEN_PATTERN.check("token_pattern", token_pattern, source)
         feature_set = cls(str(data.get("name", source)), tuple(specs), str(data.get("description", "")),
                           _imports(data, source), values, normalize, _random_fourier(data, source),
-                          _clusters(data, source, folder))
+                          _clusters(data, source, folder), token_pattern)
         for spec in specs:
             missing = [r for r in template(spec.name).needs if feature_set.resources[r] is None]
             if missing:
@@ -499,6 +519,8 @@ class FeatureSet:
             clusters = self.clusters
             out["clusters"] = ({"bundled": clusters.bundled, "sha256": clusters.sha256} if clusters.bundled
                                else clusters.to_dict())
+        if self.token_pattern is not None:
+            out["token_pattern"] = self.token_pattern
         return out
 
     @property
@@ -507,10 +529,12 @@ class FeatureSet:
         return {"clusters": self.clusters}
 
     def arguments(self, spec: TemplateSpec) -> dict:
-        """What the template of ``spec`` is called with besides its input: its parameters and the resources of
-        this set it needs."""
-        resources = self.resources
-        return {**dict(spec.params), **{name: resources[name] for name in template(spec.name).needs}}
+        """What the template of ``spec`` is called with besides its input: its parameters (the set's
+        ``token_pattern`` as the ``pattern`` it does not give) and the resources of this set it needs."""
+        tpl, resources, given = template(spec.name), self.resources, dict(spec.params)
+        if self.token_pattern is not None and "pattern" in tpl.params and "pattern" not in given:
+            given["pattern"] = self.token_pattern
+        return {**given, **{name: resources[name] for name in tpl.needs}}
 
 
 _MODULES = Param(str, many=True, empty=True, what="a list of distinct module names")

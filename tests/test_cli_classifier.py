@@ -41,6 +41,18 @@ def test_train_evaluate_classify_round_trip(tmp_path, capsys, fasttext_files):
     assert out.splitlines() == [f"{folder / 'a.txt'}\tneg"]
 
 
+@pytest.mark.parametrize("options, kept", [(("--learner", "averaged-perceptron", "--epochs", "3"), "kept epoch 3; "),
+                                           (("--learner", "naive-bayes"), "")])
+def test_the_last_line_names_a_kept_epoch_only_for_a_learner_of_epochs(tmp_path, capsys, fasttext_files, options,
+                                                                         kept):
+    model = tmp_path / "m.model"
+    code, out, _ = run(capsys, "train", "classifier", "--train", fasttext_files, *options, "--dev", "none", "--output",
+                       model)
+    last = out.splitlines()[-1]
+    assert code == 0 and last.startswith("trained on 6 documents in ") and last.endswith(f"s; {kept}model written to "
+                                                                                         f"{model}"), last
+
+
 def test_train_from_folder_archive_with_dev_fraction(tmp_path, capsys):
     root = tmp_path / "tree"
     for k, (text, label) in enumerate(zip(TRAIN * 3, LABELS * 3)):

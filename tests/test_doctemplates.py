@@ -9,8 +9,8 @@ from functools import partial
 import numpy as np
 import pytest
 
-from structlin.doctemplates import (WORD_PATTERN, DocumentFeatureExtractor, _is_word_character, _pattern_matches,
-                                     _word_runs)
+from structlin.doctemplates import (RUN_PATTERN, WORD_PATTERN, DocumentFeatureExtractor, _is_word_character,
+                                     _pattern_matches, _word_runs)
 from structlin.errors import StructlinError
 from structlin.hashing import FeatureHasher
 from structlin.templates import FeatureSet, template
@@ -85,15 +85,48 @@ def test_word_characters_are_those_of_regular_expressions():
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_word_runs_find_what_the_default_pattern_finds(seed):
+@pytest.mark.parametrize("pattern", [WORD_PATTERN, RUN_PATTERN])
+def test_word_runs_find_what_the_default_pattern_finds(seed, pattern):
+    """The vectorised tokens are the regular expression's, ideographs (at the ranges' edges, beside letters, kana and
+    Hangul, and an unassigned code point inside a range, which is no word character) included."""
     rng = np.random.default_rng(seed)
-    alphabet = list("ab_9 \t\n.,'-éÉß  ½İ𝔘😀")
-    texts = ["".join(rng.choice(alphabet, size=rng.integers(0, 60))) for _ in range(50)] + ["", "x", "xy"]
+    alphabet = list("ab_9 \t\n.,'-éÉß  ½İ𝔘😀"
+                    "我好。，べ한𠀀\u4dbf\u4dc0\u4e00\u9fff\uf900\ufaff\ufb00\U000323af\U000323b0\U0002b73f")
+    texts = ["".join(rng.choice(alphabet, size=rng.integers(0, 60))) for _ in range(50)] + ["", "x", "xy", "我"]
     texts = [t.lower() for t in texts]
-    fast, regex = _word_runs(texts), _pattern_matches(texts, WORD_PATTERN)
+    fast, regex = _word_runs(texts, split_ideographs=pattern == WORD_PATTERN), _pattern_matches(texts, pattern)
     decoded = [[p[s : s + n].tobytes().decode("utf-32-le") for s, n in zip(r[1], r[2])] for p, r in ((fast[0], fast), (regex[0], regex))]
     assert decoded[0] == decoded[1]
     assert fast[3].tolist() == regex[3].tolist()
+
+
+def test_ideographs_are_tokens_and_their_bigrams_character_bigrams():
+    """Chinese is written without spaces: the default pattern makes each ideograph a token (word 2-grams are then
+    character bigrams), keeps the runs of other scripts, and drops single letters as scikit-learn's pattern does."""
+    words = template("words").function
+    assert words("我喜欢这部电影，很好看! Great film a我b 食べました 한국어") == [
+        "我", "喜", "欢", "这", "部", "电", "影", "很", "好", "看", "great", "film", "我", "食", "べました", "한국어"]
+    assert words("我喜欢这部电影，很好看", pattern=RUN_PATTERN) == ["我喜欢这部电影", "很好看"]
+    hasher = FeatureHasher(22, 5)
+    fs = feature_set({"name": "words", "n": [1, 2]})
+    counts = DocumentFeatureExtractor(fs, hasher).counts(["很好看 ok"])
+    assert row(counts, 0) == unigram_and_bigram_counts(hasher, fs, ["很", "好", "看", "ok"])
+
+
+def test_a_feature_sets_token_pattern_is_every_word_templates_unless_one_gives_its_own():
+    """``token_pattern`` is the pattern of the templates that give none, whose features keep their names (so a model
+    file of format 2 reads its ideographs in runs with the features it learned); a template's own ``pattern`` wins."""
+    templates = [{"name": "words", "n": [1, 2]}, {"name": "header_words"}, {"name": "words", "pattern": r"\w+"}]
+    data = {"name": "t", "values": "count", "normalize": "none", "template": templates}
+    plain, pinned = FeatureSet.from_dict(data), FeatureSet.from_dict({**data, "token_pattern": r"\S+"})
+    assert [s.key for s in pinned.templates] == [s.key for s in plain.templates]
+    assert [pinned.arguments(s).get("pattern") for s in pinned.templates] == [r"\S+", r"\S+", r"\w+"]
+    assert [plain.arguments(s).get("pattern") for s in plain.templates] == [None, None, r"\w+"]
+    assert FeatureSet.from_dict(pinned.to_dict()) == pinned and "token_pattern" not in plain.to_dict()
+    hasher = FeatureHasher(22, 5)
+    one = FeatureSet.from_dict({**data, "template": templates[:1], "token_pattern": r"\S+"})
+    counts = DocumentFeatureExtractor(one, hasher).counts(["It's 很好看, ok"])
+    assert row(counts, 0) == unigram_and_bigram_counts(hasher, one, ["it's", "很好看,", "ok"])
 
 
 def test_word_ngrams_are_hashed_as_chains_of_token_codes():

@@ -75,6 +75,11 @@ def test_a_parameter_of_the_wrong_type_or_range_names_the_template_and_parameter
     ('template = "bias"', "a feature set needs at least one [[template]] entry"),
     ('[template]\nname = "bias"', "at least one [[template]] entry (found one [template] table: write [[template]]"),
     ('imports = "os"\n[[template]]\nname = "bias"', "imports must be a list of distinct module names, got 'os'"),
+    ('token_pattern = "(\\\\w+"\n[[template]]\nname = "words"', "token_pattern must be a regular expression without "
+     "capturing groups, got '(\\\\w+' (not a regular expression: missing ), unterminated subpattern"),
+    ('token_pattern = 3\n[[template]]\nname = "words"', "token_pattern must be a regular expression without capturing "
+     "groups, got 3"),
+    ('token_pattern = "(a)"\n[[template]]\nname = "words"', "(it has 1 capturing group(s); write (?:...))"),
     ('[[template]]\nname = "bias"\n[[template]]\nname = "word"\noffsets = [0, 0]', "template 'word' (#2): offsets"),
     ('[[template]]\nname = "bias"\n[random_fourier]\ndimensions = "many"\ngamma = 1.0',
      "[random_fourier]: dimensions must be a positive integer"),

@@ -1,6 +1,7 @@
 """Compact, versioned model files and pickles (issue 18).
 
-A model file of format version 2 keeps only the non-zero emission weights, exactly (float64), in deflated members;
+A model file of format version 2 or 3 keeps only the non-zero emission weights, exactly (float64), in deflated members
+(version 3 marks the default token pattern that makes each CJK ideograph a token);
 a file of version 1 (dense weights, members stored), as :func:`test_model_hostile.version_1` writes it, loads and
 predicts as before, and other versions are refused with a message that says what to do.  A pickled model holds
 what its file holds, uncompressed, and none of the caches prediction fills.
@@ -19,8 +20,10 @@ import pytest
 
 from structlin import Classifier, Tagger, __version__
 from structlin.catalog import load_split
+from structlin.doctemplates import RUN_PATTERN
 from structlin.errors import ModelFormatError
 from structlin.modelfile import VERSION
+from structlin.templates import FeatureSet
 
 from test_model_hostile import DOCS, LABELS, TEXTS, TOY, WORDS, _models, _predictions, rewritten, version_1
 
@@ -51,7 +54,7 @@ def test_a_file_keeps_the_non_zero_weights_exactly_and_deflated(ewt_tagger, tmp_
     assert size <= len(version_1(path.read_bytes())) / 8  # 10.5 times smaller than version 1 measured
     with zipfile.ZipFile(path) as archive:
         assert {info.compress_type for info in archive.infolist()} == {zipfile.ZIP_DEFLATED}
-        assert json.loads(archive.read("metadata.json"))["version"] == VERSION == 2
+        assert json.loads(archive.read("metadata.json"))["version"] == VERSION == 3
     loaded = Tagger.load(path)
     emission, kept = tagger.joint.emission_matrix(tagger.weights_), np.isin(tagger.joint.columns, loaded.joint.columns)
     np.testing.assert_array_equal(loaded.joint.emission_matrix(loaded.weights_), emission[kept])
@@ -75,13 +78,38 @@ def test_version_1_files_load_and_predict_as_before(models, tmp_path):
         assert _predictions(type(model).load(path), inputs) == _predictions(model, inputs), name
 
 
+def test_files_before_version_3_read_ideographs_in_runs(tmp_path):
+    """A model file of format 2 or before was written when the default token pattern read a run of ideographs as
+    one token: a template without a pattern gets that one, so that the model reads inputs as it was trained to."""
+    texts = ["我喜欢这部电影", "很好看", "这部电影很差", "不好看", "我喜欢", "很差"] * 2
+    labels = ["pos", "pos", "neg", "neg", "pos", "neg"] * 2
+    runs = FeatureSet.from_dict({"name": "runs", "template": [{"name": "words", "n": [1, 2]}],
+                                 "token_pattern": RUN_PATTERN})
+    model = Classifier(runs, epochs=3, bits=14, progress=False).fit(texts, labels)
+    path = tmp_path / "m.model"
+    model.save(path)
+    inputs = ["我喜欢这部电影", "好看", "很差不好看"]
+
+    def as_version(version):
+        def written(meta):
+            meta["version"] = version
+            del meta["features"]["token_pattern"]  # as the code of that version wrote it
+        return rewritten(path.read_bytes(), written)
+
+    old = tmp_path / "old.model"
+    old.write_bytes(as_version(2))
+    assert Classifier.load(old).decision_function(inputs).tolist() == model.decision_function(inputs).tolist()
+    old.write_bytes(as_version(3))  # the same weights read with the ideographs as tokens: they score otherwise
+    assert Classifier.load(old).decision_function(inputs).tolist() != model.decision_function(inputs).tolist()
+
+
 @pytest.mark.parametrize("version, message", [
-    (3, f"model format version 3, newer than this structlin {__version__} reads (1 to 2): upgrade structlin to "
+    (4, f"model format version 4, newer than this structlin {__version__} reads (1 to 3): upgrade structlin to "
         "load it"),
-    (0, "model format version 0; this structlin reads versions 1 to 2"),
-    ("2", "model format version '2'; this structlin reads versions 1 to 2"),
-    (True, "model format version True; this structlin reads versions 1 to 2"),
-    (None, "model format version None; this structlin reads versions 1 to 2"),
+    (0, "model format version 0; this structlin reads versions 1 to 3"),
+    ("2", "model format version '2'; this structlin reads versions 1 to 3"),
+    (True, "model format version True; this structlin reads versions 1 to 3"),
+    (None, "model format version None; this structlin reads versions 1 to 3"),
 ])
 def test_other_format_versions_are_refused_clearly(models, tmp_path, version, message):
     path = tmp_path / "m.model"

@@ -303,8 +303,8 @@ def _train(args) -> None:
         if _choices(model):
             print(_choices(model))
         with_dev = f", dev {_size(task, dev)}" if dev is not None else ""
-        print(f"trained on {_size(task, train)} in {seconds:.1f}s{with_dev}; kept epoch {model.learner.best_epoch_}; "
-              f"model written to {args.output}")
+        kept = f"kept epoch {model.learner.best_epoch_}; " if "epochs" in model.learner.get_params() else ""
+        print(f"trained on {_size(task, train)} in {seconds:.1f}s{with_dev}; {kept}model written to {args.output}")
 
 
 def _size(task: Task, units) -> str:
