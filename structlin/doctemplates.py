@@ -7,7 +7,8 @@ document templates, and may also list token templates, which then see the whole 
 
 * ``words(n, lowercase, pattern, stopwords, truncate, suffix)`` — word n-grams for each order in ``n``;
   tokens are matched by the regular expression ``pattern`` (by default :data:`WORD_PATTERN`: every CJK
-  ideograph, else a run of two or more word characters, scikit-learn's tokens; a feature set's ``token_pattern``
+  ideograph, else a run of two or more word characters in Unicode's sense, marks included; a feature set's
+  ``token_pattern``
   for all its templates; no downloaded model needed); ``truncate = k`` keeps each token's first k characters
   (after stop words are dropped): a crude stem, free of any language's rules, that ties drive / drives / driver
   together;
@@ -48,6 +49,7 @@ import inspect
 import itertools
 import re
 import sys
+import unicodedata
 from collections.abc import Mapping
 
 import numpy as np
@@ -64,14 +66,41 @@ from .templates import (LENGTHS, MAX_LENGTH, TOKEN_PATTERN, FeatureSet, NamedFea
 #: The ideographs of the CJK scripts: Unicode's CJK Unified Ideographs (with extension A), the compatibility
 #: ideographs, and the supplementary planes' extensions B-H with the compatibility supplement.
 IDEOGRAPHS = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x323AF))
-_IDEOGRAPH_CLASS = "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in IDEOGRAPHS)
+
+
+def _mark_ranges() -> tuple[tuple[int, int], ...]:
+    """The ranges of :data:`WORD_MARKS`, from the planes that hold marks (the basic and supplementary multilingual
+    planes and the special-purpose one) in the Unicode database of this Python."""
+    ranges: list[list[int]] = []
+    for code in itertools.chain(range(0x20000), range(0xE0000, 0xE1000)):
+        if unicodedata.category(chr(code)) in ("Mn", "Mc", "Me", "Pc") and code != 0x5F or code in (0x200C, 0x200D):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    return tuple((low, high) for low, high in ranges)
+
+
+#: The characters of Unicode's word characters (UTS #18, Annex C) beside Python's ``\\w`` (letters, digits, ``_``):
+#: combining marks (the vowel signs of Devanagari, Bengali, Tamil, Thai ..., accents written apart), connector
+#: punctuation, and the zero-width joiner and non-joiner.  Without them a Hindi word falls apart at its vowel signs.
+WORD_MARKS = _mark_ranges()
+
+
+def _class_of(ranges) -> str:
+    """The ranges of code points as the inside of a regular expression's character class."""
+    return "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in ranges)
+
+
 #: The default token pattern: every ideograph a token of its own, else the maximal runs of two or more word
-#: characters.  Chinese (and Japanese kanji) is written without spaces between words, so a run of ideographs is a
-#: clause, not a word; its characters as tokens make word n-grams character n-grams, the usual features of Chinese
-#: text (as multilingual BERT's tokenizer splits them).  Text without ideographs gets scikit-learn's tokens.
-WORD_PATTERN = rf"(?u)(?=\w)[{_IDEOGRAPH_CLASS}]|(?:(?![{_IDEOGRAPH_CLASS}])\w){{2,}}"
-#: scikit-learn's default token pattern, the maximal runs of two or more word characters, ideographs included: the
-#: default of model files of format 2 and before (:func:`pinned_word_pattern`).
+#: characters in Unicode's sense (Python's ``\\w`` and :data:`WORD_MARKS`).  Chinese (and Japanese kanji) is written
+#: without spaces between words, so a run of ideographs is a clause, not a word; its characters as tokens make word
+#: n-grams character n-grams, the usual features of Chinese text (as multilingual BERT's tokenizer splits them).
+#: Text of neither gets scikit-learn's tokens.
+WORD_PATTERN = (rf"(?u)(?=\w)[{_class_of(IDEOGRAPHS)}]"
+                rf"|(?:(?![{_class_of(IDEOGRAPHS)}])[\w{_class_of(WORD_MARKS)}]){{2,}}")
+#: scikit-learn's default token pattern, the maximal runs of two or more of Python's word characters (``\\w``),
+#: ideographs included: the default of model files of format 2 and before (:func:`pinned_word_pattern`).
 RUN_PATTERN = r"(?u)\b\w\w+\b"
 
 
@@ -244,16 +273,18 @@ def _pattern_matches(texts: list[str], pattern: str):
     return points, starts, lengths, owner
 
 
-def _word_runs(texts: list[str], *, split_ideographs: bool = True):
+def _word_runs(texts: list[str], *, unicode_words: bool = True):
     """What :func:`_pattern_matches` gives for :data:`WORD_PATTERN` — each ideograph, and the maximal runs of two
-    or more other word characters — or with ``split_ideographs`` False for :data:`RUN_PATTERN` (the runs, ideographs
-    among them), found on the code points of all texts at once."""
+    or more other word characters, :data:`WORD_MARKS` among them — or with ``unicode_words`` False for
+    :data:`RUN_PATTERN` (the runs of Python's word characters, ideographs among them), found on the code points of
+    all texts at once."""
     points, text_starts, _ = _code_points(texts, " ")
+    kinds = _character_kinds(points)
     word = np.zeros(len(points) + 2, dtype=bool)
-    word[1:-1] = _is_word_character(points)
+    word[1:-1] = kinds != 0 if unicode_words else kinds == _WORD
     single = np.zeros(0, dtype=np.int64)
-    if split_ideographs:
-        ideograph = word[1:-1] & _is_ideograph(points)
+    if unicode_words:
+        ideograph = (kinds == _WORD) & _is_ideograph(points)
         word[1:-1] &= ~ideograph
         single = np.flatnonzero(ideograph)
     edges = np.flatnonzero(word[1:] != word[:-1])
@@ -278,22 +309,31 @@ def _is_ideograph(points: np.ndarray) -> np.ndarray:
 def pinned_word_pattern(features: dict) -> dict:
     """A feature set's table from a model file of format 2 or before, when the default token pattern was
     :data:`RUN_PATTERN`: that pattern as the set's ``token_pattern`` (unless it has one), so that the model reads its
-    inputs as it was trained to (ideographs in runs) and its features keep their names."""
+    inputs as it was trained to (ideographs in runs, words broken at their marks) and its features keep their names."""
     return features if "token_pattern" in features else {**features, "token_pattern": RUN_PATTERN}
 
 
-_word_characters = np.zeros(0, dtype=bool)  # [c] = chr(c) matches \w; grown on demand
+_WORD, _MARK = 1, 2  # the kinds of word character :func:`_character_kinds` tells apart (0: none)
+_kinds = np.zeros(0, dtype=np.uint8)  # [c] = the kind of chr(c); grown on demand
+
+
+def _character_kinds(points: np.ndarray) -> np.ndarray:
+    """The kind of each code point: ``_WORD`` for a word character of Python's regular expressions, ``\\w``
+    (``str.isalnum()`` or ``_``), ``_MARK`` for one of :data:`WORD_MARKS`, else 0."""
+    global _kinds
+    top = int(points.max()) + 1 if len(points) else 0
+    if top > len(_kinds):
+        size = min(max(256, 1 << (top - 1).bit_length()), sys.maxunicode + 1)
+        kinds = np.fromiter((chr(c).isalnum() or c == 0x5F for c in range(size)), dtype=np.uint8, count=size)
+        for low, high in WORD_MARKS:
+            kinds[low : min(high + 1, size)] = _MARK
+        _kinds = kinds
+    return _kinds[points]
 
 
 def _is_word_character(points: np.ndarray) -> np.ndarray:
-    """Whether each code point is a word character of Python's regular expressions, ``\\w``
-    (``str.isalnum()`` or ``_``)."""
-    global _word_characters
-    top = int(points.max()) + 1 if len(points) else 0
-    if top > len(_word_characters):
-        size = min(max(256, 1 << (top - 1).bit_length()), sys.maxunicode + 1)
-        _word_characters = np.fromiter((chr(c).isalnum() or c == 0x5F for c in range(size)), dtype=bool, count=size)
-    return _word_characters[points]
+    """Whether each code point is a word character of Python's regular expressions, ``\\w``."""
+    return _character_kinds(points) == _WORD
 
 
 #: The key of the extractor's own constant feature; no template writes it (see DocumentFeatureExtractor).
@@ -376,7 +416,7 @@ class DocumentFeatureExtractor:
         if runs is None:
             texts = [_text(d).lower() if lowercase else _text(d) for d in documents]
             runs = tokenized[lowercase, pattern] = (
-                _word_runs(texts, split_ideographs=pattern == WORD_PATTERN) if pattern in (WORD_PATTERN, RUN_PATTERN)
+                _word_runs(texts, unicode_words=pattern == WORD_PATTERN) if pattern in (WORD_PATTERN, RUN_PATTERN)
                 else _pattern_matches(texts, pattern))
         points, starts, lengths, owner = runs
         if stopwords:

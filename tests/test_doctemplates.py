@@ -88,13 +88,15 @@ def test_word_characters_are_those_of_regular_expressions():
 @pytest.mark.parametrize("pattern", [WORD_PATTERN, RUN_PATTERN])
 def test_word_runs_find_what_the_default_pattern_finds(seed, pattern):
     """The vectorised tokens are the regular expression's, ideographs (at the ranges' edges, beside letters, kana and
-    Hangul, and an unassigned code point inside a range, which is no word character) included."""
+    Hangul, and an unassigned code point inside a range, which is no word character) and Unicode's other word
+    characters (combining and enclosing marks, the zero-width (non-)joiners, connector punctuation) included."""
     rng = np.random.default_rng(seed)
     alphabet = list("ab_9 \t\n.,'-éÉß  ½İ𝔘😀"
-                    "我好。，べ한𠀀\u4dbf\u4dc0\u4e00\u9fff\uf900\ufaff\ufb00\U000323af\U000323b0\U0002b73f")
+                    "我好。，べ한𠀀\u4dbf\u4dc0\u4e00\u9fff\uf900\ufaff\ufb00\U000323af\U000323b0\U0002b73f"
+                    "हि्ुঁ\u0301\u20dd\u200c\u200d‿\U000e0100\U0001d167")  # marks, joiners, connector punctuation
     texts = ["".join(rng.choice(alphabet, size=rng.integers(0, 60))) for _ in range(50)] + ["", "x", "xy", "我"]
     texts = [t.lower() for t in texts]
-    fast, regex = _word_runs(texts, split_ideographs=pattern == WORD_PATTERN), _pattern_matches(texts, pattern)
+    fast, regex = _word_runs(texts, unicode_words=pattern == WORD_PATTERN), _pattern_matches(texts, pattern)
     decoded = [[p[s : s + n].tobytes().decode("utf-32-le") for s, n in zip(r[1], r[2])] for p, r in ((fast[0], fast), (regex[0], regex))]
     assert decoded[0] == decoded[1]
     assert fast[3].tolist() == regex[3].tolist()
@@ -111,6 +113,18 @@ def test_ideographs_are_tokens_and_their_bigrams_character_bigrams():
     fs = feature_set({"name": "words", "n": [1, 2]})
     counts = DocumentFeatureExtractor(fs, hasher).counts(["很好看 ok"])
     assert row(counts, 0) == unigram_and_bigram_counts(hasher, fs, ["很", "好", "看", "ok"])
+
+
+def test_words_keep_their_marks_and_joiners():
+    """Unicode's word characters (UTS #18) hold combining marks and the zero-width (non-)joiners, which Python's ``\\w``
+    leaves out: a Hindi, Bengali or Tamil word keeps its vowel signs, a Persian one its non-joiner, a decomposed
+    accent its letter, where scikit-learn's pattern breaks them apart or drops them."""
+    words = template("words").function
+    assert words("यह फिल्म बहुत अच्छी है") == ["यह", "फिल्म", "बहुत", "अच्छी", "है"]
+    assert words("यह फिल्म", pattern=RUN_PATTERN) == ["यह"]
+    assert words("হিন্দি ভাষা ভালো") == ["হিন্দি", "ভাষা", "ভালো"] and words("হিন্দি ভাষা", pattern=RUN_PATTERN) == []
+    assert words("தமிழ் மொழி") == ["தமிழ்", "மொழி"]
+    assert words("می\u200cخواهم cafe\u0301 snake_case‿x") == ["می\u200cخواهم", "cafe\u0301", "snake_case‿x"]
 
 
 def test_a_feature_sets_token_pattern_is_every_word_templates_unless_one_gives_its_own():
