@@ -7,11 +7,10 @@ document templates, and may also list token templates, which then see the whole 
 
 * ``words(n, lowercase, pattern, stopwords, truncate, suffix)`` — word n-grams for each order in ``n``;
   tokens are matched by the regular expression ``pattern`` (by default :data:`WORD_PATTERN`: every CJK
-  ideograph, else a run of two or more word characters in Unicode's sense, marks included; a feature set's
-  ``token_pattern``
-  for all its templates; no downloaded model needed); ``truncate = k`` keeps each token's first k characters
-  (after stop words are dropped): a crude stem, free of any language's rules, that ties drive / drives / driver
-  together;
+  ideograph or hiragana, else a run of two or more word characters in Unicode's sense, marks included; a
+  feature set's ``token_pattern`` for all its templates; no downloaded model needed); ``truncate = k`` keeps
+  each token's first k characters (after stop words are dropped): a crude stem, free of any language's rules,
+  that ties drive / drives / driver together;
   ``suffix = k`` keeps its last k characters instead (a name's or an inflection's ending);
 * ``header_words(headers, n, lowercase, pattern, stopwords)`` — word n-grams of the named header lines
   of an e-mail or Usenet post (``Subject: ...`` in the block before the first blank line; folded
@@ -63,9 +62,11 @@ from .modelfile import deflated, inflated
 from .templates import (LENGTHS, MAX_LENGTH, TOKEN_PATTERN, FeatureSet, NamedFeature, Param, feature_name,
                         feature_values, hash_results, register_template, template)
 
-#: The ideographs of the CJK scripts: Unicode's CJK Unified Ideographs (with extension A), the compatibility
-#: ideographs, and the supplementary planes' extensions B-H with the compatibility supplement.
-IDEOGRAPHS = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x323AF))
+#: The characters that are words on their own, as Unicode's word boundaries (UAX #29) fall around each: the ideographs
+#: of the CJK scripts (Unicode's CJK Unified Ideographs with extension A, the compatibility ideographs, and the
+#: supplementary planes' extensions B-H with the compatibility supplement) and hiragana.  Katakana and Hangul stay in
+#: runs, as there (and in Lucene's StandardTokenizer, which follows it).
+CHARACTER_WORDS = ((0x3040, 0x309F), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x323AF))
 
 
 def _mark_ranges() -> tuple[tuple[int, int], ...]:
@@ -92,13 +93,13 @@ def _class_of(ranges) -> str:
     return "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in ranges)
 
 
-#: The default token pattern: every ideograph a token of its own, else the maximal runs of two or more word
-#: characters in Unicode's sense (Python's ``\\w`` and :data:`WORD_MARKS`).  Chinese (and Japanese kanji) is written
-#: without spaces between words, so a run of ideographs is a clause, not a word; its characters as tokens make word
-#: n-grams character n-grams, the usual features of Chinese text (as multilingual BERT's tokenizer splits them).
-#: Text of neither gets scikit-learn's tokens.
-WORD_PATTERN = (rf"(?u)(?=\w)[{_class_of(IDEOGRAPHS)}]"
-                rf"|(?:(?![{_class_of(IDEOGRAPHS)}])[\w{_class_of(WORD_MARKS)}]){{2,}}")
+#: The default token pattern: each of :data:`CHARACTER_WORDS` a token, else the maximal runs of two or more word
+#: characters in Unicode's sense (Python's ``\\w`` and :data:`WORD_MARKS`).  Chinese and Japanese are written without
+#: spaces between words, so a run of ideographs or hiragana is a clause, not a word; its characters as tokens make
+#: word n-grams character n-grams, the usual features of such text (multilingual BERT's tokenizer splits ideographs
+#: so too).  Text of neither gets scikit-learn's tokens.
+WORD_PATTERN = (rf"(?u)(?=\w)[{_class_of(CHARACTER_WORDS)}]"
+                rf"|(?:(?![{_class_of(CHARACTER_WORDS)}])[\w{_class_of(WORD_MARKS)}]){{2,}}")
 #: scikit-learn's default token pattern, the maximal runs of two or more of Python's word characters (``\\w``),
 #: ideographs included: the default of model files of format 2 and before (:func:`pinned_word_pattern`).
 RUN_PATTERN = r"(?u)\b\w\w+\b"
@@ -274,8 +275,8 @@ def _pattern_matches(texts: list[str], pattern: str):
 
 
 def _word_runs(texts: list[str], *, unicode_words: bool = True):
-    """What :func:`_pattern_matches` gives for :data:`WORD_PATTERN` — each ideograph, and the maximal runs of two
-    or more other word characters, :data:`WORD_MARKS` among them — or with ``unicode_words`` False for
+    """What :func:`_pattern_matches` gives for :data:`WORD_PATTERN` — each ideograph or hiragana, and the maximal
+    runs of two or more other word characters, :data:`WORD_MARKS` among them — or with ``unicode_words`` False for
     :data:`RUN_PATTERN` (the runs of Python's word characters, ideographs among them), found on the code points of
     all texts at once."""
     points, text_starts, _ = _code_points(texts, " ")
@@ -284,24 +285,24 @@ def _word_runs(texts: list[str], *, unicode_words: bool = True):
     word[1:-1] = kinds != 0 if unicode_words else kinds == _WORD
     single = np.zeros(0, dtype=np.int64)
     if unicode_words:
-        ideograph = (kinds == _WORD) & _is_ideograph(points)
-        word[1:-1] &= ~ideograph
-        single = np.flatnonzero(ideograph)
+        alone = (kinds == _WORD) & _is_character_word(points)
+        word[1:-1] &= ~alone
+        single = np.flatnonzero(alone)
     edges = np.flatnonzero(word[1:] != word[:-1])
     starts, lengths = edges[::2], edges[1::2] - edges[::2]
     long = lengths >= 2
     starts, lengths = starts[long], lengths[long]
-    if len(single):  # the tokens in text order: runs and ideographs never overlap
+    if len(single):  # the tokens in text order: runs and single characters never overlap
         order = np.argsort(np.concatenate([starts, single]), kind="stable")
         starts = np.concatenate([starts, single])[order]
         lengths = np.concatenate([lengths, np.ones(len(single), dtype=lengths.dtype)])[order]
     return points, starts, lengths, np.searchsorted(text_starts, starts, side="right") - 1
 
 
-def _is_ideograph(points: np.ndarray) -> np.ndarray:
-    """Whether each code point lies in one of the :data:`IDEOGRAPHS` ranges."""
+def _is_character_word(points: np.ndarray) -> np.ndarray:
+    """Whether each code point lies in one of the :data:`CHARACTER_WORDS` ranges."""
     found = np.zeros(len(points), dtype=bool)
-    for low, high in IDEOGRAPHS:
+    for low, high in CHARACTER_WORDS:
         found |= (points >= low) & (points <= high)
     return found
 
@@ -309,7 +310,8 @@ def _is_ideograph(points: np.ndarray) -> np.ndarray:
 def pinned_word_pattern(features: dict) -> dict:
     """A feature set's table from a model file of format 2 or before, when the default token pattern was
     :data:`RUN_PATTERN`: that pattern as the set's ``token_pattern`` (unless it has one), so that the model reads its
-    inputs as it was trained to (ideographs in runs, words broken at their marks) and its features keep their names."""
+    inputs as it was trained to (ideographs and hiragana in runs, words broken at their marks) and its features keep
+    their names."""
     return features if "token_pattern" in features else {**features, "token_pattern": RUN_PATTERN}
 
 

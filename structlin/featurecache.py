@@ -43,7 +43,7 @@ from .joint import JointFeatureMap
 from .matrix import FeatureMatrix, ordered_held_out, ranges
 from .outputs import atomic_output
 
-# The layout of a cache folder (2: the default token pattern makes ideographs tokens); a folder of another format is
+# The layout of a cache folder (2: the default token pattern of Unicode's words); a folder of another format is
 # built again.
 FORMAT = 2
 # A shard ends at the first instance boundary past either bound, an epoch's segment at the first batch boundary.

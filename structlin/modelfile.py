@@ -30,8 +30,8 @@ from .outputs import atomic_output
 
 FORMAT = "structlin-model"
 #: The format version :func:`save_model` writes; :func:`load_model` reads every version from 1 to it.  Version 2
-#: keeps only the non-zero emission weights; version 3, the same arrays, marks the default token pattern that makes
-#: every CJK ideograph a token (a feature set of a file before it read ideographs in runs).
+#: keeps only the non-zero emission weights; version 3, the same arrays, marks the default token pattern of Unicode's
+#: words with each ideograph and hiragana alone (a feature set of a file before it read the runs of Python's ``\w``).
 VERSION = 3
 
 

@@ -87,12 +87,13 @@ def test_word_characters_are_those_of_regular_expressions():
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("pattern", [WORD_PATTERN, RUN_PATTERN])
 def test_word_runs_find_what_the_default_pattern_finds(seed, pattern):
-    """The vectorised tokens are the regular expression's, ideographs (at the ranges' edges, beside letters, kana and
-    Hangul, and an unassigned code point inside a range, which is no word character) and Unicode's other word
-    characters (combining and enclosing marks, the zero-width (non-)joiners, connector punctuation) included."""
+    """The vectorised tokens are the regular expression's, ideographs and hiragana (at the ranges' edges, beside
+    letters, katakana and Hangul, and an unassigned code point inside a range, which is no word character) and
+    Unicode's other word characters (combining and enclosing marks, the zero-width (non-)joiners, connector
+    punctuation) included."""
     rng = np.random.default_rng(seed)
     alphabet = list("ab_9 \t\n.,'-éÉß  ½İ𝔘😀"
-                    "我好。，べ한𠀀\u4dbf\u4dc0\u4e00\u9fff\uf900\ufaff\ufb00\U000323af\U000323b0\U0002b73f"
+                    "我好。，べカ\u3040\u309f\u30a0한𠀀\u4dbf\u4dc0\u4e00\u9fff\uf900\ufaff\ufb00\U000323af\U000323b0\U0002b73f"
                     "हि्ुঁ\u0301\u20dd\u200c\u200d‿\U000e0100\U0001d167")  # marks, joiners, connector punctuation
     texts = ["".join(rng.choice(alphabet, size=rng.integers(0, 60))) for _ in range(50)] + ["", "x", "xy", "我"]
     texts = [t.lower() for t in texts]
@@ -102,12 +103,14 @@ def test_word_runs_find_what_the_default_pattern_finds(seed, pattern):
     assert fast[3].tolist() == regex[3].tolist()
 
 
-def test_ideographs_are_tokens_and_their_bigrams_character_bigrams():
-    """Chinese is written without spaces: the default pattern makes each ideograph a token (word 2-grams are then
-    character bigrams), keeps the runs of other scripts, and drops single letters as scikit-learn's pattern does."""
+def test_ideographs_and_hiragana_are_tokens_and_their_bigrams_character_bigrams():
+    """Chinese and Japanese are written without spaces: the default pattern makes each ideograph and hiragana a token
+    (word 2-grams are then character bigrams), keeps the runs of other scripts (katakana, Hangul, Latin), and drops
+    single letters as scikit-learn's pattern does."""
     words = template("words").function
-    assert words("我喜欢这部电影，很好看! Great film a我b 食べました 한국어") == [
-        "我", "喜", "欢", "这", "部", "电", "影", "很", "好", "看", "great", "film", "我", "食", "べました", "한국어"]
+    assert words("我喜欢这部电影，很好看! Great film a我b 食べました コンピュータ 한국어") == [
+        "我", "喜", "欢", "这", "部", "电", "影", "很", "好", "看", "great", "film", "我", "食", "べ", "ま", "し", "た",
+        "コンピュータ", "한국어"]
     assert words("我喜欢这部电影，很好看", pattern=RUN_PATTERN) == ["我喜欢这部电影", "很好看"]
     hasher = FeatureHasher(22, 5)
     fs = feature_set({"name": "words", "n": [1, 2]})

@@ -1,7 +1,7 @@
 """Compact, versioned model files and pickles (issue 18).
 
 A model file of format version 2 or 3 keeps only the non-zero emission weights, exactly (float64), in deflated members
-(version 3 marks the default token pattern that makes each CJK ideograph a token);
+(version 3 marks the default token pattern of Unicode's words, each CJK ideograph and hiragana alone);
 a file of version 1 (dense weights, members stored), as :func:`test_model_hostile.version_1` writes it, loads and
 predicts as before, and other versions are refused with a message that says what to do.  A pickled model holds
 what its file holds, uncompressed, and none of the caches prediction fills.
