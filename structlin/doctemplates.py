@@ -7,8 +7,8 @@ document templates, and may also list token templates, which then see the whole 
 
 * ``words(n, lowercase, pattern, stopwords, truncate, suffix)`` — word n-grams for each order in ``n``;
   tokens are matched by the regular expression ``pattern`` (by default :data:`WORD_PATTERN`: every CJK
-  ideograph or hiragana, else a run of two or more word characters in Unicode's sense, marks included; a
-  feature set's ``token_pattern`` for all its templates; no downloaded model needed); ``truncate = k`` keeps
+  ideograph or hiragana, else a run of two or more word characters in Unicode's sense, marks included, in the
+  text's NFC form; a feature set's ``token_pattern`` for all its templates; no downloaded model needed); ``truncate = k`` keeps
   each token's first k characters (after stop words are dropped): a crude stem, free of any language's rules,
   that ties drive / drives / driver together;
   ``suffix = k`` keeps its last k characters instead (a name's or an inflection's ending);
@@ -253,8 +253,16 @@ def _is_number(value) -> bool:
 
 
 def _tokens(text: str, lowercase: bool, pattern: str, stopwords: frozenset) -> list[str]:
-    tokens = re.findall(pattern, text.lower() if lowercase else text)
+    tokens = re.findall(pattern, _read_as(text, lowercase, pattern))
     return [t for t in tokens if t not in stopwords] if stopwords else tokens
+
+
+def _read_as(text: str, lowercase: bool, pattern: str) -> str:
+    """The text a word pattern reads: lower-cased if asked, and for :data:`WORD_PATTERN` in Unicode's canonical
+    composed form (NFC), so that a letter written with a combining accent (as some keyboards and systems write
+    Vietnamese, or Korean syllables as their letters) is the same token as the letter written whole."""
+    text = text.lower() if lowercase else text
+    return unicodedata.normalize("NFC", text) if pattern == WORD_PATTERN else text
 
 
 def _code_points(strings: list[str], separator: str = "") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -416,7 +424,7 @@ class DocumentFeatureExtractor:
         """Row and code of every word n-gram; ``tokenized`` keeps the documents' tokens for the next template."""
         runs = tokenized.get((lowercase, pattern))
         if runs is None:
-            texts = [_text(d).lower() if lowercase else _text(d) for d in documents]
+            texts = [_read_as(_text(d), lowercase, pattern) for d in documents]
             runs = tokenized[lowercase, pattern] = (
                 _word_runs(texts, unicode_words=pattern == WORD_PATTERN) if pattern in (WORD_PATTERN, RUN_PATTERN)
                 else _pattern_matches(texts, pattern))

@@ -127,7 +127,18 @@ def test_words_keep_their_marks_and_joiners():
     assert words("यह फिल्म", pattern=RUN_PATTERN) == ["यह"]
     assert words("হিন্দি ভাষা ভালো") == ["হিন্দি", "ভাষা", "ভালো"] and words("হিন্দি ভাষা", pattern=RUN_PATTERN) == []
     assert words("தமிழ் மொழி") == ["தமிழ்", "மொழி"]
-    assert words("می\u200cخواهم cafe\u0301 snake_case‿x") == ["می\u200cخواهم", "cafe\u0301", "snake_case‿x"]
+    assert words("می\u200cخواهم cafe\u0301 snake_case‿x") == ["می\u200cخواهم", "café", "snake_case‿x"]
+
+
+def test_words_are_read_in_their_canonical_composed_form():
+    """The default pattern reads text in NFC: a letter and its combining accent (or Korean letters) are the letter (the
+    syllable) written whole, the same token and the same features; a pattern of one's own reads the text as given."""
+    words = template("words").function
+    assert words("Vie\u0302\u0323t Nam \u1112\u1161\u11ab\u1100\u116e\u11a8") == ["việt", "nam", "한국"]
+    assert words("cafe\u0301", pattern=RUN_PATTERN) == ["cafe"] and words("cafe\u0301", pattern=r"\S+") == ["cafe\u0301"]
+    extract = DocumentFeatureExtractor(feature_set({"name": "words", "n": [1, 2]}), FeatureHasher(22, 5)).counts
+    counts = extract(["Việt Nam café", "Vie\u0302\u0323t Nam cafe\u0301"])
+    assert row(counts, 0) == row(counts, 1) and len(row(counts, 0)) == 5
 
 
 def test_a_feature_sets_token_pattern_is_every_word_templates_unless_one_gives_its_own():
