@@ -9,8 +9,8 @@ document templates, and may also list token templates, which then see the whole 
   tokens are matched by the regular expression ``pattern`` (by default :data:`WORD_PATTERN`: every CJK
   ideograph or hiragana, else a run of two or more word characters in Unicode's sense, marks included, in the
   text's NFC form; a feature set's ``token_pattern`` for all its templates; no downloaded model needed); ``truncate = k`` keeps
-  each token's first k characters (after stop words are dropped): a crude stem, free of any language's rules,
-  that ties drive / drives / driver together;
+  each token's first k characters (after stop words are dropped; a token of one character has none): a crude
+  stem, free of any language's rules, that ties drive / drives / driver together;
   ``suffix = k`` keeps its last k characters instead (a name's or an inflection's ending);
 * ``header_words(headers, n, lowercase, pattern, stopwords)`` — word n-grams of the named header lines
   of an e-mail or Usenet post (``Subject: ...`` in the block before the first blank line; folded
@@ -131,6 +131,8 @@ def _wrong_kind(document, reads: str) -> StructlinError:
 def _words(document, n=(1,), lowercase=True, pattern=WORD_PATTERN, stopwords=(), truncate=None, suffix=None):
     """Word n-grams, joined by spaces (for reading; the extractor hashes them natively)."""
     tokens = _tokens(_text(document), lowercase, pattern, frozenset(stopwords))
+    if truncate is not None or suffix is not None:  # a character alone has no stem or ending but itself
+        tokens = [t for t in tokens if len(t) > 1]
     if truncate is not None:
         tokens = [t[:truncate] for t in tokens]
     if suffix is not None:
@@ -433,6 +435,9 @@ class DocumentFeatureExtractor:
             keep = ~np.isin(self.hasher.sequences(points, starts, lengths),
                             self.hasher.sequences(*_code_points(list(stopwords))))
             starts, lengths, owner = starts[keep], lengths[keep], owner[keep]
+        if truncate is not None or suffix is not None:  # a character alone has no stem or ending but itself
+            long = lengths > 1
+            starts, lengths, owner = starts[long], lengths[long], owner[long]
         if truncate is not None:
             lengths = np.minimum(lengths, truncate)
         if suffix is not None:

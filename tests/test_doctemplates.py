@@ -118,6 +118,19 @@ def test_ideographs_and_hiragana_are_tokens_and_their_bigrams_character_bigrams(
     assert row(counts, 0) == unigram_and_bigram_counts(hasher, fs, ["很", "好", "看", "ok"])
 
 
+@pytest.mark.parametrize("slice", [{"truncate": 3}, {"suffix": 2}])
+def test_a_token_of_one_character_has_no_stem_or_ending(slice):
+    """A stem or an ending of a character alone would be the character again, a copy of its unigram that a learner
+    counting evidence (naive Bayes) counts twice: the slices skip tokens of one character."""
+    assert template("words").function("很好 ok 看", **slice) == ["ok"]
+    assert template("words").function("a bcd", pattern=r"\S+", **slice) == [{"truncate": "bcd", "suffix": "cd"}[k]
+                                                                         for k in slice]
+    hasher = FeatureHasher(22, 5)
+    fs = feature_set({"name": "words", "n": [1, 2], **slice})
+    counts = DocumentFeatureExtractor(fs, hasher).counts(["很好 ok 看"])
+    assert row(counts, 0) == unigram_and_bigram_counts(hasher, fs, ["ok"])
+
+
 def test_words_keep_their_marks_and_joiners():
     """Unicode's word characters (UTS #18) hold combining marks and the zero-width (non-)joiners, which Python's ``\\w``
     leaves out: a Hindi, Bengali or Tamil word keeps its vowel signs, a Persian one its non-joiner, a decomposed
