@@ -19,6 +19,7 @@ import codecs
 import csv
 import gzip
 import io
+import itertools
 import lzma
 import os
 import re
@@ -698,6 +699,39 @@ def _quoting_error(name: str, start: int, err: csv.Error, row_lines, rest, delim
                              "followed by the delimiter or the end of the line, and a quote inside it doubled)")
 
 
+#: The delimiters of a CSV file none is given for, in the order they are tried (:func:`sniffed_delimiter`): RFC
+#: 4180's comma, then the semicolon (spreadsheets where the decimal mark is a comma), the tab and the bar.
+CSV_DELIMITERS = (",", ";", "\t", "|")
+#: How much of a CSV file's beginning chooses its delimiter: rows, and the lines they may take.
+_SNIFF_ROWS, _SNIFF_LINES = 20, 1000
+
+
+def sniffed_delimiter(lines: list[tuple[int, str]], name: str) -> str:
+    """The delimiter of a CSV file whose first numbered ``lines`` these are: the first of :data:`CSV_DELIMITERS` that
+    splits each of its first rows (quoting as RFC 4180 says) into the same number of fields, two or more; a comma when
+    none does (the reading then says what is wrong)."""
+    for delimiter in CSV_DELIMITERS:
+        widths = set()
+        try:
+            for _, fields in itertools.islice(quoted_rows(iter(lines), delimiter, name), _SNIFF_ROWS):
+                widths.add(len(fields))
+        except CorpusFormatError:
+            pass  # a quote this delimiter leaves open (or the sample cuts): the rows before it tell
+        if len(widths) == 1 and min(widths) >= 2:
+            return delimiter
+    return ","
+
+
+def csv_rows(lines, name: str, delimiter: str | None = None, *, blank: bool = False) -> tuple[str, Iterator]:
+    """The delimiter and the :func:`quoted_rows` of a CSV file's numbered ``lines`` (of the file ``name``): the
+    ``delimiter`` given, else the one its first lines split alike by (:func:`sniffed_delimiter`), read from the
+    start."""
+    if delimiter is None:
+        sample = list(itertools.islice(lines, _SNIFF_LINES))
+        delimiter, lines = sniffed_delimiter(sample, name), itertools.chain(sample, lines)
+    return delimiter, quoted_rows(lines, delimiter, name, blank=blank)
+
+
 def _open_quote(row_lines: list[tuple[int, str]], delimiter: str) -> int | None:
     """The line where a quoted field still open at the end of ``row_lines`` (one row's) begins, or None."""
     text = "".join(line + "\n" for _, line in row_lines)
@@ -717,7 +751,8 @@ def _open_quote(row_lines: list[tuple[int, str]], delimiter: str) -> int | None:
 def read_tagged_table(path: Source, *, sep: str, column: str | None = None,
                       encoding: str = "UTF-8") -> Iterator[Sentence]:
     """Read a table of tokens with a header row: a token per row, ``sep``-separated (``"\\t"``: IANA TSV, no quoting;
-    ``","``: RFC 4180 CSV), as spreadsheets and pandas export them (e.g. ``Sentence #,Word,POS,Tag``).
+    ``","``: RFC 4180 CSV, whose delimiter may be another that splits its first rows alike,
+    :func:`sniffed_delimiter`), as spreadsheets and pandas export them (e.g. ``Sentence #,Word,POS,Tag``).
 
     The header names the columns: the words are the first column named as :data:`_WORD_NAMES` names a word column,
     the tags the column named ``column`` (in any case), else the last one named as a tag column (:data:`_TAG_NAMES`),
@@ -734,7 +769,7 @@ def is_token_table(path: Source, sep: str, encoding: str = "UTF-8") -> bool:
     labelled documents: its header row names a word column other than ``text`` (which a table of documents also
     has), such as ``Word`` or ``token``."""
     with open_text(path, encoding) as lines:
-        rows = quoted_rows(lines, sep, source_name(path)) if sep == "," else split_rows(lines, sep)
+        rows = csv_rows(lines, source_name(path))[1] if sep == "," else split_rows(lines, sep)
         header = next(rows, (0, []))[1]
     return any(field.strip().lower() in _WORD_NAMES - {"text"} for field in header)
 
@@ -743,7 +778,7 @@ def _read_tagged_table(path: Source, sep: str, column: str | None, encoding: str
     name = source_name(path)
     with open_text(path, encoding) as lines:
         lines = _controls_refused(lines, name)
-        rows = quoted_rows(lines, sep, name, blank=True) if sep == "," else split_rows(lines, sep, blank=True)
+        rows = csv_rows(lines, name, blank=True)[1] if sep == "," else split_rows(lines, sep, blank=True)
         header, word_index, tag_index, sentence_index = None, 0, 0, None
         words: list[str] = []
         tags: list[str] = []

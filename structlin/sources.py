@@ -38,8 +38,9 @@ class ReadOptions:
     qc's label granularity.  ``header``, ``label_column`` and ``text_column``
     concern TSV and CSV files (see :func:`~structlin.documents.read_tsv`): whether the first row
     names the columns (None: detect it), and the label and text columns (an index counted from 0, or
-    a header name); ``labels``, the labels the data is known to use (a model's, for its test data): a first row
-    whose label field is one of them is data, not a header.  ``report``, if given, is called with one line saying
+    a header name); ``delimiter``, a CSV file's (None: detect it, :func:`~structlin.documents.read_csv`);
+    ``labels``, the labels the data is known to use (a model's, for its test data): a first row whose label field is
+    one of them is data, not a header.  ``report``, if given, is called with one line saying
     how many documents (and labels) a file, folder or archive gave and, for TSV and CSV, what was decided about its
     header and columns.  An option given for data it does not apply to is refused
     (:class:`~structlin.errors.OptionValueError`), not ignored.
@@ -52,6 +53,7 @@ class ReadOptions:
     granularity: str | None = None
     encoding: str | None = None
     header: bool | None = None
+    delimiter: str | None = None
     label_column: int | str | None = None
     text_column: int | str | None = None
     labels: frozenset[str] = frozenset()
@@ -59,7 +61,7 @@ class ReadOptions:
 
 
 _SENTENCE_OPTIONS = ("column", "columns")
-_TABLE_OPTIONS = ("header", "label_column", "text_column")
+_TABLE_OPTIONS = ("header", "label_column", "text_column", "delimiter")
 _DOCUMENT_OPTIONS = ("strip", "granularity", *_TABLE_OPTIONS)
 #: Options of a file that a catalog corpus's entry gives itself.
 _CATALOG_KNOWS = ("columns", "encoding")
@@ -177,12 +179,13 @@ def _document_reader(source: str, split: str | None, options: ReadOptions, *,
     if fmt is not None and fmt not in DOCUMENT_FORMATS:
         raise OptionValueError(f"format {fmt!r} is a format of tagged sentences; {source} is read as documents, in "
                                f"one of: {', '.join(DOCUMENT_FORMATS)}")
-    taken = _TABLE_OPTIONS if fmt in ("tsv", "csv") else _TABLE_OPTIONS[1:] if fmt == "jsonl" else ()  # JSON: keys
+    taken = {"csv": _TABLE_OPTIONS, "tsv": _TABLE_OPTIONS[:3], "jsonl": _TABLE_OPTIONS[1:3]}.get(fmt, ())  # JSON: keys
     refused = [name for name in _TABLE_OPTIONS if getattr(options, name) is not None and name not in taken]
     if refused:
         what = "a catalog corpus" if catalog else f"read as {fmt}"
+        delimiter = ", the delimiter to CSV only: a TSV file's is the tab" if "delimiter" in refused else ""
         raise OptionValueError(f"the header and column options ({', '.join(refused)}) apply to TSV and CSV files (the "
-                               f"columns to JSON Lines too); {source} is {what}")
+                               f"columns to JSON Lines too{delimiter}); {source} is {what}")
     if catalog:  # the catalog's readers refuse the options their corpus's reader does not take
         _refuse(options, ("encoding",), f"{source} is a catalog corpus, whose encoding the catalog gives")
         reading = {name: getattr(options, name) for name in ("strip", "granularity") if getattr(options, name)}
@@ -246,20 +249,21 @@ def _line_count(path: Path) -> int:
 
 def _table_documents(source: str, fmt: str, encoding: str, options: ReadOptions) -> Iterator[Document]:
     """The documents of a TSV or CSV file, :func:`_reported` with the header and columns used."""
-    read = read_tsv if fmt == "tsv" else read_csv
+    read = read_tsv if fmt == "tsv" else functools.partial(read_csv, delimiter=options.delimiter)
     table = read(source, label_column=options.label_column, text_column=options.text_column, header=options.header,
                  encoding=encoding, labels=options.labels)
 
     def columns() -> str:
+        kind = f"{table.kind}; " if fmt == "csv" and table.delimiter != "," else ""  # a CSV file's unusual delimiter
         if table.header is not None:
             names = table.header
-            return (f" (header row: {', '.join(names)}; labels from {names[table.label_column]!r}, texts from "
+            return (f" ({kind}header row: {', '.join(names)}; labels from {names[table.label_column]!r}, texts from "
                     f"{names[table.text_column]!r})")
         if table.label_column is not None:
             how = (", chosen by their contents: --label-column and --text-column choose others" if table.by_content
                    else "")
-            return (f" (no header row; labels from column {table.label_column}, texts from column {table.text_column}"
-                    f"{how})")
+            return (f" ({kind}no header row; labels from column {table.label_column}, texts from column "
+                    f"{table.text_column}{how})")
         return ""
 
     return _reported(table, source, options, columns)

@@ -141,6 +141,30 @@ def test_tsv_and_csv_files_say_what_was_read(tmp_path, capsys):
     assert code == 0 and json.loads(out)["n_instances"] == 8 and "no header row" in err
 
 
+def test_a_semicolon_csv_is_read_and_says_so_and_delimiter_options_are_checked(tmp_path, capsys):
+    """A spreadsheet's CSV export where the decimal mark is a comma separates its fields by semicolons: read as such,
+    and said; ``--delimiter`` names a file's (a TSV file's is the tab: refused), one character, or one line says why."""
+    data, model = tmp_path / "export.csv", tmp_path / "m.model"
+    data.write_text("Bewertung;Text\n" + "".join(f'{y};"{x}; wirklich, ja"\n' for x, y in zip(TRAIN * 2, LABELS * 2)),
+                    encoding="utf-8")
+    code, _, err = run(capsys, "train", "classifier", "--train", data, "--label-column", "Bewertung", "--text-column",
+                       "Text", "--features", "text-unigram", "--epochs", "2", "--output", model)
+    assert code == 0 and err.splitlines() == [f"read 12 documents (2 labels) from {data} (semicolon-separated; header "
+                                              "row: Bewertung, Text; labels from 'Bewertung', texts from 'Text')"]
+    code, _, err = run(capsys, "train", "classifier", "--train", data, "--delimiter", ",", "--output", model)
+    assert code == 1 and "no text column 1 (the first row has 1 comma-separated field" in err and "among" not in err
+    tsv = tmp_path / "t.tsv"
+    tsv.write_text(SST2, encoding="utf-8")
+    for options, expected in ((["--train", tsv, "--delimiter", ";"], "the delimiter to CSV only: a TSV file's is the "
+                                                                     "tab); "),
+                              (["--train", data, "--delimiter", ";;"], "argument --delimiter: ';;': a delimiter is one "
+                                                                      "character other than a quote or line break")):
+        code, _, err = run(capsys, "train", "classifier", *options, "--output", model)
+        assert code != 0 and expected in err and len(err.strip().splitlines()) == 1, err
+    code, _, err = run(capsys, "train", "classifier", "--train", data, "--delimiter", "tab", "--output", model)
+    assert code == 1 and "1 tab-separated field" in err
+
+
 @pytest.mark.parametrize("content, options, expected", [
     (SST2, ["--label-column", "polarity"], "train.tsv:1: no label column named 'polarity' in the header row (the "
      "header row names columns 0 'sentence', 1 'label', counted from 0)"),

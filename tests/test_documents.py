@@ -478,6 +478,32 @@ def test_read_csv_quoted_fields(tmp_path):
     assert rows(read_csv(semicolons, delimiter=";")) == [("a; b", "pos", 1), ("c", "neg", 2)]
 
 
+@pytest.mark.parametrize("delimiter", [";", "\t", "|"])
+def test_read_csv_finds_the_delimiter_that_splits_the_first_rows_alike(tmp_path, delimiter):
+    """A CSV file given no delimiter is read with the first of , ; TAB | that splits its first rows into as many
+    fields each, two or more (quoted fields and fields holding the others' characters included), and says which."""
+    d, other = delimiter, "|" if delimiter != "|" else ";"
+    text = (f'label{d}text\r\npos{d}"Das ist gut{d} sehr gut, ja"\r\nneg{d}schlecht, wirklich {other} nein\r\n'
+            f'pos{d}"zwei\nZeilen"\r\nneg{d}"nicht ""gut"""\r\n')
+    table = read_csv(write(tmp_path, text, "data.csv"))
+    assert rows(table) == [(f"Das ist gut{d} sehr gut, ja", "pos", 2), (f"schlecht, wirklich {other} nein", "neg", 3),
+                           ("zwei\nZeilen", "pos", 4), ('nicht "gut"', "neg", 6)]
+    assert table.delimiter == delimiter and table.header == ("label", "text")
+    assert read_csv(write(tmp_path, text, "data.csv"), delimiter=",").delimiter == ","  # as given
+
+
+def test_read_csv_keeps_the_comma_when_it_splits_the_rows_alike(tmp_path):
+    commas = write(tmp_path, "pos,a; b; c\nneg,d; e\npos,f|g\n", "data.csv")
+    table = read_csv(commas)
+    assert rows(table) == [("a; b; c", "pos", 1), ("d; e", "neg", 2), ("f|g", "pos", 3)] and table.delimiter == ","
+    ragged = write(tmp_path, "just one field\nand another\n", "one.csv")
+    with pytest.raises(CorpusFormatError, match=r"one.csv:1: no text column 1 .*no delimiter among ',' ';' "
+                                                r"'\\t' '\|' splits the first rows alike: --delimiter names"):
+        list(read_csv(ragged))
+    long_quote = write(tmp_path, 'label;text\npos;"' + "line\n" * 2000 + '"\nneg;short\n', "long.csv")
+    assert [d.label for d in read_csv(long_quote)] == ["pos", "neg"]  # past the lines that choose: still read
+
+
 
 _SENTENCES = ["a film of rare beauty", "dull and far too long", "the cast is superb here", "I left before the end",
               "a joy from start to finish", "not worth the ticket price"]

@@ -534,6 +534,12 @@ def test_a_csv_table_of_tokens_is_read_by_its_header(tmp_path):
     tsv.write_text("token\tupos\tsentiment\n\"Hi\tINTJ\t+\nthere\tADV\t-\n\nBye\tINTJ\t+\n", "utf-8")
     assert [(s.words, s.tags) for s in read_file(tsv, format="tsv")] == [(['"Hi', "there"], ["INTJ", "ADV"]),
                                                                         (["Bye"], ["INTJ"])]
+    semicolons = tmp_path / "export.csv"  # a spreadsheet's CSV where the decimal mark is a comma: ; between fields
+    semicolons.write_text(KAGGLE.replace(",", ";").replace('\";\"', '\",\"'), "utf-8")
+    assert [(s.words, s.tags) for s in read_file(semicolons)] == [
+        (["Thousands", "of", ",", "London"], ["O", "O", "O", "B-geo"]), (["Families", "of"], ["O", "O"])]
+    semicolons.write_text("Word\tTag\nThe\tDET\n", "utf-8")  # tabs in a .csv file: its rows split alike by them
+    assert [(s.words, s.tags) for s in read_file(semicolons)] == [(["The"], ["DET"])]
 
 
 @pytest.mark.parametrize("text, column, message", [
@@ -545,7 +551,7 @@ def test_a_csv_table_of_tokens_is_read_by_its_header(tmp_path):
     ("Word,Tag\nThe\x07,DET\n", None, r"t.csv:2: control character U\+0007"),
     ("Word,Tag\nThe,\n", None, r"t.csv:2: empty tag \(expected a value in column 'Tag'\)"),
     ("Word,word,Tag\na,b,C\n", None, r"t.csv:1: the header row \(Word, word, Tag\) names two word columns 'Word'"),
-    ("Word\tTag\nThe\tDET\n", None, r"names no word column .*; its fields are separated by tabs: --format tsv"),
+    ("Word\tTag\nThe\tDET\tX\n", None, r"names no word column .*; its fields are separated by tabs: --format tsv"),
     ("Word,POS,Tag\nThe,DT,O\n", "word", r"t.csv:1: the tag column 'Word' is the word column \(expected another"),
 ])
 def test_a_table_of_tokens_that_does_not_fit_its_header_is_refused(tmp_path, text, column, message):

@@ -114,6 +114,7 @@ def _units(task: Task, source: str, split: str | None, args, column: str | None 
     options = ReadOptions(args.format, getattr(args, "column", None) or column, getattr(args, "columns", None),
                           getattr(args, "strip", None) or (), getattr(args, "granularity", None),
                           getattr(args, "encoding", None), header=getattr(args, "header", None),
+                          delimiter=getattr(args, "delimiter", None),
                           label_column=getattr(args, "label_column", None),
                           text_column=getattr(args, "text_column", None),
                           labels=frozenset(str(label) for label in chain(

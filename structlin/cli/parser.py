@@ -65,6 +65,15 @@ def _column(text: str) -> int | str:
     return int(text) if text.isascii() and text.isdigit() else text
 
 
+def _delimiter(text: str) -> str:
+    """``--delimiter``: one character other than a quote or line break; ``tab`` or ``\\t`` for a tab."""
+    delimiter = "\t" if text in ("tab", "\\t") else text
+    if len(delimiter) != 1 or delimiter in '"\r\n':
+        raise argparse.ArgumentTypeError(f"{text!r}: a delimiter is one character other than a quote or line break "
+                                         "(tab or \\t for a tab)")
+    return delimiter
+
+
 def _column_names(text: str) -> tuple[str, ...]:
     """``--columns``: names separated by commas, checked as :func:`~structlin.readers.read_columns` checks them
     (before it opens anything)."""
@@ -169,6 +178,8 @@ def _add_document_options(parser, *, formats: bool = True):
                         "name or an index counted from 0 (default: the column named text, sentence, ... in the "
                         "header; without one, 1 unless another column holds clearly more words); JSON Lines: the "
                         "text's key (default: the first key named so)")
+    parser.add_argument("--delimiter", type=_delimiter, metavar="CHAR", help="CSV: the field delimiter, one character "
+                        "(tab or \\t for a tab; default: the first of , ; tab | that splits the first rows alike)")
 
 
 def _add_encoding(parser, what: str) -> None:

@@ -27,8 +27,8 @@ import numpy as np
 from structlin.documents.base import Document, Source
 from structlin.documents.usenet import _strip_parts, strip_usenet
 from structlin.errors import CorpusFormatError, CorpusNotFoundError, OptionValueError
-from structlin.readers import (DAMAGED, check_encoding, damaged, decode, open_text, quoted_rows, source_name,
-                               split_rows)
+from structlin.readers import (CSV_DELIMITERS, DAMAGED, check_encoding, csv_rows, damaged, decode, open_text,
+                               source_name, split_rows)
 
 # --- One folder per class: trees and archives ----------------------------------------------------
 
@@ -391,7 +391,7 @@ def read_csv(
     label_column: Column = None,
     text_column: Column = None,
     header: bool | None = None,
-    delimiter: str = ",",
+    delimiter: str | None = None,
     encoding: str = "UTF-8",
     labels: Collection[str] = (),
 ) -> TableDocuments:
@@ -399,12 +399,18 @@ def read_csv(
 
     A field may be quoted: a quoted field holds delimiters, line breaks and doubled quotes (``""`` for
     ``"``), so a row may span lines (``Document.line`` is its first); a quote inside an unquoted field
-    is kept as it is, and a badly quoted field is an error. ``delimiter`` is another one-character
-    separator, such as ``";"``. Columns, header, labels, blank lines and errors: as :func:`read_tsv`.
+    is kept as it is, and a badly quoted field is an error. ``delimiter`` is the one-character separator; None
+    (the default) takes the first of :data:`~structlin.readers.CSV_DELIMITERS` (a comma, a semicolon, a tab, a bar)
+    that splits the first rows alike (:func:`~structlin.readers.sniffed_delimiter`): a spreadsheet saved as CSV where
+    the decimal mark is a comma separates its fields by semicolons.  The result's ``delimiter`` says which.  Columns,
+    header, labels, blank lines and errors: as :func:`read_tsv`.
     """
-    if not (isinstance(delimiter, str) and len(delimiter) == 1) or delimiter in '"\r\n':
+    if delimiter is not None and (not (isinstance(delimiter, str) and len(delimiter) == 1) or delimiter in '"\r\n'):
         raise OptionValueError(f"delimiter must be one character other than a quote or line break, not {delimiter!r}")
     return TableDocuments(path, delimiter, True, label_column, text_column, header, encoding, labels)
+
+
+_KINDS = {"\t": "tab-separated", ",": "comma-separated", ";": "semicolon-separated", "|": "bar-separated"}
 
 
 class TableDocuments(Iterator[Document]):
@@ -412,11 +418,13 @@ class TableDocuments(Iterator[Document]):
 
     Once the first document has been read (or the file found empty), ``header`` holds the header row's
     names (``None``: the first row was data), ``label_column``/``text_column`` the column indices
-    used and ``by_content`` whether the rows' contents chose them, so that a caller can say what was decided.
+    used, ``by_content`` whether the rows' contents chose them and ``delimiter`` the delimiter (one a CSV file is
+    read with, :func:`~structlin.readers.sniffed_delimiter`, when none was given), so that a caller can say what was
+    decided.
     """
 
-    def __init__(self, path: Source | IO, delimiter: str, quoted: bool, label_column: Column, text_column: Column,
-                 header: bool | None, encoding: str, labels: Collection[str] = ()):
+    def __init__(self, path: Source | IO, delimiter: str | None, quoted: bool, label_column: Column,
+                 text_column: Column, header: bool | None, encoding: str, labels: Collection[str] = ()):
         if header not in (True, False, None):
             raise OptionValueError(f"header must be True, False or None (detect), not {header!r}")
         for role, column in (("label", label_column), ("text", text_column)):
@@ -434,16 +442,25 @@ class TableDocuments(Iterator[Document]):
         self.label_column: int | None = None
         self.text_column: int | None = None
         self.by_content = False  # whether the columns were chosen by their contents (:func:`_columns_by_content`)
-        kind = {"\t": "tab-separated", ",": "comma-separated"}.get(delimiter, f"{delimiter!r}-separated")
+        self.delimiter, self._sniffed = delimiter, delimiter is None
         self._known_labels = frozenset(map(str, labels))  # as a file writes them (a model's may be numbers)
-        self._documents = self._read(path, delimiter, quoted, kind, label_column, text_column, header, encoding)
+        self._documents = self._read(path, quoted, label_column, text_column, header, encoding)
 
     def __next__(self) -> Document:
         return next(self._documents)
 
-    def _read(self, path, delimiter, quoted, kind, label_column, text_column, header, encoding) -> Iterator[Document]:
+    @property
+    def kind(self) -> str:
+        """How the fields are separated, in words: ``tab-separated``, ``semicolon-separated`` ..."""
+        return _KINDS.get(self.delimiter, f"{self.delimiter!r}-separated")
+
+    def _read(self, path, quoted, label_column, text_column, header, encoding) -> Iterator[Document]:
         with open_text(path, encoding) as lines:
-            rows = quoted_rows(lines, delimiter, self.name) if quoted else split_rows(lines, delimiter)
+            if quoted:
+                self.delimiter, rows = csv_rows(lines, self.name, self.delimiter)
+            else:
+                rows = split_rows(lines, self.delimiter)
+            kind = self.kind
             first = next(rows, None)
             if first is None:
                 return
@@ -526,6 +543,9 @@ class TableDocuments(Iterator[Document]):
                 hint = ""
                 if not quoted and width == 1 and "," in first[0]:
                     hint = "; a comma-separated file is read as CSV (format csv)"
+                elif quoted and width == 1 and self._sniffed:
+                    hint = (f"; no delimiter among {' '.join(map(repr, CSV_DELIMITERS))} splits the first rows alike: "
+                            "--delimiter names the file's")
                 raise CorpusFormatError(self.name, line, f"no {role} column {index} ({where}{hint})")
         return label, text
 
