@@ -258,12 +258,19 @@ def test_invalid_utf8_is_located_in_every_line_reader(tmp_path, fmt, gz):
 
 
 @pytest.mark.parametrize("fmt", list(READERS))
-@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be"])
-def test_a_utf16_file_read_as_utf8_says_what_it_is(tmp_path, fmt, codec):
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be", "utf-32"])
+@pytest.mark.parametrize("gz", ["", ".gz"])
+def test_a_file_with_a_utf16_or_utf32_byte_order_mark_is_read_as_the_mark_says(tmp_path, fmt, codec, gz):
+    """A file read as UTF-8 that starts with a UTF-16 or UTF-32 byte order mark (never UTF-8: Excel's "Unicode text"
+    export writes one) is read in the encoding the mark declares: what the same text in UTF-8 gives."""
     name, first, second, read = READERS[fmt]
-    bom = b"\xfe\xff" if codec.endswith("be") else b""  # utf-16 writes its own (little-endian) mark
-    path = write(tmp_path, bom + (first + "neg\tfine\n").encode(codec), name)
-    located(error(read, path), path, 1, "invalid UTF-8: byte ", "starts with a UTF-16 byte order mark")
+    text = first + second.replace("caf\udce9", "café")
+    path = write(tmp_path, text.encode("utf-8"), name + gz)
+    expected = [repr(unit) for unit in read(path)]
+    bom = b"\xfe\xff" if codec.endswith("be") else b""  # utf-16 and utf-32 write their own (little-endian) mark
+    write(tmp_path, bom + text.encode(codec), name + gz)
+    assert [repr(unit) for unit in read(path)] == expected and expected
+    assert [repr(unit) for unit in read(path, encoding="utf-8-sig")] == expected
 
 
 def test_invalid_utf8_in_a_folder_file_names_the_file_and_line(tmp_path):
@@ -298,6 +305,8 @@ def test_utf16_needs_a_byte_order_mark(tmp_path):
     (folder / "a.txt").write_bytes("café".encode("utf-16-le"))
     located(error(read_folders, tmp_path / "tree", encoding="utf-16"), folder / "a.txt", 1, "no byte order mark")
     assert next(read_folders(tmp_path / "tree", encoding="utf-16-le")).text == "café"
+    (folder / "a.txt").write_bytes("café".encode("utf-16"))  # read as UTF-8: its mark says UTF-16
+    assert next(read_folders(tmp_path / "tree")).text == "café"
 
 
 def test_invalid_utf16_is_located(tmp_path):
