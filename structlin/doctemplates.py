@@ -8,9 +8,9 @@ document templates, and may also list token templates, which then see the whole 
 * ``words(n, lowercase, pattern, stopwords, truncate, suffix)`` — word n-grams for each order in ``n``;
   tokens are matched by the regular expression ``pattern`` (by default :data:`WORD_PATTERN`: every CJK
   ideograph or hiragana, else a run of two or more word characters in Unicode's sense, marks included, in the
-  text's NFC form; a feature set's ``token_pattern`` for all its templates; no downloaded model needed); ``truncate = k`` keeps
-  each token's first k characters (after stop words are dropped; a token of one character has none): a crude
-  stem, free of any language's rules, that ties drive / drives / driver together;
+  text's NFC form; a feature set's ``token_pattern`` for all its templates; no downloaded model needed);
+  ``truncate = k`` keeps each token's first k characters (after stop words are dropped; a token of one character
+  has none): a crude stem, free of any language's rules, that ties drive / drives / driver together;
   ``suffix = k`` keeps its last k characters instead (a name's or an inflection's ending);
 * ``header_words(headers, n, lowercase, pattern, stopwords)`` — word n-grams of the named header lines
   of an e-mail or Usenet post (``Subject: ...`` in the block before the first blank line; folded
@@ -341,11 +341,6 @@ def _character_kinds(points: np.ndarray) -> np.ndarray:
             kinds[low : min(high + 1, size)] = _MARK
         _kinds = kinds
     return _kinds[points]
-
-
-def _is_word_character(points: np.ndarray) -> np.ndarray:
-    """Whether each code point is a word character of Python's regular expressions, ``\\w``."""
-    return _character_kinds(points) == _WORD
 
 
 #: The key of the extractor's own constant feature; no template writes it (see DocumentFeatureExtractor).

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from functools import partial
 
 import numpy as np
 import pytest
 
-from structlin.doctemplates import (RUN_PATTERN, WORD_PATTERN, DocumentFeatureExtractor, _is_word_character,
-                                     _pattern_matches, _word_runs)
+from structlin.doctemplates import (_MARK, _WORD, RUN_PATTERN, WORD_PATTERN, DocumentFeatureExtractor,
+                                     _character_kinds, _pattern_matches, _word_runs)
 from structlin.errors import StructlinError
 from structlin.hashing import FeatureHasher
 from structlin.templates import FeatureSet, template
@@ -76,12 +77,16 @@ def test_sequence_codes_follow_the_polynomial_definition():
     assert FeatureHasher(20, 8).sequences(points, np.cumsum(lengths) - lengths, lengths)[1] != codes[1]  # keyed
 
 
-def test_word_characters_are_those_of_regular_expressions():
-    checked = list(range(0x10000)) + list(range(0x10000, 0x110000, 97))
+def test_word_characters_are_those_of_regular_expressions_and_unicodes_marks():
+    """The kinds of character the vectorised tokens read: Python's ``\\w``, and the marks, connector punctuation and
+    zero-width (non-)joiners Unicode's word characters (UTS #18) add to it, by the Unicode database."""
+    checked = list(range(0x10000)) + list(range(0x10000, 0x110000, 97)) + list(range(0xE0100, 0xE01F0))
     text = "".join(chr(c) for c in checked)
-    expected = np.array([re.fullmatch(r"\w", chr(c)) is not None for c in checked])
-    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    assert (_is_word_character(points) == expected).all()
+    word = np.array([re.fullmatch(r"\w", chr(c)) is not None for c in checked])
+    mark = np.array([unicodedata.category(chr(c)) in ("Mn", "Mc", "Me", "Pc") and not w or c in (0x200C, 0x200D)
+                     for c, w in zip(checked, word)])
+    kinds = _character_kinds(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32))
+    assert ((kinds == _WORD) == word).all() and ((kinds == _MARK) == mark).all() and mark.sum() > 1500
 
 
 @pytest.mark.parametrize("seed", range(5))
