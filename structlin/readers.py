@@ -729,6 +729,8 @@ def _quoting_error(name: str, start: int, err: csv.Error, row_lines, rest, delim
 CSV_DELIMITERS = (",", ";", "\t", "|")
 #: How much of a CSV file's beginning chooses its delimiter: rows, and the lines they may take.
 _SNIFF_ROWS, _SNIFF_LINES = 20, 1000
+#: A first line that declares a CSV file's delimiter, as Excel reads and some exports write it (``sep=;``).
+_DECLARED_DELIMITER = re.compile(r"sep=([^\"\r\n])")
 
 
 def sniffed_delimiter(lines: list[tuple[int, str]], name: str) -> str:
@@ -749,12 +751,16 @@ def sniffed_delimiter(lines: list[tuple[int, str]], name: str) -> str:
 
 def csv_rows(lines, name: str, delimiter: str | None = None, *, blank: bool = False) -> tuple[str, Iterator]:
     """The delimiter and the :func:`quoted_rows` of a CSV file's numbered ``lines`` (of the file ``name``): the
-    ``delimiter`` given, else the one its first lines split alike by (:func:`sniffed_delimiter`), read from the
-    start."""
+    ``delimiter`` given, else the one a first line ``sep=X`` declares (Excel's way, not a row), else the one its first
+    lines split alike by (:func:`sniffed_delimiter`), read from the start."""
+    sample = list(itertools.islice(lines, _SNIFF_LINES))
+    declared = _DECLARED_DELIMITER.fullmatch(sample[0][1]) if sample else None
     if delimiter is None:
-        sample = list(itertools.islice(lines, _SNIFF_LINES))
-        delimiter, lines = sniffed_delimiter(sample, name), itertools.chain(sample, lines)
-    return delimiter, quoted_rows(lines, delimiter, name, blank=blank)
+        delimiter = declared.group(1) if declared else sniffed_delimiter(sample, name)
+    rows = quoted_rows(itertools.chain(sample, lines), delimiter, name, blank=blank)
+    if declared:
+        next(rows)  # the declaration, read as a row so that the rows below keep their line numbers
+    return delimiter, rows
 
 
 def _open_quote(row_lines: list[tuple[int, str]], delimiter: str) -> int | None:

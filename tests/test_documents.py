@@ -504,6 +504,16 @@ def test_read_csv_keeps_the_comma_when_it_splits_the_rows_alike(tmp_path):
     assert [d.label for d in read_csv(long_quote)] == ["pos", "neg"]  # past the lines that choose: still read
 
 
+@pytest.mark.parametrize("delimiter", [";", ",", "\t", "|"])
+def test_read_csv_takes_the_delimiter_a_first_sep_line_declares(tmp_path, delimiter):
+    """Excel reads (and some exports write) a first line ``sep=X``: it declares the delimiter and is no row; the rows
+    below keep their line numbers."""
+    d = delimiter
+    table = read_csv(write(tmp_path, f"sep={d}\nlabel{d}text\npos{d}gut\nneg{d}schlecht\n", "export.csv"))
+    assert [(d.label, d.line) for d in table] == [("pos", 3), ("neg", 4)] and table.delimiter == delimiter
+    assert table.header == ("label", "text")
+
+
 
 _SENTENCES = ["a film of rare beauty", "dull and far too long", "the cast is superb here", "I left before the end",
               "a joy from start to finish", "not worth the ticket price"]
