@@ -263,8 +263,8 @@ def test_model_corrupted_byte(toy_model):
 
 def test_model_other_format_version(toy_model):
     rewrite(toy_model, metadata=lambda m: m.update(version=4))
-    with pytest.raises(ModelFormatError, match=r"model format version 4, newer than this structlin .* reads \(1 to 3\): "
-                                               "upgrade structlin to load it"):
+    with pytest.raises(ModelFormatError, match=r"model format version 4, newer than this structlin .* reads "
+                                               r"\(1 to 3\): upgrade structlin to load it"):
         Tagger.load(toy_model)
 
 
