@@ -1891,10 +1891,13 @@ class Classifier(_Model, ClassifierI):
         begins with each candidate's score."""
         if dev is None and not self.held_out:
             raise OptionValueError(f"learner {AUTO!r} chooses on dev data or on a held-out share: give dev or held_out")
-        counts = self._by_parts(documents, lambda part, start: self._extractor.counts(part))
+        counts = self._counts(documents)
         if self.feature_set.values.endswith("tfidf"):  # one idf, every candidate's
             self._extractor.fit_idf(counts)
         idf = self._extractor.idf_buckets, self._extractor.idf, self._extractor.idf_unseen
+        if dev is not None:  # counted once; each candidate makes its values of them
+            dev_documents, dev_labels = self._dev_documents(dev)
+            dev_counts = self._counts(dev_documents)
         beside = [dev is None and "epochs" not in learner.get_params() for learner in candidates]
         in_turn = [k for k, side in enumerate(beside) if not side]
         trials: list = [None] * len(candidates)
@@ -1907,7 +1910,8 @@ class Classifier(_Model, ClassifierI):
                 trial = trials[k] = self._trial(candidates[k], own, idf, labels, classes)
                 self._use(trial)
                 if dev is not None:
-                    self._fit_learner(trial.X, trial.y, self._indexed_dev(self._dev_data(dev), caller_depth=4))
+                    dev_values = self._finite(trial.extractor.transform(dev_counts), "dev data"), dev_labels
+                    self._fit_learner(trial.X, trial.y, self._indexed_dev(dev_values, caller_depth=4))
                 else:  # a learner of epochs (the others are beside): they are chosen on the held-out share
                     trial.held_positions = self._held_out_run(trial.X, trial.y)
                 trial.score = trial.learner.best_dev_accuracy()
@@ -1953,10 +1957,18 @@ class Classifier(_Model, ClassifierI):
         """The features of dev documents and their labels (``dev = (documents, labels)``), or None without dev."""
         if dev is None:
             return None
+        dev_documents, dev_labels = self._dev_documents(dev)
+        return self._features(dev_documents, "dev data"), dev_labels
+
+    def _dev_documents(self, dev) -> tuple[list, list]:
+        """The documents and labels of ``dev = (documents, labels)``, checked."""
         if not (isinstance(dev, (tuple, list)) and len(dev) == 2):
             raise TypeError(f"dev must be a (documents, labels) pair, got {reprlib.repr(dev)}")
-        dev_documents, dev_labels = self._labelled(*dev, "dev data")
-        return self._features(dev_documents, "dev data"), dev_labels
+        return self._labelled(*dev, "dev data")
+
+    def _counts(self, documents: list) -> FeatureMatrix:
+        """The feature counts of ``documents``, which each candidate of :meth:`_choose_learner` makes its values of."""
+        return self._by_parts(documents, lambda part, start: self._extractor.counts(part))
 
     def _stream_sample(self, chunk: list) -> list:
         """The documents of the first ``(document, label)`` pairs of a stream, whose form (:func:`_form_of`) every
