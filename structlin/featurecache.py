@@ -167,12 +167,29 @@ class FeatureCache:
     @cached_property
     def columns(self) -> np.ndarray:
         """Every hashed bucket the corpus's features use, sorted."""
-        return np.load(self.folder / "columns.npy", allow_pickle=False)
+        with self.reading("columns.npy"):
+            return np.load(self.folder / "columns.npy", allow_pickle=False)
 
     @cached_property
     def vocabulary(self) -> list[str]:
         """The distinct words of a tagging corpus (a tagger's ``known_words_``), sorted; empty for documents."""
-        return json.loads((self.folder / "vocabulary.json").read_text(encoding="utf-8"))
+        with self.reading("vocabulary.json"):
+            words = json.loads((self.folder / "vocabulary.json").read_text(encoding="utf-8"))
+            if not isinstance(words, list) or not all(isinstance(word, str) for word in words):
+                raise ValueError("not a list of words")
+            return words
+
+    @contextmanager
+    def reading(self, what: str) -> Iterator[None]:
+        """An error while reading ``what`` of the cache (a file that does not read, arrays that do not fit each
+        other or the manifest) stops the run with one line naming the folder: the cache is damaged."""
+        try:
+            yield
+        except StructlinError:
+            raise
+        except (OSError, ValueError, IndexError) as err:
+            raise StructlinError(f"the feature cache {self.folder} is damaged ({what}: {err}); delete that folder "
+                                 "and train again") from None
 
     def column_counts(self) -> np.ndarray:
         """How many positions use each of :attr:`columns` (for documents: each bucket's document frequency), in
@@ -202,16 +219,17 @@ class FeatureCache:
     def shard(self, k: int) -> tuple[FeatureMatrix, np.ndarray]:
         """Shard ``k``: its feature matrix (hashed buckets, memory-mapped arrays) and the gold label ids of its
         positions, ids into :attr:`labels`."""
-        try:
+        with self.reading(f"shard {k}"):
             arrays = {name: self._mapped(f"{k:05d}-{name}.npy")
                       for name in (*_ARRAYS, *(("words",) if self.words else ()))}
             labels = arrays.pop("labels")
             X = FeatureMatrix(**arrays)
             if labels.shape != (X.n_positions,) or len(X.indices) != X.indptr[-1]:
                 raise ValueError("its arrays do not fit each other")
-        except (OSError, ValueError) as err:
-            raise StructlinError(f"the feature cache {self.folder} is damaged (shard {k}: {err}); delete that folder "
-                                 "and train again") from None
+            if len(labels) and not 0 <= labels.min() <= labels.max() < len(self.labels):
+                raise ValueError(f"a label id outside the manifest's {len(self.labels)} labels")
+            if not np.isfinite(X.values).all():
+                raise ValueError("a feature value that is not a finite number")
         return X, labels
 
 
@@ -384,14 +402,15 @@ class ShardedCorpus:
         indexed, in memory, with their gold label ids."""
         X, labels = self.cache.shard(k)
         chosen = self.selection[k]
-        if chosen is not None:
-            local = chosen if local is None else chosen[local]
-        if local is not None:
-            labels = labels[X.positions(local)]
-            X = X.take(local)
-        if self.transform is not None:
-            X = self.transform.transform(X)
-        return self.joint.index(X), self._label_ids[labels]
+        with self.cache.reading(f"shard {k}"):
+            if chosen is not None:
+                local = chosen if local is None else chosen[local]
+            if local is not None:
+                labels = labels[X.positions(local)]
+                X = X.take(local)
+            if self.transform is not None:
+                X = self.transform.transform(X)
+            return self.joint.index(X), self._label_ids[labels]
 
     def parts(self) -> Iterator[tuple[FeatureMatrix, np.ndarray]]:
         """Every shard's instances of this corpus, in order (indexed, with their gold ids)."""
@@ -418,13 +437,14 @@ class ShardedCorpus:
                 y[ranges(starts[at], starts[at + 1])] = labels
                 yield X, at
 
-        if self.transform is None:  # a part's sizes are the cache's
-            return FeatureMatrix.placed(pieces(), lengths, self.entries[instances], self.cache.words), y
-        parts = list(pieces())
-        entries = np.zeros(len(instances), dtype=np.int64)
-        for X, at in parts:
-            entries[at] = X.instance_entries()
-        return FeatureMatrix.placed(parts, lengths, entries, self.cache.words), y
+        with self.cache.reading("its shards"):  # a part that does not fit the manifest's sizes
+            if self.transform is None:  # a part's sizes are the cache's
+                return FeatureMatrix.placed(pieces(), lengths, self.entries[instances], self.cache.words), y
+            parts = list(pieces())
+            entries = np.zeros(len(instances), dtype=np.int64)
+            for X, at in parts:
+                entries[at] = X.instance_entries()
+            return FeatureMatrix.placed(parts, lengths, entries, self.cache.words), y
 
     def _instance_labels(self) -> np.ndarray | None:
         """The label id of every instance when each has one position (a document's), else None."""

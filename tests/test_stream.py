@@ -4,6 +4,7 @@ cache, the sharded corpus, and that a streamed run trains the model an in-memory
 from __future__ import annotations
 
 import gc
+import json
 import re
 from functools import partial
 
@@ -285,6 +286,42 @@ def test_a_damaged_cache_is_made_again_or_named(cache, tmp_path, capsys):
     code, out, err = run(capsys, "train", "tagger", "--train", tmp_path / "train.tsv", "--stream",
                          "--output", tmp_path / "m.model")
     assert code == 1 and f"the feature cache {folder} is damaged" in err and len(err.strip().splitlines()) == 1
+
+
+def _overwrite_array(path, change):
+    """Rewrite the ``.npy`` file ``path`` with ``change(array)``, as a damaged disk or a hand edit would."""
+    array = np.load(path)
+    np.save(path, change(array.copy()))
+
+
+def _edit_manifest(folder, change):
+    """Rewrite the cache's manifest with ``change(manifest)``."""
+    path = folder / "manifest.json"
+    path.write_text(json.dumps(change(json.loads(path.read_text(encoding="utf-8")))), encoding="utf-8")
+
+
+@pytest.mark.parametrize("damage", [
+    lambda folder: (folder / "vocabulary.json").write_text("{", encoding="utf-8"),
+    lambda folder: (folder / "vocabulary.json").write_text("[1, 2]", encoding="utf-8"),
+    lambda folder: _overwrite_array(folder / "00000-labels.npy", lambda a: np.full_like(a, 99)),
+    lambda folder: _overwrite_array(folder / "00000-indices.npy", lambda a: np.full_like(a, 2**31 - 1)),
+    lambda folder: _overwrite_array(folder / "00000-values.npy", lambda a: np.full_like(a, np.nan)),
+    lambda folder: _edit_manifest(folder, lambda manifest: {**manifest, "labels": manifest["labels"][:2]}),
+], ids=["vocabulary-not-json", "vocabulary-not-words", "label-ids", "buckets", "values-nan", "labels-cut"])
+def test_a_cache_damaged_inside_its_arrays_is_named(cache, tmp_path, capsys, damage):
+    """Arrays that read but do not fit each other or the manifest (label ids past its labels, buckets the corpus
+    never used, values that are not numbers, a vocabulary that is not one) stop training with one line naming the
+    folder; no model is written."""
+    write_tsv(tmp_path / "train.tsv", SENTENCES)
+    train = ("train", "tagger", "--train", tmp_path / "train.tsv", "--stream", "--epochs", "1", "--output",
+             tmp_path / "m.model")
+    assert run(capsys, *train)[0] == 0
+    (tmp_path / "m.model").unlink()
+    (folder,) = cache.iterdir()
+    damage(folder)
+    code, out, err = run(capsys, *train)
+    assert code == 1 and f"the feature cache {folder} is damaged" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "m.model").exists()
 
 
 def test_a_failed_extraction_leaves_no_cache_behind(cache):
