@@ -6,6 +6,7 @@ SIGTERM, pipes and standard input, which need a real process."""
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import signal
@@ -497,6 +498,32 @@ def test_a_closed_standard_input_or_output_is_one_line(work, capsys, monkeypatch
     assert sys.stdout is None
     code, _, err = run(capsys, "classify", "c.model", "--input", "docs.txt", "--output", "labels.txt")
     assert code == 0 and err == "" and (work / "labels.txt").read_text("utf-8").count("\n") == 6
+
+
+def test_a_closed_standard_error_drops_the_messages_and_keeps_the_status(work, capsys, monkeypatch):
+    """``2>&-``: progress and errors go nowhere (they went to standard output, among the results, or ended the
+    command on tqdm's write); the results and the exit status are as with it open."""
+    monkeypatch.setattr(sys, "stderr", None)
+    code, out, _ = run(capsys, "classify", "c.model", "--input", "docs.txt")
+    assert code == 0 and out.count("\n") == 6 and "structlin" not in out
+    code, out, _ = run(capsys, "train", "classifier", "--train", "docs.txt", "--epochs", "2", "--output", "e.model")
+    assert code == 0 and (work / "e.model").is_file() and "trained on" in out
+    code, out, _ = run(capsys, "classify", "missing.model", "--input", "docs.txt")
+    assert code == 1 and out == ""
+    assert sys.stderr is None
+
+
+class _FullDevice(io.StringIO):
+    """Standard output on a full disk."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_write_error_on_standard_output_names_it(work, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdout", _FullDevice())
+    code = main(["classify", "c.model", "--input", "docs.txt"])
+    assert_one_line(code, capsys.readouterr().err, 1, f"standard output: {os.strerror(errno.ENOSPC)}")
 
 
 def test_evaluate_reads_a_first_row_holding_a_model_label_as_data(work, capsys):

@@ -16,6 +16,10 @@ one line on stderr and an exit status:
 * 130 on Ctrl-C, 143 on SIGTERM (raised as ``SystemExit`` so that temporary files are removed), and 0
   when the reader of standard output goes away (``structlin tag ... | head``), as for Unix tools.
 
+Standard streams the shell closed or cannot write: a closed standard input or output ends a command that uses it
+with one line naming the option that replaces it (``--input``, ``--output``); a write error on standard output (a
+full disk) names it; a closed standard error drops the messages, and the exit status stays.
+
 A warning (dev labels the training data never has, an empty label folder) is one line on stderr,
 ``structlin: warning: ...``, and the command goes on.
 
@@ -31,6 +35,8 @@ import signal
 import sys
 import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from ..errors import OutputError, StructlinError, UsageError
 from .commands import (
@@ -84,20 +90,53 @@ class _ClosedStream:
         raise self.error
 
 
+class _NamedOutput:
+    """Standard output whose write errors name it (``print`` raises a full disk's OSError without a file name); a
+    closed pipe stays a BrokenPipeError, which ends the command quietly."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        with self._named():
+            return self.stream.write(text)
+
+    def flush(self) -> None:
+        with self._named():
+            self.stream.flush()
+
+    @contextmanager
+    def _named(self) -> Iterator[None]:
+        try:
+            yield
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            raise OutputError("standard output", err.strerror or str(err)) from None
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
 def _run(args) -> int:
     """The command's exit status; what ended it early is one line on stderr (see the module's docstring)."""
-    closed = {"stdin": sys.stdin is None, "stdout": sys.stdout is None}
-    if closed["stdin"]:
+    before = {"stdin": sys.stdin, "stdout": sys.stdout, "stderr": sys.stderr}
+    if sys.stdin is None:
         sys.stdin = _ClosedStream(UsageError("standard input is closed: give the input as a file (--input)"))
-    if closed["stdout"]:
+    if sys.stdout is None:
         sys.stdout = _ClosedStream(OutputError("standard output", "closed, and the command writes to it: give "
                                                                   "--output (results) or --quiet (progress)"))
+    else:
+        sys.stdout = _NamedOutput(sys.stdout)
+    if sys.stderr is None:  # closed (2>&-): the messages are dropped, as the shell asked; the exit status stays
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
     try:
         return _status(args)
     finally:
-        for name, was_closed in closed.items():
-            if was_closed:
-                setattr(sys, name, None)
+        if before["stderr"] is None:
+            sys.stderr.close()
+        for name, stream in before.items():
+            setattr(sys, name, stream)
 
 
 def _status(args) -> int:
