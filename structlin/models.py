@@ -56,7 +56,7 @@ from .learners.run_weights import stores_pairs
 from .learners.training import UNITS, hold_out_instances, latest_within_noise, quiet
 from .matrix import FeatureMatrix
 from .modelfile import VERSION, ArraySpec, check_arrays, deflated, inflated, load_model, save_model
-from .readers import Sentence
+from .readers import Sentence, has_lone_surrogate
 from .tagdict import TagDictionary
 from .templates import FeatureSet, TokenFeatureExtractor
 
@@ -100,9 +100,9 @@ def _tagged(sentences, what: str, fields: tuple[str, ...] = ("word",), first: in
                 raise CorpusFormatError(what, None, f"sentence {k + 1}, token {i + 1}: expected {expected} and a "
                                                     f"non-empty tag string, got ({token!r}, {tag!r})")
         words = w if width == 1 else [f for token in w for f in token]
-        if _surrogate("".join(words) + "".join(t)):  # one test a sentence; the token is looked for only then
+        if has_lone_surrogate("".join(words) + "".join(t)):  # one test a sentence; the token is looked for only then
             i = next(i for i, (token, tag) in enumerate(zip(w, t))
-                     if _surrogate("".join((token,) if width == 1 else token) + tag))
+                     if has_lone_surrogate("".join((token,) if width == 1 else token) + tag))
             raise CorpusFormatError(what, None, f"sentence {k + 1}, token {i + 1}: ({w[i]!r}, {t[i]!r}) holds a "
                                                 "lone surrogate (an undecodable byte escaped): expected text")
         tokens.append(w)
@@ -1653,7 +1653,7 @@ def _label_set(labels: list, what: str) -> list:
     """``classes_``: the distinct labels, in :func:`~structlin.joint.ordered_labels`' order; fewer than two raise."""
     classes = ordered_labels(labels)
     n = len(classes)
-    unwritable = next((c for c in classes if isinstance(c, str) and _surrogate(c)), None)
+    unwritable = next((c for c in classes if isinstance(c, str) and has_lone_surrogate(c)), None)
     if unwritable is not None:  # what os.fsdecode makes of an undecodable byte: no text file or model can hold it
         raise CorpusFormatError(what, None, f"label {unwritable!r} holds a lone surrogate (an undecodable byte "
                                             "escaped): expected text")
@@ -1661,17 +1661,6 @@ def _label_set(labels: list, what: str) -> list:
         raise CorpusFormatError(what, None, f"{n} distinct label{'s' * (n != 1)} ({n} class{'es' * (n != 1)}); a "
                                             "classifier needs two or more")
     return classes
-
-
-def _surrogate(text: str) -> bool:
-    """Whether ``text`` holds a lone surrogate code point, which UTF-8 cannot encode."""
-    if text.isascii():
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _label_array(labels: list) -> np.ndarray:

@@ -175,6 +175,18 @@ def checked_text(text: str, name: str, line: int = 1) -> str:
     return text
 
 
+def has_lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate code point (an undecodable byte escaped, or JSON's ``\\ud800``
+    escape without its pair), which UTF-8 cannot encode."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _declared(stream: IO, encoding: str) -> str:
     """:func:`_marked` for the start of a binary stream, peeked at, not consumed (one that can do neither, or a text
     stream, is read as asked)."""

@@ -475,10 +475,17 @@ def test_feature_set_importing_a_module_that_fails(work, capsys, monkeypatch, so
      "deep.json:2: JSON nested too deeply to read (expected one JSON object per line)"),
     ('{"label": "pos", "text": "good"}\n{"label": "pos", "label": "neg", "text": "bad"}\n',
      "deep.json:2: an object gives the key 'label' twice (expected each key once)"),
+    ('{"label": "pos", "text": "good"}\n{"label": ' + "9" * 5000 + ', "text": "bad"}\n',
+     "deep.json:2: a JSON value that cannot be read: Exceeds the limit (4300 digits) for integer string conversion"),
+    ('[{"label": "pos", "text": "good"},\n {"label": "neg", "text": ' + "9" * 5000 + '}]\n',
+     "deep.json:2: a JSON value that cannot be read: Exceeds the limit"),
+    ('{"label": "pos", "text": "good"}\n{"label": "\\ud800", "text": "bad"}\n',
+     "deep.json:2: label '\\ud800' under 'label' holds a lone surrogate"),
 ])
 def test_json_documents_that_cannot_be_read_as_one_value_each(work, capsys, text, needle):
-    """JSON nested deeper than Python's recursion, or an object giving a key twice (``json`` would keep the last
-    value, a label changed without a word): one located line."""
+    """JSON nested deeper than Python's recursion, an object giving a key twice (``json`` would keep the last
+    value, a label changed without a word), a number Python will not make, a label no model file can hold: one
+    located line."""
     (work / "deep.json").write_text(text, "utf-8")
     code, _, err = run(capsys, "train", "classifier", "--train", "deep.json", "--output", "x.model")
     assert_one_line(code, err, 1, needle)

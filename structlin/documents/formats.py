@@ -27,8 +27,8 @@ import numpy as np
 from structlin.documents.base import Document, Source
 from structlin.documents.usenet import _strip_parts, strip_usenet
 from structlin.errors import CorpusFormatError, CorpusNotFoundError, OptionValueError
-from structlin.readers import (CSV_DELIMITERS, DAMAGED, check_encoding, csv_rows, damaged, decode, open_text,
-                               source_name, split_rows)
+from structlin.readers import (CSV_DELIMITERS, DAMAGED, check_encoding, csv_rows, damaged, decode,
+                               has_lone_surrogate, open_text, source_name, split_rows)
 
 # --- One folder per class: trees and archives ----------------------------------------------------
 
@@ -725,6 +725,10 @@ def _json_at(text: str, index: int, name: str, line_of: Callable[[int], int], ex
                                 "key once)") from None
     except RecursionError:
         raise CorpusFormatError(name, line_of(index), f"JSON nested too deeply to read (expected {expected})") from None
+    except ValueError as err:  # a value Python will not make, e.g. an integer of more than 4,300 digits
+        reason = str(err).split(";")[0]  # not Python's advice to the programmer that follows
+        raise CorpusFormatError(name, line_of(index), f"a JSON value that cannot be read: {reason} (expected "
+                                f"{expected})") from None
 
 
 def _json_error(text: str, offset: int, name: str, line_of: Callable[[int], int], what: str,
@@ -826,6 +830,9 @@ class JsonDocuments(Iterator[Document]):
                                     "a number or true/false)")
         if not label:
             raise CorpusFormatError(self.name, number, f"empty label under {self.label_column!r}")
+        if has_lone_surrogate(label):  # no model file can hold it; the text can, as an undecodable byte's escape
+            raise CorpusFormatError(self.name, number, f"label {label!r} under {self.label_column!r} holds a lone "
+                                    "surrogate (a \\ud800-\\udfff escape without its pair): expected text")
         if not isinstance(text, str):
             raise CorpusFormatError(self.name, number, f"text {reprlib.repr(text)} under {self.text_column!r} "
                                     "(expected a string)")
