@@ -280,7 +280,11 @@ def test_cost_matrix_file_reaches_the_svm_or_gives_one_line(tmp_path, capsys, fa
             ("diagonal.tsv", "\tpos\tneg\npos\t1\t1\nneg\t1\t0\n",
              "diagonal.tsv:2: the cost of predicting 'pos' for 'pos' is 1 (expected 0 (a label's cost against itself))"),
             ("negative.tsv", "\tpos\tneg\npos\t0\t1\nneg\t-1\t0\n",
-             "negative.tsv:3: the cost of predicting 'pos' for 'neg' is -1 (expected a finite cost of 0 or more)"),
+             "negative.tsv:3: the cost of predicting 'pos' for 'neg' is -1 (expected a cost from 0 to 1e+12)"),
+            ("huge.tsv", "\tpos\tneg\npos\t0\t1e308\nneg\t1\t0\n",
+             "huge.tsv:2: the cost of predicting 'neg' for 'pos' is 1e+308 (expected a cost from 0 to 1e+12)"),
+            ("nan.tsv", "\tpos\tneg\npos\t0\tnan\nneg\t1\t0\n",
+             "nan.tsv:2: the cost of predicting 'neg' for 'pos' is nan (expected a cost from 0 to 1e+12)"),
             ("lacks.tsv", "\tpos\nneg\t1\npos\t0\n", "lacks.tsv lacks 2 (true, predicted) pair(s), e.g. ('neg', 'neg')"),
             ("empty.tsv", "# nothing\n", "empty.tsv: no cost matrix in the file")):
         (tmp_path / name).write_text(content)

@@ -14,6 +14,7 @@ from structlin import Classifier, Tagger
 from structlin.cli import main
 from structlin.errors import OptionValueError, StructlinError
 from structlin.learners import LEARNERS, make_learner
+from structlin.learners.protocol import FLOAT_MAX, Option
 
 COMMON_FIELDS = {"step", "unit", "dev_accuracy", "seconds"}
 
@@ -50,11 +51,24 @@ def test_options_are_declared_checked_and_cloned(name):
             bad.append(option.minimum if option.exclusive_minimum else option.minimum - 1)
         if option.type in (int, float) and not option.special:
             bad.append(math.nan if option.type is float else 1.5)
+        if option.type is float and (option.maximum is None or option.maximum > FLOAT_MAX):
+            bad.append(1e308)  # finite, but inf once the learner scales it by the data
         for value in bad:
             with pytest.raises(OptionValueError, match=option.name):
                 cls(**{option.name: value})
     with pytest.raises(OptionValueError, match="has no option"):
         cls(no_such_option=1)
+
+
+def test_a_number_option_is_refused_past_the_size_learners_can_scale():
+    """1e308 is finite, but a margin or cost of that size overflows once scaled by the data (the run went on with
+    NaN weights and a warning naming no option)."""
+    margin = Option("margin", float, 1.0, "", minimum=0)
+    assert margin.check(FLOAT_MAX) == FLOAT_MAX and margin.check(-0.0) == 0
+    with pytest.raises(OptionValueError, match=r"margin must be non-negative and at most 1e\+12 in size, got 1e\+308"):
+        margin.check(1e308)
+    with pytest.raises(OptionValueError, match="margin must be non-negative and finite, got inf"):
+        margin.check(math.inf)
 
 
 @pytest.mark.parametrize("name", LEARNERS)

@@ -71,6 +71,12 @@ class Capabilities:
     streams: bool = False
 
 
+#: The largest size of a number option: learners scale margins, costs and penalties by the data (mean ‖x‖², the
+#: number of instances) and square them, and a finite 1e308 overflows there to inf and NaN, a model trained on
+#: nothing; 1e12 leaves those products far inside float64's range, and no setting of sense comes near it.
+FLOAT_MAX = 1e12
+
+
 @dataclass(frozen=True)
 class Option:
     """One hyper-parameter: its name, type (``int``, ``float``, ``bool`` or ``str``), default and help.
@@ -148,8 +154,10 @@ class Option:
                 raise OptionValueError(f"{self.name} must be {'an integer' if self.type is int else 'a number'}, "
                                        f"got {value!r}")
             value = self.type(value)
-            if not math.isfinite(value) or not self._in_range(value):
-                accepted = " and ".join(filter(None, [self.describe_range(), "finite" if self.type is float else ""]))
+            too_large = self.type is float and math.isfinite(value) and abs(value) > FLOAT_MAX
+            if not math.isfinite(value) or not self._in_range(value) or too_large:
+                size = f"at most {FLOAT_MAX:g} in size" if too_large else "finite" if self.type is float else ""
+                accepted = " and ".join(filter(None, [self.describe_range(), size]))
                 raise OptionValueError(f"{self.name} must be {accepted}, got {value}")
             return value
         if self.type is object:  # only None and the special values (a callback)

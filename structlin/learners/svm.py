@@ -73,8 +73,8 @@ from ..joint import JointFeatureMap, Scores
 from ..matrix import FeatureMatrix
 from ..outputs import atomic_output
 from .epochs import minibatches
-from .protocol import (BATCH_SIZE, CALLBACK, CLIENT, COST, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities,
-                       HistoryField, Learner, Option, with_defaults)
+from .protocol import (BATCH_SIZE, CALLBACK, CLIENT, COST, EVAL_EVERY, FLOAT_MAX, PATIENCE, PROGRESS, SEED,
+                       Capabilities, HistoryField, Learner, Option, with_defaults)
 from .run_weights import weighted_sum
 from .sgd import SGDWeights
 from .training import TrainingRun, require_finite
@@ -723,8 +723,8 @@ def _checked_costs(costs: np.ndarray) -> np.ndarray:
     """``costs`` if it is a square, finite, non-negative matrix with a zero diagonal."""
     if costs.ndim != 2 or costs.shape[0] != costs.shape[1]:
         raise OptionValueError(f"cost_matrix must be a square labels × labels array, got shape {costs.shape}")
-    if not (np.isfinite(costs).all() and (costs >= 0).all() and not costs.diagonal().any()):
-        raise OptionValueError("cost_matrix must be finite and non-negative with a zero diagonal")
+    if not (np.isfinite(costs).all() and (costs >= 0).all() and (costs <= FLOAT_MAX).all() and not costs.diagonal().any()):
+        raise OptionValueError(f"cost_matrix must be non-negative and at most {FLOAT_MAX:g} with a zero diagonal")
     return costs
 
 
@@ -774,10 +774,10 @@ def read_cost_matrix(path) -> dict[str, dict[str, float]]:
                 row = dict(zip(header, map(float, cells[1:])))
             except ValueError:
                 raise CorpusFormatError(path, number, "expected numeric costs") from None
-            bad = next((p for p, cost in row.items() if not (np.isfinite(cost) and cost >= 0)
-                        or (p == cells[0] and cost != 0)), None)
+            bad = next((p for p, cost in row.items() if not 0 <= cost <= FLOAT_MAX or (p == cells[0] and cost != 0)),
+                       None)
             if bad is not None:
-                expected = "0 (a label's cost against itself)" if bad == cells[0] else "a finite cost of 0 or more"
+                expected = "0 (a label's cost against itself)" if bad == cells[0] else f"a cost from 0 to {FLOAT_MAX:g}"
                 raise CorpusFormatError(path, number, f"the cost of predicting {bad!r} for {cells[0]!r} is "
                                                       f"{row[bad]:g} (expected {expected})")
             costs[cells[0]] = row
