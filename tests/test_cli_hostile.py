@@ -541,6 +541,19 @@ def test_evaluate_reads_a_first_row_holding_a_model_label_as_data(work, capsys):
     assert code == 0 and json.loads(out)["n_instances"] == 3, err
 
 
+def test_classify_a_folder_skips_its_hidden_entries_and_says_so(work, capsys):
+    """As training does: Finder's ``.DS_Store`` and a ``.git`` folder are not documents to classify."""
+    folder = work / "posts"
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n", "utf-8")
+    (folder / ".DS_Store").write_bytes(b"\0\1\2")
+    (folder / "a.txt").write_text("good fun\n", "utf-8")
+    code, out, err = run(capsys, "classify", "c.model", "--input", "posts")
+    assert code == 0 and [line.split("\t")[0] for line in out.splitlines()] == ["posts/a.txt"]
+    assert err.strip() == ("structlin: warning: posts: 2 hidden entries skipped, not read as documents "
+                           "(posts/.DS_Store, posts/.git)")
+
+
 @pytest.mark.parametrize("entry, needle", [
     (lambda folder: (folder / "broken").symlink_to("/nonexistent"), "broken: a symbolic link to /nonexistent"),
     (lambda folder: os.mkfifo(folder / "fifo"), "fifo: neither a regular file nor a folder"),

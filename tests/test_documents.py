@@ -8,6 +8,7 @@ import io
 import re
 import tarfile
 import tempfile
+import warnings
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -133,6 +134,25 @@ def test_read_folders_looks_inside_the_one_folder_holding_the_tree(tmp_path, kin
     one.mkdir()
     single = archive_of(one, kind, {"pos/a.txt": b"great\n", "pos/more/b.txt": b"fun\n"})
     assert [d.label for d in read_folders(single)] == ["pos", "pos"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_read_folders_skips_hidden_entries_and_says_so(tmp_path, kind):
+    """A repository's ``.git``, Finder's ``.DS_Store``, macOS's ``._*`` companions and the ``__MACOSX`` folder of
+    a zip made on a Mac are no label and no document (they were: ``.git`` a class, ``.DS_Store`` a text); one
+    warning counts them; the one folder holding the tree is still found beside ``__MACOSX``."""
+    files = {f"corpus/{name}": data for name, data in TREE.items()}
+    hidden = {".git/config": b"[core]\n", "corpus/pos/.DS_Store": b"\0\1", "corpus/neg/._a.txt": b"fork",
+              "__MACOSX/corpus/neg/._a.txt": b"fork"}
+    path = archive_of(tmp_path, kind, {**files, **hidden})
+    with pytest.warns(UserWarning, match=r"4 hidden entries skipped, not read as documents \(.*\.git.*, …\)"):
+        documents = list(read_folders(path))
+    assert [(d.text, d.label) for d in documents] == [(text, label) for text, label, _ in EXPECTED]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing hidden, nothing said
+        assert len(list(read_folders(archive_of(plain, kind, files)))) == len(EXPECTED)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -53,7 +53,9 @@ def read_folders(
     ``subset`` picks a top-level folder (e.g. ``"20news-bydate-train"``); the label is the first path
     component below it (or below the root), and the document is any file below that label folder,
     nested folders included. Files are read in sorted path order, so a tree and any archive of it give
-    the same documents in the same order. A file outside a label folder is an error; so is a symbolic
+    the same documents in the same order.  Hidden entries (a name starting with ``.``: ``.git``, ``.DS_Store``,
+    macOS's ``._*`` companions) and the ``__MACOSX`` folder that macOS adds to a zip are not documents: they are
+    skipped, with one warning saying how many and which.  A file outside a label folder is an error; so is a symbolic
     link (it could reach outside the tree, or give a file twice), and an archive member whose path is
     absolute, has a ``..`` component or comes twice.  A label folder without files gives a warning naming
     it: that label has no document.
@@ -101,55 +103,79 @@ def _link_error(source: str, target: str | None = None) -> CorpusFormatError:
 
 def _tree_files(root: str, prefix: tuple[str, ...]) -> Iterator[tuple[str, str, bytes]]:
     """``(label, path, bytes)`` of every file of a folder tree, in sorted order."""
+    hidden: list[str] = []
     if not prefix:
-        entries = _entries(root)
+        entries = _entries(root, hidden)
         if len(entries) == 1 and entries[0].is_dir() and all(inner.is_dir() for inner in _entries(entries[0].path)):
             prefix = (entries[0].name,)  # the one folder holding the label folders (a tree unpacked from an archive)
     base = os.path.join(root, *prefix)
     if prefix and not os.path.isdir(base):
-        tops = sorted(entry.name for entry in os.scandir(root) if entry.is_dir())
+        tops = sorted(entry.name for entry in _entries(root) if entry.is_dir())
         raise CorpusFormatError(
             root, None, f"no folder {'/'.join(prefix)!r} (expected one of the top-level folders: {', '.join(tops)})"
         )
-    labels = _entries(base)
+    labels = _entries(base, hidden if prefix else None)  # without a prefix, the root's were counted above
     for entry in labels:
         if not entry.is_dir():
             raise CorpusFormatError(
                 entry.path, None, f"a file outside any label folder (expected {_layout(prefix)} below {root})"
             )
     for entry in labels:
-        paths = list(folder_files(entry.path))
+        paths = list(folder_files(entry.path, hidden))
         if not paths:
             _warn_empty_label(entry.path, entry.name)
         for path in paths:
             with open(path, "rb") as file:
                 yield entry.name, path, file.read()
+    _warn_hidden(root, hidden)
 
 
 def _warn_empty_label(folder: str, label: str) -> None:
     warnings.warn(f"{folder}: label folder {label!r} holds no files, so no document has that label")
 
 
-def _entries(directory: str) -> list[os.DirEntry]:
-    """The entries of a folder, in sorted order; a symbolic link among them is an error."""
+def _is_hidden(name: str) -> bool:
+    """Whether a folder entry is not data: hidden (``.git``, ``.DS_Store``, ``._x``) or macOS's ``__MACOSX``."""
+    return name.startswith(".") or name == "__MACOSX"
+
+
+def _warn_hidden(where: str, hidden: list[str]) -> None:
+    """One warning for the hidden entries skipped below ``where``."""
+    if hidden:
+        shown = ", ".join(hidden[:3]) + (", …" if len(hidden) > 3 else "")
+        warnings.warn(f"{where}: {len(hidden)} hidden entr{'y' if len(hidden) == 1 else 'ies'} skipped, not read "
+                      f"as documents ({shown})")
+
+
+def _entries(directory: str, hidden: list[str] | None = None) -> list[os.DirEntry]:
+    """The entries of a folder that are data, in sorted order (the hidden ones' paths added to ``hidden``); a
+    symbolic link among them is an error."""
     with os.scandir(directory) as entries:
         ordered = sorted(entries, key=lambda entry: entry.name)
+    if hidden is not None:
+        hidden.extend(entry.path for entry in ordered if _is_hidden(entry.name))
+    ordered = [entry for entry in ordered if not _is_hidden(entry.name)]
     for entry in ordered:
         if entry.is_symlink():
             raise _link_error(entry.path, os.readlink(entry.path))
     return ordered
 
 
-def folder_files(directory: str) -> Iterator[str]:
+def folder_files(directory: str, hidden: list[str] | None = None) -> Iterator[str]:
     """The files below ``directory``, in sorted order; a symbolic link or a special file (a FIFO, a device) among
-    them is an error, as in a folder tree of labelled documents."""
-    for entry in _entries(directory):
+    them is an error, as in a folder tree of labelled documents.  Hidden entries are skipped (see
+    :func:`read_folders`): added to ``hidden``, or, without it, said in one warning at the end."""
+    own = hidden is None
+    hidden = [] if own else hidden
+    for entry in _entries(directory, hidden):
         if entry.is_dir():
-            yield from folder_files(entry.path)
+            yield from folder_files(entry.path, hidden)
         elif entry.is_file():
             yield entry.path
         else:
             raise CorpusFormatError(entry.path, None, "neither a regular file nor a folder (expected files in folders)")
+    if own:
+        _warn_hidden(directory, hidden)
 
 
 def _archive_files(archive: str, prefix: tuple[str, ...]) -> Iterator[tuple[str, str, bytes]]:
@@ -188,6 +214,8 @@ def _select(archive: str, names: list[tuple[object, str]], prefix: tuple[str, ..
     tops = set()
     seen = set()
     paths = [(member, name, _member_path(archive, name)) for member, name in names]
+    _warn_hidden(archive, [name for _, name, path in paths if any(map(_is_hidden, path))])
+    paths = [(member, name, path) for member, name, path in paths if not any(map(_is_hidden, path))]
     if not prefix:
         prefix = _wrapper([path for _, _, path in paths])
     for member, name, path in paths:
@@ -211,7 +239,7 @@ def _select(archive: str, names: list[tuple[object, str]], prefix: tuple[str, ..
         )
     chosen.sort(key=lambda item: item[0])
     below = [path[len(prefix)] for path in (_member_path(archive, name) for name in folders)
-             if len(path) > len(prefix) and path[: len(prefix)] == prefix]
+             if len(path) > len(prefix) and path[: len(prefix)] == prefix and not any(map(_is_hidden, path))]
     for label in sorted(set(below) - {relative[0] for relative, _, _ in chosen}):
         _warn_empty_label(f"{archive}:{'/'.join((*prefix, label))}", label)
     return [(relative[0], member, name) for relative, member, name in chosen]
