@@ -221,7 +221,9 @@ def _ascii_compatible(encoding: str) -> bool:
 def numbered_lines(stream: IO, name: str, encoding: str = "UTF-8", fixed: str | None = None) -> NumberedLines:
     """Number, decode and check the lines of an open binary (or text) stream: see :func:`open_text`.
 
-    ``\\n``, ``\\r\\n`` and a lone ``\\r`` (old Mac files) end a line, as Python's universal newlines.
+    ``\\n``, ``\\r\\n`` and a lone ``\\r`` (old Mac files) end a line, as Python's universal newlines.  A byte
+    order mark (U+FEFF) is dropped where it begins a line: the first, or a later one where files that each began
+    with one were joined (``cat a.tsv b.tsv``); inside a line it stays text.
     """
     number = 0
     try:
@@ -235,7 +237,7 @@ def numbered_lines(stream: IO, name: str, encoding: str = "UTF-8", fixed: str | 
                 lines = _LINE_END.split(chunk)
                 for text in lines[:-1] if not lines[-1] else lines:
                     number += 1
-                    yield number, checked_text(text.removeprefix("\ufeff") if number == 1 else text, name, number)
+                    yield number, checked_text(text.removeprefix("\ufeff"), name, number)
             return
         for chunk in stream:  # decoded line by line, so that errors have their place
             for line in chunk.splitlines():  # at \n, \r\n and \r only, unlike str.splitlines
@@ -246,7 +248,7 @@ def numbered_lines(stream: IO, name: str, encoding: str = "UTF-8", fixed: str | 
                     text = decode(line, encoding, name, line=number, fixed=fixed)  # raises the error, located
                 if "\0" in text:
                     checked_text(text, name, number)  # raises
-                yield number, text.removeprefix("\ufeff") if number == 1 else text
+                yield number, text.removeprefix("\ufeff")
     except UnicodeError as err:  # a decoding error without its place, or a codec that fails as a whole (punycode)
         raise CorpusFormatError(name, None, f"invalid {encoding} after line {number}: {err} (expected {encoding} "
                                 "text)") from None

@@ -72,6 +72,18 @@ def test_open_text_numbers_lines_and_strips_line_ends_and_bom(tmp_path):
         assert list(lines) == [(1, "a b"), (2, "c"), (3, ""), (4, "d")]
 
 
+def test_a_byte_order_mark_where_joined_files_meet_is_no_text(tmp_path):
+    """``cat a.tsv b.tsv`` of two files that each begin with a BOM: the second mark begins a line in the middle
+    (it joined the next word, and made CoNLL-U's comment line a token line); a mark inside a line stays."""
+    bom = b"\xef\xbb\xbf"
+    path = write(tmp_path, bom + b"The\tDET\n\n" + bom + b"The\tDET\nx\xef\xbb\xbfy\tX\n")
+    with open_text(path) as lines:
+        assert list(lines) == [(1, "The\tDET"), (2, ""), (3, "The\tDET"), (4, "x\ufeffy\tX")]
+    assert [s.words for s in read_word_tag(path)] == [["The"], ["The", "x\ufeffy"]]
+    joined = read_conllu(write(tmp_path, bom + CONLLU.encode() + bom + CONLLU.encode(), "joined.conllu"))
+    assert [s.sent_id for s in joined] == ["s1", "s2", "s1", "s2"]
+
+
 def test_open_text_reads_gzip_and_open_files(tmp_path):
     path = write(tmp_path, "x\ny\n", "corpus.txt.gz")
     with open_text(str(path)) as lines:
