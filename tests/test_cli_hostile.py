@@ -541,6 +541,20 @@ def test_evaluate_reads_a_first_row_holding_a_model_label_as_data(work, capsys):
     assert code == 0 and json.loads(out)["n_instances"] == 3, err
 
 
+def test_an_empty_output_is_refused_before_any_work(work, capsys):
+    code, _, err = run(capsys, "train", "tagger", "--train", "missing.conllu", "--output", "")
+    assert_one_line(code, err, 2, "--output is empty: give the path of the file to write")
+
+
+def test_compare_names_the_columns_two_taggers_were_trained_on(work, capsys):
+    """One model of CoNLL-U's UPOS, one of a word/tag file (no column): the message says so, not 'tags None'."""
+    (work / "wt.tsv").write_text("The\tDET\ndog\tNOUN\nbarks\tVERB\n\nCats\tNOUN\nsleep\tVERB\n\n", "utf-8")
+    assert run(capsys, "train", "tagger", "--train", "wt.tsv", "--epochs", "1", "--output", "w.model", "-q")[0] == 0
+    code, _, err = run(capsys, "compare", "m.model", "w.model", "--test", "r.conllu")
+    assert_one_line(code, err, 1, "m.model tags upos, w.model names no tag column: choose the gold column with "
+                                  "--column")
+
+
 def test_classify_a_folder_skips_its_hidden_entries_and_says_so(work, capsys):
     """As training does: Finder's ``.DS_Store`` and a ``.git`` folder are not documents to classify."""
     folder = work / "posts"

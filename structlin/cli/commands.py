@@ -86,6 +86,8 @@ def check_arguments(args) -> None:
             raise UsageError("--split chooses a split of --corpus; with --test give the file itself")
         args.split = args.split or args.default_split
     output = getattr(args, "output", None)
+    if output == "":
+        raise UsageError("--output is empty: give the path of the file to write")
     if not output or not hasattr(args, "inputs"):
         return
     inputs = [(flag, getattr(args, flag.lstrip("-").replace("-", "_"), None)) for flag in args.inputs]
@@ -519,8 +521,8 @@ def _outputs(task: Task, paths, args) -> tuple[list[list[str]], list[list[list[s
     """Gold labels and both models' labels of every test unit."""
     models = [task.model.load(path) for path in paths]
     if task.column and not args.column and models[0].column != models[1].column:
-        raise StructlinError(f"{paths[0]} tags {models[0].column}, {paths[1]} tags {models[1].column}: "
-                             f"choose the gold column with --column")
+        columns = [f"tags {model.column}" if model.column else "names no tag column" for model in models]
+        raise StructlinError(f"{paths[0]} {columns[0]}, {paths[1]} {columns[1]}: choose the gold column with --column")
     source, split = _test_data(args)
     units = _units(task, source, split, args, column=models[0].column if task.column else None, models=models)
     _check_known_labels(task, dict(zip(paths, models)), units, source)
