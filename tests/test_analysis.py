@@ -307,7 +307,7 @@ def test_analyze_tagged_file_with_the_delta_trick(capsys, tmp_path):
     (["--passes", "0"], "passes must be at least 1"),
     (["--delta-trick", "-1"], "Δ must be positive"),
     (["--delta-trick", "1e300"], "Δ must be positive and at most 1e+18"),
-    (["--C", "1e300"], "C = 1e+300 is too large"),
+    (["--C", "1e300"], "C must be positive and at most 1e+12 in size, got 1e+300"),
 ])
 def test_analyze_errors_are_one_line(capsys, documents, options, needle):
     code, out, err = run(capsys, "analyze", "--train", documents, "--format", "fasttext", *options)

@@ -71,9 +71,10 @@ class Capabilities:
     streams: bool = False
 
 
-#: The largest size of a number option: learners scale margins, costs and penalties by the data (mean ‖x‖², the
-#: number of instances) and square them, and a finite 1e308 overflows there to inf and NaN, a model trained on
-#: nothing; 1e12 leaves those products far inside float64's range, and no setting of sense comes near it.
+#: The largest size of a number option without a maximum of its own: learners scale margins, costs and penalties
+#: by the data (mean ‖x‖², the number of instances) and square them, and a finite 1e308 overflows there to inf and
+#: NaN, a model trained on nothing; 1e12 leaves those products far inside float64's range, and no setting of sense
+#: comes near it.
 FLOAT_MAX = 1e12
 
 
@@ -154,7 +155,8 @@ class Option:
                 raise OptionValueError(f"{self.name} must be {'an integer' if self.type is int else 'a number'}, "
                                        f"got {value!r}")
             value = self.type(value)
-            too_large = self.type is float and math.isfinite(value) and abs(value) > FLOAT_MAX
+            too_large = (self.type is float and self.maximum is None and math.isfinite(value)
+                         and abs(value) > FLOAT_MAX)
             if not math.isfinite(value) or not self._in_range(value) or too_large:
                 size = f"at most {FLOAT_MAX:g} in size" if too_large else "finite" if self.type is float else ""
                 accepted = " and ".join(filter(None, [self.describe_range(), size]))

@@ -91,10 +91,6 @@ RELATIVE_CS = (1.0, 3.0)
 FURTHER_CS = (0.3, 0.1)
 RELATIVE_C_DEFAULT = 3.0
 SVM_PATIENCE = 3
-#: The largest ``C·n·ρ`` (``ρ`` the mean squared norm of a position's features): the weights' squared norm is at
-#: most ``1/λ = C·n``, a score reaches ``√(C·n·ρ)``, and the solvers square such quantities, which float64 holds
-#: below 1.8e308.
-LARGEST_C_SCALE = 1e150
 
 
 def _length_batched(X: FeatureMatrix, y: np.ndarray) -> list[tuple[FeatureMatrix, np.ndarray]]:
@@ -297,12 +293,6 @@ class SVM(Learner):
             relative = next(value for value in (relative_C, self.relative_C, RELATIVE_C_DEFAULT) if value is not None)
             C = relative / max(X.mean_squared_norm(), np.finfo(float).tiny)
             self.chosen_ = {"C": C}
-        size = C * X.n_instances * X.mean_squared_norm()
-        if not size < LARGEST_C_SCALE:
-            raise OptionValueError(f"C = {C:g} is too large for {X.n_instances:,} training instances of mean "
-                                   f"squared norm {X.mean_squared_norm():.3g}: the solvers square quantities of the "
-                                   f"size of C·n·ρ = {size:.3g}, which must stay below {LARGEST_C_SCALE:g} to be "
-                                   "finite; give a smaller C or relative_C")
         return StructuredHinge(joint, decoder, X, y, C=C, cost=self.cost, cost_matrix=self.cost_matrix)
 
     def check_streams(self) -> None:
