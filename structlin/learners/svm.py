@@ -713,7 +713,8 @@ def _checked_costs(costs: np.ndarray) -> np.ndarray:
     """``costs`` if it is a square, finite, non-negative matrix with a zero diagonal."""
     if costs.ndim != 2 or costs.shape[0] != costs.shape[1]:
         raise OptionValueError(f"cost_matrix must be a square labels × labels array, got shape {costs.shape}")
-    if not (np.isfinite(costs).all() and (costs >= 0).all() and (costs <= FLOAT_MAX).all() and not costs.diagonal().any()):
+    if not (np.isfinite(costs).all() and (0 <= costs).all() and (costs <= FLOAT_MAX).all()
+            and not costs.diagonal().any()):
         raise OptionValueError(f"cost_matrix must be non-negative and at most {FLOAT_MAX:g} with a zero diagonal")
     return costs
 
