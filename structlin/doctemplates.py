@@ -524,8 +524,9 @@ class DocumentFeatureExtractor:
         values = FeatureMatrix(counts.indptr, counts.indices, v.astype(np.float32), counts.lengths)
         rff = self.feature_set.random_fourier
         values = values if rff is None else rff.transform(values)
-        if self.presence:
-            values = FeatureMatrix(values.indptr, values.indices, np.sign(values.values), values.lengths)
+        if self.presence:  # an infinite value stays one, for the learner's check of finite values to refuse
+            present = np.where(np.isinf(values.values), values.values, np.sign(values.values))
+            values = FeatureMatrix(values.indptr, values.indices, present, values.lengths)
         return values if self._constant_bucket is None else _with_constant(values, self._constant_bucket)
 
     def transformed_columns(self, columns: np.ndarray) -> np.ndarray:

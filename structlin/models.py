@@ -111,10 +111,17 @@ def _tagged(sentences, what: str, fields: tuple[str, ...] = ("word",), first: in
 
 
 def _chunks(items: Iterable, size: int) -> Iterator[list]:
-    """The items of ``items`` in lists of ``size`` (the last one shorter), read as they are needed."""
+    """The items of ``items`` in lists of ``size`` (the last one shorter), read as they are needed (an item that is
+    itself a one-shot iterator read into a list: :func:`_held`)."""
     iterator = iter(items)
-    while chunk := list(itertools.islice(iterator, size)):
+    while chunk := list(map(_held, itertools.islice(iterator, size))):
         yield chunk
+
+
+def _held(item):
+    """``item``, or the list of what it gives when it is a one-shot iterator (a sentence given as a generator of
+    tokens), since an item is read more than once: iterating it again would give nothing, a sentence lost."""
+    return list(item) if isinstance(item, Iterator) else item
 
 
 def _numbered(chunks: Iterable[list]) -> Iterator[tuple[int, list]]:
@@ -126,13 +133,27 @@ def _numbered(chunks: Iterable[list]) -> Iterator[tuple[int, list]]:
 
 
 def _reiterable(items) -> bool:
-    """Whether iterating ``items`` again reads them again (a list, a reader), not what an iterator has left."""
+    """Whether iterating ``items`` again reads them again (a list, a reader), not what an iterator has left (nor a
+    list of iterators, which a first reading spends)."""
+    if isinstance(items, (list, tuple)):
+        return not any(isinstance(item, Iterator) for item in items)
     return getattr(items, "reiterable", iter(items) is not items)
 
 
+def _ordered(value, expected: str):
+    """``value``, unless it is a set or a mapping where ``expected`` (documents, labels: one per instance, in order)
+    is wanted: a set's order is arbitrary, so its documents would meet labels at random, and a dict gives its keys
+    (a dict's views keep its order: ``d.keys()`` and ``d.values()`` pair up)."""
+    if isinstance(value, (set, frozenset, Mapping)):
+        raise TypeError(f"expected {expected}, got a {type(value).__name__}, whose order is not the instances' order: "
+                        "give a list")
+    return value
+
+
 def _listed(sentences, what: str) -> list:
-    """The tagged sentences of ``what`` (training data ...) as a list; a bare string raises ``TypeError``."""
-    return list(_not_text(sentences, f"{what} as a sequence of tagged sentences"))
+    """The tagged sentences of ``what`` (training data ...) as a list, a sentence given as an iterator read into one
+    (:func:`_held`); a bare string raises ``TypeError``."""
+    return list(map(_held, _not_text(sentences, f"{what} as a sequence of tagged sentences")))
 
 
 def _input_columns(sentences: list) -> tuple[str, ...]:
@@ -1440,6 +1461,7 @@ def _documents(X, what: str, expected: str) -> tuple[list, int | None]:
     _not_text(X, expected)
     if isinstance(X, (bytes, Mapping)) or not (hasattr(X, "__array__") or isinstance(X, Iterable)):
         raise TypeError(f"expected {expected}, got {type(X).__name__}")
+    _ordered(X, expected)
     if not hasattr(X, "__array__"):
         documents = list(X)
         rows = documents and all(isinstance(d, (list, tuple)) and d and all(isinstance(v, numbers.Real) for v in d)
@@ -1484,6 +1506,7 @@ def _label_values(y, what: str, item: str = "document", first: int = 0) -> list:
     if not (hasattr(y, "__array__") or isinstance(y, Iterable)):
         raise TypeError(f"expected {expected}, got {type(y).__name__}")
     _not_text(y, expected)
+    _ordered(y, expected)
     if hasattr(y, "__array__"):
         array = np.asarray(y)
         if array.ndim != 1:

@@ -234,3 +234,54 @@ def test_a_file_written_before_the_inputs_were_recorded_loads_unchecked(tmp_path
     loaded = Classifier.load(path)
     assert loaded.predict(PP).tolist() == model.predict(PP).tolist()
     assert len(loaded.predict([("join", "board", "as")])) == 1  # as before: nothing recorded to check against
+
+
+def _sentences_as_iterators():
+    """The SENTENCES, each a one-shot iterator of its tokens (as a generator expression gives them)."""
+    return [iter(sentence) for sentence in SENTENCES]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_sentences_given_as_iterators_are_all_read(stream, tmp_path, monkeypatch):
+    """A sentence given as a generator was spent by the first look at the data (the input columns): it trained as
+    no sentence, silently ('holds no tokens', or a label missing from classes_)."""
+    monkeypatch.setenv("STRUCTLIN_CACHE", str(tmp_path))
+
+    def odd_one():
+        yield "x", "Q"
+        yield "y", "Q"
+
+    tagger = Tagger(epochs=2, stream=stream).fit([*SENTENCES, odd_one()])
+    assert list(tagger.classes_) == ["DET", "NOUN", "Q", "VERB"]
+    assert Tagger(epochs=2, stream=stream).fit(_sentences_as_iterators()).known_words_ == {
+        "the", "dog", "runs", "a", "cat"}
+    with_dev = Tagger(epochs=2).fit(SENTENCES, dev=_sentences_as_iterators())
+    assert with_dev.history_[-1]["dev_accuracy"] == with_dev.score(SENTENCES)
+    online = Tagger(learner="perceptron", epochs=2)
+    online.partial_fit(_sentences_as_iterators(), classes=["DET", "NOUN", "VERB"])
+    assert online.known_words_ == {"the", "dog", "runs", "a", "cat"}
+
+
+@pytest.mark.parametrize("X, y, kind", [
+    (set(TEXTS), ["pos"] * 6, "set"),
+    (TEXTS, {"a": 1, "b": 2}, "dict"),
+    (TEXTS, frozenset(["pos", "neg"]), "frozenset"),
+])
+def test_documents_or_labels_in_an_unordered_container_are_refused(X, y, kind):
+    """A set's order is arbitrary: its documents met the labels at random; a dict of labels trained on its keys."""
+    with pytest.raises(TypeError, match=f"got a {kind}, whose order is not the instances' order: give a list"):
+        Classifier(epochs=2).fit(X, y)
+
+
+def test_a_dicts_views_keep_their_order():
+    documents = dict(zip(TEXTS, ["pos", "pos", "neg", "neg", "pos", "neg"]))
+    model = Classifier("text-unigram", epochs=5).fit(documents.keys(), documents.values())
+    assert model.predict(list(documents)).tolist() == list(documents.values())
+
+
+def test_an_infinite_value_is_refused_by_bernoulli_naive_bayes_too():
+    """Its presence of a feature made inf a 1, where every other learner refuses it."""
+    X = np.random.default_rng(0).random((12, 4))
+    X[3, 2] = np.inf
+    with pytest.raises(CorpusFormatError, match="document 4 has a NaN or infinite feature value"):
+        Classifier(learner="bernoulli-nb").fit(X, [0, 1] * 6)
