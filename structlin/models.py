@@ -63,7 +63,10 @@ from .templates import FeatureSet, TokenFeatureExtractor
 
 def _not_text(value, expected: str):
     """``value``, unless it is a bare string where ``expected`` (a sequence of tokens, sentences or documents)
-    is wanted: iterating it would give one character at a time, so it raises ``TypeError``."""
+    is wanted: iterating it would give one character at a time, so it raises ``TypeError`` (as None does, naming
+    what was expected rather than 'NoneType' is not iterable)."""
+    if value is None:
+        raise TypeError(f"expected {expected}, got None")
     if isinstance(value, str):
         shown = value if len(value) <= 30 else value[:27] + "..."
         raise TypeError(f"expected {expected}, got the string {shown!r}")
@@ -166,7 +169,8 @@ def _input_columns(sentences: list) -> tuple[str, ...]:
             return ()
         return tuple(name for k, name in enumerate(first.column_names or ())
                      if name != "word" and not _is_tag_column(sentences, k))
-    widths = {len(token) for sentence in sentences for token in sentence if isinstance(token, (tuple, list))}
+    widths = {len(token) for sentence in sentences if isinstance(sentence, Iterable) for token in sentence
+              if isinstance(token, (tuple, list))}
     return tuple(f"column{k}" for k in range(1, min(widths) - 1)) if widths else ()
 
 

@@ -824,10 +824,13 @@ class _ColumnFeatures:
         a row per position (select None) for every n-gram and context template."""
         type_ids = self._type_ids
         flat = [w for words in sentences for w in words]
-        ids = list(map(type_ids.get, flat))
-        if None in ids:
-            new = list(dict.fromkeys(w for w, i in zip(flat, ids) if i is None))
-            if not all(isinstance(w, str) for w in new):
+        try:
+            ids = list(map(type_ids.get, flat))
+        except TypeError:  # an unhashable token (a list of words): no string either
+            ids = None
+        if ids is None or None in ids:
+            new = [] if ids is None else list(dict.fromkeys(w for w, i in zip(flat, ids) if i is None))
+            if ids is None or not all(isinstance(w, str) for w in new):
                 k, i = next((k, i) for k, words in enumerate(sentences) for i, w in enumerate(words) if not isinstance(w, str))
                 raise StructlinError(f"sentence {k + 1}, token {i + 1}: expected a token string, got {sentences[k][i]!r}")
             self._add_types(new)

@@ -285,3 +285,26 @@ def test_an_infinite_value_is_refused_by_bernoulli_naive_bayes_too():
     X[3, 2] = np.inf
     with pytest.raises(CorpusFormatError, match="document 4 has a NaN or infinite feature value"):
         Classifier(learner="bernoulli-nb").fit(X, [0, 1] * 6)
+
+
+@pytest.mark.parametrize("call", [
+    lambda tagger: tagger.fit(None), lambda tagger: tagger.predict(None), lambda tagger: tagger.score(None),
+    lambda tagger: tagger.tag_sents([None]),
+])
+def test_tagger_arguments_of_no_sentence_say_what_was_expected(call):
+    """They raised Python's own 'NoneType' object is not iterable."""
+    tagger = Tagger(epochs=2).fit(SENTENCES)
+    with pytest.raises(TypeError, match=r"^expected .*, got None$"):
+        call(tagger)
+
+
+def test_a_token_that_is_a_list_is_named():
+    """An unhashable token raised Python's own unhashable type: 'list'."""
+    tagger = Tagger(epochs=2).fit(SENTENCES)
+    with pytest.raises(StructlinError, match=r"sentence 1, token 2: expected a token string, got \['dog'\]"):
+        tagger.tag(["the", ["dog"]])
+
+
+def test_a_sentence_of_no_tokens_among_training_sentences_is_located():
+    with pytest.raises(CorpusFormatError, match="training data: sentence 7: expected \\(word, tag\\) pairs"):
+        Tagger(epochs=2).fit([*SENTENCES, None])
