@@ -23,6 +23,7 @@ import itertools
 import lzma
 import os
 import re
+import reprlib
 import tarfile
 import zipfile
 import zlib
@@ -272,6 +273,10 @@ def open_text(source: Source | IO, encoding: str = "UTF-8", fixed: str | None = 
     says what an undecodable byte breaks when no option can change the encoding (:func:`decode`).
     """
     check_encoding(encoding)
+    if isinstance(source, bytes):  # a path in bytes, as open() takes one
+        source = os.fsdecode(source)
+    if not isinstance(source, (str, os.PathLike)) and not hasattr(source, "read"):
+        raise TypeError(f"expected a path or an open file, got {reprlib.repr(source)} ({type(source).__name__})")
     name = source_name(source)
     if not isinstance(source, (str, os.PathLike)):
         yield numbered_lines(source, name, encoding, fixed)
@@ -551,7 +556,12 @@ def read_columns(
     A tag must be one field without whitespace. The last sentence need not be followed by a blank line.
     ``encoding``: the file's text encoding (CoNLL-2002's files are Latin-1).
     """
-    columns = tuple(columns)
+    if isinstance(columns, str):  # as the command line's --columns gives them
+        columns = columns.split(",")
+    columns = tuple(columns) if isinstance(columns, Iterable) else columns
+    if not isinstance(columns, tuple) or not all(isinstance(name, str) for name in columns):
+        raise OptionValueError(f"columns: expected column names (strings, e.g. word,pos,chunk), got "
+                               f"{reprlib.repr(columns)}")
     if not columns or not all(columns):
         raise OptionValueError(f"column names {', '.join(columns) or '(none)'}: expected non-empty names, "
                                "e.g. word,pos,chunk")

@@ -308,3 +308,20 @@ def test_a_token_that_is_a_list_is_named():
 def test_a_sentence_of_no_tokens_among_training_sentences_is_located():
     with pytest.raises(CorpusFormatError, match="training data: sentence 7: expected \\(word, tag\\) pairs"):
         Tagger(epochs=2).fit([*SENTENCES, None])
+
+
+def test_reader_arguments_of_another_type_say_what_was_expected(tmp_path):
+    """A bytes path read as a stream of ints, a comma-separated string of columns split into characters, a
+    column name None: Python's own errors, or a wrong message."""
+    from structlin.readers import read_columns, read_file
+
+    path = tmp_path / "c.txt"
+    path.write_text("The DT B-NP\ncat NN I-NP\n\n", "utf-8")
+    assert [s.tags for s in read_columns(path, columns="word,pos,chunk", tag="chunk")] == [["B-NP", "I-NP"]]
+    assert [s.words for s in read_file(bytes(path), format="columns", columns=("word", "pos", "chunk"),
+                                       column="chunk")] == [["The", "cat"]]
+    for columns in (["word", None, "chunk"], 3):
+        with pytest.raises(OptionValueError, match="columns: expected column names"):
+            read_columns(path, columns=columns, tag="chunk")
+    with pytest.raises(TypeError, match=r"expected a path or an open file, got 3 \(int\)"):
+        list(read_file(3, format="word-tag"))
