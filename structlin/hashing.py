@@ -61,6 +61,19 @@ def _finalise(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
+#: The largest ``bits`` to train with: training makes tables of one entry per bucket (the idf, the buckets' rows),
+#: 8 bytes each, which at 2**31 buckets took 16 GB and the process (a model file of up to 31 bits still loads).
+TRAINING_BITS_MAX = 28
+
+
+def check_training_bits(bits: int) -> int:
+    """``bits``, if a run may train with it (:data:`TRAINING_BITS_MAX`); else ``ValueError``."""
+    if not 1 <= bits <= TRAINING_BITS_MAX:
+        raise ValueError(f"bits must be in 1..{TRAINING_BITS_MAX} to train (tables of 2**bits entries; 2**28 take "
+                         f"2 GB), got {bits}")
+    return bits
+
+
 class FeatureHasher:
     """Hashes ``(name, value)`` features to ``(bucket, sign)``; memoises every string it hashes."""
 

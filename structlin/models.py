@@ -47,7 +47,7 @@ from .explain import (Explanation, InformativeFeature, TopFeatures, explain_docu
                       informative_features, top_document_features, top_token_features)
 from .featurecache import (CacheWriter, FeatureCache, ShardedCorpus, corpus_columns, large_blocks_mapped,
                            release_freed_memory, settings_digest)
-from .hashing import FeatureHasher
+from .hashing import FeatureHasher, check_training_bits
 from .joint import JointFeatureMap, Scores, SparseWeights, ordered_labels
 from .learners import LEARNERS, Learner, make_learner
 from .learners.choice import AUTO, LearnerChoice, learner_choice
@@ -305,7 +305,7 @@ def _feature_hasher(bits, seed) -> FeatureHasher:
     if not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in (bits, seed)):
         raise OptionValueError(f"bits and hash_seed must be integers, got {bits!r} and {seed!r}")
     try:
-        return FeatureHasher(int(bits), int(seed))
+        return FeatureHasher(check_training_bits(int(bits)), int(seed))
     except ValueError as err:
         raise OptionValueError(str(err)) from None
 

@@ -192,6 +192,37 @@ def test_a_report_that_would_replace_an_input_is_refused(tmp_path, capsys, data_
     assert data.read_bytes() == before and config.read_text("utf-8") == text
 
 
+def test_a_report_that_would_replace_a_feature_sets_clusters_is_refused(tmp_path, capsys):
+    """A feature set of the grid reading its word clusters from results.csv in the report folder: the report
+    replaced them (status 0) and the next run failed; now refused as the data and the configuration are."""
+    data = tmp_path / "docs.tsv"
+    data.write_text("".join(f"{y}\t{x}\n" for x, y in zip(NOISY_DOCS, NOISY_LABELS)), encoding="utf-8")
+    report = tmp_path / "report"
+    report.mkdir()
+    clusters = report / "results.csv"
+    clusters.write_text("0\tgood\n1\tbad\n", "utf-8")
+    (tmp_path / "f.toml").write_text('name = "f"\nclusters = "report/results.csv"\n[[template]]\nname = "words"\n',
+                                     "utf-8")
+    config = tmp_path / "e.toml"
+    config.write_text(f'name = "docs"\ntask = "classifier"\ntrain = "{data}"\ntest = "{data}"\ndev_fraction = 0.25\n'
+                      'samples = 10\nformat = "tsv"\n[grid]\nfeatures = "f.toml"\nlearner = "averaged-perceptron"\n',
+                      "utf-8")
+    assert main(["experiment", str(config), "--output", str(report), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "which is also a file of its feature sets: writing it would destroy it" in err and len(err.splitlines()) == 1
+    assert clusters.read_text("utf-8") == "0\tgood\n1\tbad\n"
+
+
+@pytest.mark.parametrize("name", ["..", "."])
+def test_an_experiment_named_as_a_folder_above_is_refused(tmp_path, capsys, name):
+    """name = ".." wrote the report into the working folder, over its report.md."""
+    config = tmp_path / "e.toml"
+    config.write_text(f'name = "{name}"\ntask = "classifier"\ncorpus = "qc"\n[grid]\nfeatures = "text-unigram"\n'
+                      'learner = "averaged-perceptron"\n', "utf-8")
+    assert main(["experiment", str(config), "--quiet"]) == 1
+    assert f"name: {name!r} must be a folder name" in capsys.readouterr().err
+
+
 def test_a_report_that_cannot_be_written_leaves_the_previous_one_and_no_temporary_file(tmp_path, monkeypatch):
     """Every report file (plots included) is written atomically, and the plots of an earlier run are removed only
     once the new report is written: a full disk in the middle keeps the previous report whole."""

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structlin.hashing import HASH_NAME, FeatureHasher
+from structlin.hashing import HASH_NAME, FeatureHasher, check_training_bits
 
 FEATURES = [("bias", ""), ("word@0", "the"), ("word@-1", "<S>"), ("suffix(lengths=[1, 2, 3])@1", "3:ing"),
             ("lower@2", "Ünïcödé"), ("shape@0", "Xx-Xxxxx"), ("word@0", ""), ("", "x")]
@@ -225,3 +225,21 @@ def test_a_token_of_many_blocks_hashes_as_the_recurrence_says():
     codes = hasher.sequences(points.astype(np.uint64), np.array([0, 1, 3]), np.array([100_003, 100_001, 64]))
     assert codes.tolist() == [horner_reference(hasher, points.tolist(), s, n) for s, n in
                               [(0, 100_003), (1, 100_001), (3, 64)]]
+
+
+@pytest.mark.parametrize("bits", [29, 31])
+def test_training_takes_at_most_28_bits(bits, tmp_path, capsys):
+    """31 bits passed the check and the run was killed at 24 GB (tables of 2**31 buckets); a file of 31 bits
+    still loads (FeatureHasher takes it)."""
+    from structlin import Classifier
+    from structlin.cli import main
+    from structlin.errors import OptionValueError
+
+    assert check_training_bits(28) == 28 and FeatureHasher(bits, 0).bits == bits
+    with pytest.raises(OptionValueError, match=f"bits must be in 1..28 to train .*, got {bits}"):
+        Classifier(bits=bits).fit(["good fun", "bad plot"], ["pos", "neg"])
+    (tmp_path / "d.txt").write_text("__label__pos good\n__label__neg bad\n", "utf-8")
+    with pytest.raises(SystemExit):
+        main(["train", "classifier", "--train", str(tmp_path / "d.txt"), "--bits", str(bits), "--output",
+              str(tmp_path / "m.model")])
+    assert "bits must be in 1..28 to train" in capsys.readouterr().err

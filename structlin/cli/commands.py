@@ -1014,7 +1014,8 @@ def _experiment(args) -> None:
         raise UsageError(f"--output {folder} is a file: the report is a folder (of results.json, results.csv, "
                          "report.md and plots); choose another --output")
     inputs = [("the configuration", config.path),
-              *((f"the {split} data", path) for split, path in config.files.items())]
+              *((f"the {split} data", path) for split, path in config.files.items()),
+              *(("a file of its feature sets", path) for path in config.feature_files)]
     for given, path in inputs:
         replaced = next((output for output in output_files(config, folder) if same_file(output, path)), None)
         if replaced is not None:

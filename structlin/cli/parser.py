@@ -18,7 +18,7 @@ from ..catalog import CorpusName
 from ..decoders import DECODERS
 from ..documents import strip_usenet
 from ..errors import OptionValueError, UnknownNameError
-from ..hashing import FeatureHasher
+from ..hashing import check_training_bits
 from ..learners import LEARNERS
 from ..learners.choice import AUTO, CANDIDATES
 from ..learners.protocol import SEED_MAX
@@ -143,7 +143,7 @@ def _fraction(text: str) -> float:
 def _bits(text: str) -> int:
     """``--bits``: a hash size the feature hasher takes."""
     bits = _integer(text)
-    _library_check(lambda: FeatureHasher(bits))
+    _library_check(lambda: check_training_bits(bits))
     return bits
 
 

@@ -62,10 +62,11 @@ from pathlib import Path
 from ..catalog import Catalog
 from ..decoders import DECODERS
 from ..errors import StructlinError
+from ..hashing import check_training_bits
 from ..learners import LEARNERS, make_learner
 from ..readers import FILE_FORMATS
 from ..sources import DOCUMENT_FORMATS, ReadOptions
-from ..templates import FeatureSet, TemplateSpec, toml_text
+from ..templates import FeatureSet, TemplateSpec, feature_set_files, toml_text
 
 try:
     import tomllib
@@ -129,6 +130,8 @@ class ExperimentConfig:
     keep_models: bool
     mode: str
     systems: tuple[System, ...] = field(repr=False)
+    #: The feature sets' TOML files and the files they read (word clusters): inputs an output must not replace.
+    feature_files: tuple[Path, ...] = ()
 
 
 def template_label(spec: TemplateSpec) -> str:
@@ -153,6 +156,7 @@ class _Checker:
 
     def __init__(self, path: Path, raw: dict):
         self.path, self.raw = path, raw
+        self.feature_files: list[Path] = []
 
     def fail(self, key: str, message: str) -> typing.NoReturn:
         raise StructlinError(f"{self.path}: {key}: {message}")
@@ -186,8 +190,8 @@ class _Checker:
         raw = self.raw
         self.keys(raw, _TOP_KEYS, "")
         name = self.required("name", str)
-        if not re.fullmatch(r"[\w.-]+", name):
-            self.fail("name", f"{name!r} must be a folder name (letters, digits, '.', '_', '-')")
+        if not re.fullmatch(r"[\w.-]+", name) or set(name) == {"."}:  # '..' is the folder above, '.' this one
+            self.fail("name", f"{name!r} must be a folder name (letters, digits, '.', '_', '-'; not '.' or '..')")
         task = self.required("task", str)
         self.choice("task", task, TASKS)
         metric = self.value(raw, "metric", str)
@@ -197,6 +201,10 @@ class _Checker:
         for key, least in (("seed", 0), ("bits", 1), ("samples", 1)):
             if self.value(raw, key, int, least) < least:
                 self.fail(key, f"must be at least {least}")
+        try:
+            check_training_bits(self.value(raw, "bits", int, 22))
+        except ValueError as err:
+            self.fail("bits", str(err))
         corpus, files, read_options, dev_fraction = self.data(task)
         mode = "ablation" if "ablation" in raw else "learning-curve" if "learning_curve" in raw else "grid"
         if "ablation" in raw and "learning_curve" in raw:
@@ -204,7 +212,8 @@ class _Checker:
         return ExperimentConfig(
             self.path, raw, name, self.value(raw, "description", str, ""), task, corpus, files, read_options,
             dev_fraction, metric, raw.get("seed", 0), raw.get("bits", 22), raw.get("samples", 10_000),
-            self.value(raw, "keep_models", bool, False), mode, name_systems(self.systems(task)))
+            self.value(raw, "keep_models", bool, False), mode, name_systems(self.systems(task)),
+            tuple(dict.fromkeys(self.feature_files)))
 
     def data(self, task: str) -> tuple[str | None, dict[str, str], ReadOptions, float | None]:
         """The corpus or the files, how to read them, and the dev fraction."""
@@ -350,9 +359,12 @@ class _Checker:
             self.fail(key, f"expected a feature set name or TOML file, got {name!r}")
         path = self.path.parent / name
         try:
-            return FeatureSet.load(path if name.endswith(".toml") else name)
+            features = FeatureSet.load(path if name.endswith(".toml") else name)
         except StructlinError as err:
             self.fail(key, str(err))
+        if name.endswith(".toml"):
+            self.feature_files += [path, *feature_set_files(path)]
+        return features
 
     def fractions(self) -> list[float]:
         if "learning_curve" not in self.raw:
