@@ -130,17 +130,26 @@ OFFSETS = Param(int, many=True, low=-_WINDOW, high=_WINDOW)
 
 
 def _token_pattern_problem(pattern: str) -> str | None:
-    """Why ``pattern`` cannot find tokens, or None: it must compile, and have no capturing group (with one,
-    ``re.findall`` gives the groups rather than the tokens)."""
+    """Why ``pattern`` cannot find tokens, or None: it must compile (Python's ``re`` also refuses a repeat count
+    past 2**32 and nesting past its recursion), have no capturing group (with one, ``re.findall`` gives the groups
+    rather than the tokens), and not match the empty string (every gap between characters would be a token)."""
     try:
-        groups = re.compile(pattern).groups
-    except re.error as err:
+        compiled = re.compile(pattern)
+    except (re.error, OverflowError, RecursionError) as err:
         return f"not a regular expression: {err}"
-    return f"it has {groups} capturing group(s); write (?:...)" if groups else None
+    if compiled.groups:
+        return f"it has {compiled.groups} capturing group(s); write (?:...)"
+    empty = compiled.fullmatch("") or any(m.start() == m.end() for m in compiled.finditer(_PATTERN_PROBE))
+    return "it matches the empty string, a token of no character" if empty else None
+
+
+#: A text on which a token pattern must find no token of no character (``x*``, ``\\b``).
+_PATTERN_PROBE = "a ab, 1 é-x\n"
 
 
 #: A regular expression that finds tokens (a word template's ``pattern``, a feature set's ``token_pattern``).
-TOKEN_PATTERN = Param(str, rule=_token_pattern_problem, what="a regular expression without capturing groups")
+TOKEN_PATTERN = Param(str, rule=_token_pattern_problem, what="a regular expression of tokens of one character or "
+                      "more, without capturing groups")
 
 
 def _derived(default) -> Param:
@@ -480,10 +489,7 @@ class FeatureSet:
             text, source = bundled.read_text("utf-8"), str(name_or_path)
         else:
             text, source = toml_text(path, "feature set"), str(path)
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as err:
-            raise StructlinError(f"{source}: invalid TOML: {err}") from None
+        data = parse_toml(text, source)
         for module in _imports(data, source):
             try:
                 importlib.import_module(module)
@@ -580,6 +586,8 @@ def _clusters_path(value: str, folder: Path | None) -> Path:
 def toml_text(path: Path, what: str) -> str:
     """The text of the TOML file ``path``, which holds ``what`` (for the message): UTF-8, as TOML is; a byte that is
     not is named with its line (:class:`StructlinError`), as is a file that cannot be read."""
+    if path.exists() and not path.is_file():  # a pipe would block, a device never end
+        raise StructlinError(f"{path}: cannot read {what}: not a regular file (a folder, a pipe or a device)")
     try:
         data = path.read_bytes()
     except OSError as err:
@@ -591,13 +599,26 @@ def toml_text(path: Path, what: str) -> str:
         raise StructlinError(f"{path}:{line}: byte {data[err.start]:#04x} is not UTF-8 (a TOML file is UTF-8 text)"
                              ) from None
 
+def parse_toml(text: str, source: str) -> dict:
+    """The table of TOML ``text`` read from ``source``; what cannot be read is one line naming it."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        mark = (" (the file begins with a byte order mark, which TOML does not allow: save it as UTF-8 without one)"
+                if text.startswith("\ufeff") else "")
+        raise StructlinError(f"{source}: invalid TOML: {err}{mark}") from None
+    except RecursionError:
+        raise StructlinError(f"{source}: invalid TOML: nested too deeply to read") from None
+
+
 def feature_set_files(name_or_path: str | Path) -> list[Path]:
     """The files a feature set's TOML file reads besides itself (its word clusters'), which an output must not
     replace; none for a bundled set's name, or a file that cannot be read as TOML (refused when it is loaded)."""
     path = Path(name_or_path)
     try:
-        value = tomllib.loads(path.read_text("utf-8")).get("clusters") if path.suffix == ".toml" else None
-    except (OSError, UnicodeError, tomllib.TOMLDecodeError):
+        value = (parse_toml(toml_text(path, "feature set"), str(path)).get("clusters")
+                 if path.suffix == ".toml" else None)
+    except StructlinError:
         return []
     return [_clusters_path(value, path.parent)] if isinstance(value, str) and value not in BUNDLED_CLUSTERS else []
 

@@ -5,15 +5,17 @@ the parameter and what it takes; never a traceback at extraction, never other fe
 from __future__ import annotations
 
 import copy
+import os
 import textwrap
 
 import pytest
 
 from structlin import templates
 from structlin.doctemplates import DocumentFeatureExtractor
-from structlin.errors import OptionValueError
+from structlin.errors import OptionValueError, StructlinError
 from structlin.hashing import FeatureHasher
-from structlin.templates import FeatureSet, Param, TokenFeatureExtractor, available_feature_sets, register_template
+from structlin.templates import (FeatureSet, Param, TokenFeatureExtractor, available_feature_sets, feature_set_files,
+                                 register_template)
 
 
 def refused(tmp_path, text: str) -> str:
@@ -48,9 +50,13 @@ def refused(tmp_path, text: str) -> str:
     ('name = "words"\ntruncate = true', "truncate must be a positive number of characters, at most 100, got True"),
     ('name = "words"\nlowercase = "yes"', "template 'words' (#1): lowercase must be true or false, got 'yes'"),
     ('name = "words"\nstopwords = [["a"]]', "stopwords must be a list of distinct strings, got [['a']]"),
-    ('name = "words"\npattern = "(\\\\w+"', "pattern must be a regular expression without capturing groups, got "
-                                            "'(\\\\w+' (not a regular expression: missing ), unterminated subpattern"),
+    ('name = "words"\npattern = "(\\\\w+"', "pattern must be a regular expression of tokens of one character or "
+                                            "more, without capturing groups, got '(\\\\w+' (not a regular "
+                                            "expression: missing ), unterminated subpattern"),
     ('name = "words"\npattern = "(\\\\w)(\\\\w)"', "(it has 2 capturing group(s); write (?:...))"),
+    ('name = "words"\npattern = "a{99999999999}"', "(not a regular expression: the repetition number is too large)"),
+    ('name = "words"\npattern = "x*"', "(it matches the empty string, a token of no character)"),
+    ('name = "words"\npattern = "\\\\b"', "(it matches the empty string, a token of no character)"),
     ('name = "header_words"\nheaders = []', "template 'header_words' (#1): headers must be a non-empty list of "
                                             "distinct strings, got []"),
     ('name = "header_words"\nheaders = "subject"', "headers must be a non-empty list of distinct strings"),
@@ -75,10 +81,11 @@ def test_a_parameter_of_the_wrong_type_or_range_names_the_template_and_parameter
     ('template = "bias"', "a feature set needs at least one [[template]] entry"),
     ('[template]\nname = "bias"', "at least one [[template]] entry (found one [template] table: write [[template]]"),
     ('imports = "os"\n[[template]]\nname = "bias"', "imports must be a list of distinct module names, got 'os'"),
-    ('token_pattern = "(\\\\w+"\n[[template]]\nname = "words"', "token_pattern must be a regular expression without "
-     "capturing groups, got '(\\\\w+' (not a regular expression: missing ), unterminated subpattern"),
-    ('token_pattern = 3\n[[template]]\nname = "words"', "token_pattern must be a regular expression without capturing "
-     "groups, got 3"),
+    ('token_pattern = "(\\\\w+"\n[[template]]\nname = "words"', "token_pattern must be a regular expression of "
+     "tokens of one character or more, without capturing groups, got '(\\\\w+' (not a regular expression: missing ), "
+     "unterminated subpattern"),
+    ('token_pattern = 3\n[[template]]\nname = "words"', "token_pattern must be a regular expression of tokens of one "
+     "character or more, without capturing groups, got 3"),
     ('token_pattern = "(a)"\n[[template]]\nname = "words"', "(it has 1 capturing group(s); write (?:...))"),
     ('[[template]]\nname = "bias"\n[[template]]\nname = "word"\noffsets = [0, 0]', "template 'word' (#2): offsets"),
     ('[[template]]\nname = "bias"\n[random_fourier]\ndimensions = "many"\ngamma = 1.0',
@@ -86,6 +93,25 @@ def test_a_parameter_of_the_wrong_type_or_range_names_the_template_and_parameter
 ])
 def test_feature_set_keys_of_the_wrong_type(tmp_path, text, message):
     assert message in refused(tmp_path, text)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda path: path.write_text('name = "d"\nz = ' + "[" * 5000 + "]" * 5000 + '\n[[template]]\nname = "word"\n'),
+     "invalid TOML: nested too deeply to read"),
+    (lambda path: path.write_text('name = "b"\n[[template]]\nname = "word"\n', encoding="utf-8-sig"),
+     "(the file begins with a byte order mark, which TOML does not allow: save it as UTF-8 without one)"),
+    (lambda path: os.mkfifo(path), "cannot read feature set: not a regular file (a folder, a pipe or a device)"),
+    (lambda path: path.symlink_to("/dev/zero"), "cannot read feature set: not a regular file"),
+])
+def test_a_feature_set_file_that_is_no_toml_text_is_one_line(tmp_path, make, message):
+    """Nesting past Python's recursion raised RecursionError (an internal error); a pipe blocked and /dev/zero read
+    until memory ran out; a byte order mark was 'Invalid statement (at line 1, column 1)' without a word why."""
+    path = tmp_path / "f.toml"
+    make(path)
+    with pytest.raises(StructlinError) as caught:
+        FeatureSet.load(path)
+    assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value)
+    assert feature_set_files(path) == []  # the output check reads it first, and must neither block nor fail
 
 
 def test_the_error_names_the_feature_set_built_from_a_dict():

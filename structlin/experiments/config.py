@@ -66,12 +66,7 @@ from ..hashing import check_training_bits
 from ..learners import LEARNERS, make_learner
 from ..readers import FILE_FORMATS
 from ..sources import DOCUMENT_FORMATS, ReadOptions
-from ..templates import FeatureSet, TemplateSpec, feature_set_files, toml_text
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
+from ..templates import FeatureSet, TemplateSpec, feature_set_files, parse_toml, toml_text
 
 TASKS = ("tagger", "classifier")
 METRICS = {"accuracy": "accuracy", "span_f1": "span F1"}  # name → as reports write it
@@ -144,11 +139,7 @@ def template_label(spec: TemplateSpec) -> str:
 def load_config(path: str | Path) -> ExperimentConfig:
     """Read and check an experiment file (:class:`StructlinError` naming the file and key otherwise)."""
     path = Path(path)
-    try:
-        raw = tomllib.loads(toml_text(path, "the experiment"))
-    except tomllib.TOMLDecodeError as err:
-        raise StructlinError(f"{path}: invalid TOML: {err}") from None
-    return _Checker(path, raw).config()
+    return _Checker(path, parse_toml(toml_text(path, "the experiment"), str(path))).config()
 
 
 class _Checker:
