@@ -110,7 +110,21 @@ def _tagged(sentences, what: str, fields: tuple[str, ...] = ("word",), first: in
                                                 "lone surrogate (an undecodable byte escaped): expected text")
         tokens.append(w)
         tags.append(t)
+    if what == "training data" and width > 1:
+        _refuse_the_answer(fields, tokens, tags)
     return tokens, tags
+
+
+def _refuse_the_answer(fields: tuple[str, ...], tokens: list[list[tuple]], tags: list[list[str]]) -> None:
+    """A feature set may not read the tags the model learns: a column (beside the word) that equals the tags at
+    every training token is the tag column read again, and a model trained on it scores 100% and learns nothing."""
+    for k, name in enumerate(fields):
+        pairs = ((token[k], tag) for sentence, sentence_tags in zip(tokens, tags)
+                 for token, tag in zip(sentence, sentence_tags))
+        if name != "word" and any(tokens) and all(value == tag for value, tag in pairs):
+            raise CorpusFormatError("training data", None, f"the feature set reads column {name!r}, which holds the "
+                                    "tags the model learns (equal to them at every token): a feature may not read the "
+                                    f"answer; read another column than {name!r}")
 
 
 def _chunks(items: Iterable, size: int) -> Iterator[list]:

@@ -325,3 +325,16 @@ def test_reader_arguments_of_another_type_say_what_was_expected(tmp_path):
             read_columns(path, columns=columns, tag="chunk")
     with pytest.raises(TypeError, match=r"expected a path or an open file, got 3 \(int\)"):
         list(read_file(3, format="word-tag"))
+
+
+def test_a_feature_set_reading_the_tags_is_refused():
+    """A template of column 'tag' (the column the tags come from): the model scored 100% on its own test file and
+    learnt nothing ('tag:word@0=DET' decided every token)."""
+    from structlin.templates import FeatureSet
+
+    leak = FeatureSet.from_dict({"name": "leak", "template": [{"name": "word"}, {"name": "word", "column": "column1"}]})
+    triples = [[(word, tag, tag) for word, tag in sentence] for sentence in SENTENCES]
+    with pytest.raises(CorpusFormatError, match="reads column 'column1', which holds the tags the model learns"):
+        Tagger(features=leak, epochs=1).fit(triples)
+    pos = [[(word, "X" if word == "the" else tag, tag) for word, tag in sentence] for sentence in SENTENCES]
+    assert Tagger(features=leak, epochs=1).fit(pos).score(pos) > 0  # a column that differs somewhere is input
