@@ -38,7 +38,8 @@ import itertools
 import math
 import re
 import reprlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -673,18 +674,33 @@ def feature_values(result) -> list[tuple[str, float]]:
     return [(str(v), 1.0) for v in result]
 
 
+@contextmanager
+def template_errors(key: str) -> Iterator[None]:
+    """What template ``key``'s function raises (a user's module, most often), or a result of no kind a template
+    gives, is one error naming the template instead of the exception of its code."""
+    try:
+        yield
+    except StructlinError:
+        raise
+    except Exception as err:  # the template's own code: whatever it raises, its features cannot be made
+        raise StructlinError(f"template {key!r} failed: {type(err).__name__}: {err} (a template gives a string, "
+                             "strings, a mapping of strings to numbers, or None)") from None
+
+
 def hash_results(hasher: FeatureHasher, key: str, results) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Hash the results of template ``key``, one result per position or document.
 
     Returns how many feature values each result has, and the 64-bit codes
-    ``M(H(key) ⊕ (H(value) + φ))`` and real values of all of them, in order.
+    ``M(H(key) ⊕ (H(value) + φ))`` and real values of all of them, in order.  What the template's function (a
+    user's, or a module's) raises, or a result of no kind a template may give, is one error naming the template.
     """
     counts, values, weights = [], [], []
-    for result in results:
-        pairs = feature_values(result)
-        counts.append(len(pairs))
-        values.extend(v for v, _ in pairs)
-        weights.extend(w for _, w in pairs)
+    with template_errors(key):
+        for result in results:
+            pairs = feature_values(result)
+            counts.append(len(pairs))
+            values.extend(v for v, _ in pairs)
+            weights.extend(w for _, w in pairs)
     codes = hasher.mix(np.full(len(values), hasher.string(key), dtype=np.uint64), hasher.strings(values))
     return np.array(counts, dtype=np.int64), codes, np.array(weights, dtype=np.float64)
 
@@ -784,23 +800,28 @@ class _ColumnFeatures:
         self._tables = [(np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32)) for _ in self._offsets]
         self._add_types([BEFORE, AFTER], markers=True)
 
+    @staticmethod
+    def _results(results: list) -> tuple[np.ndarray, list[str], list[float] | None]:
+        """How many values each of a token template's ``results`` gives, the values, and their weights (None: all
+        1)."""
+        kinds = set(map(type, results))
+        if kinds <= {str}:  # one value each: the common case, without a test per result
+            return np.ones(len(results), dtype=np.int64), results, None
+        if kinds <= {list, type(None)}:  # lists of strings (prefixes, suffixes, cluster paths), or nothing
+            counts = np.fromiter((0 if r is None else len(r) for r in results), dtype=np.int64, count=len(results))
+            return counts, [v if type(v) is str else str(v) for r in results if r is not None for v in r], None
+        pairs = [feature_values(r) for r in results]
+        counts = np.fromiter(map(len, pairs), dtype=np.int64, count=len(pairs))
+        return counts, [v for ps in pairs for v, _ in ps], [w for ps in pairs for _, w in ps]
+
     def _records(self, words: list[str], markers: bool):
         """``(type, template index, value, weight)`` columns for every feature value of ``words``,
         grouped by type.  A marker type has its own name as the value of every template."""
         owner, spec, values, weights = [], [], [], []
-        for k, (_, fn, params) in enumerate(self._token):
-            results = words if markers else [fn(word, **params) for word in words]
-            kinds = set(map(type, results))
-            if kinds <= {str}:  # one value each: the common case, without a test per result
-                counts, block, real = np.ones(len(results), dtype=np.int64), results, None
-            elif kinds <= {list, type(None)}:  # lists of strings (prefixes, suffixes, cluster paths), or nothing
-                counts = np.fromiter((0 if r is None else len(r) for r in results), dtype=np.int64, count=len(results))
-                block, real = [v if type(v) is str else str(v) for r in results if r is not None for v in r], None
-            else:
-                pairs = [feature_values(r) for r in results]
-                counts = np.fromiter(map(len, pairs), dtype=np.int64, count=len(pairs))
-                block, real = [v for ps in pairs for v, _ in ps], [w for ps in pairs for _, w in ps]
-            owner.append(np.repeat(np.arange(len(results)), counts))
+        for k, (token_spec, fn, params) in enumerate(self._token):
+            with template_errors(token_spec.key):
+                counts, block, real = self._results(words if markers else [fn(word, **params) for word in words])
+            owner.append(np.repeat(np.arange(len(counts)), counts))
             spec.append(np.full(len(block), k, dtype=np.int64))
             values.extend(block)
             weights.append(np.ones(len(block), dtype=np.float32) if real is None else np.array(real, dtype=np.float32))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import textwrap
 
 import pytest
@@ -185,6 +186,25 @@ def test_a_user_template_takes_the_kind_of_its_defaults(registry):
         with pytest.raises(OptionValueError, match=r"^feature set 'u': template 'test_user' \(#1\): " + message.replace(
                 "(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]")):
             build(**params)
+
+
+@pytest.mark.parametrize("body, message", [
+    (lambda word: 1 / 0, "template 'test_broken' failed: ZeroDivisionError: division by zero"),
+    (lambda word: 42, "template 'test_broken' failed: TypeError: 'int' object is not iterable"),
+    (lambda word: {"a": "x"}, "template 'test_broken' failed: ValueError: could not convert string to float: 'x'"),
+])
+def test_what_a_user_template_raises_names_it(registry, body, message):
+    """A user's template raising, or giving no kind of feature value, was an internal error naming no template."""
+    from structlin import Classifier, Tagger
+
+    register_template("test_broken", body)
+    register_template("test_broken_document", body, document=True)
+    token = FeatureSet.from_dict({"name": "u", "template": [{"name": "word"}, {"name": "test_broken"}]})
+    with pytest.raises(StructlinError, match=re.escape(message)):
+        Tagger(features=token, epochs=1).fit([[("the", "D"), ("cat", "N")]])
+    document = FeatureSet.from_dict({"name": "u", "template": [{"name": "test_broken_document"}]})
+    with pytest.raises(StructlinError, match=re.escape(message.replace("test_broken", "test_broken_document"))):
+        Classifier(features=document, epochs=1).fit(["good", "bad"], ["pos", "neg"])
 
 
 def test_a_user_template_declares_its_parameters(registry):

@@ -337,8 +337,9 @@ def _template_entry(meta, k: int, **changes):
     ("classifier-naive-bayes", 7, {"stopwords": [["re"]]}, "template 'header_words' (#7): stopwords must be a list "
                                                           "of distinct strings"),
     ("classifier-perceptron", 1, {"lowercase": 1}, "template 'words' (#1): lowercase must be true or false, got 1"),
-    ("classifier-perceptron", 1, {"pattern": "(\\w+)|(x)"}, "pattern must be a regular expression without "
-                                                           "capturing groups, got '(\\\\w+)|(x)' (it has 2"),
+    ("classifier-perceptron", 1, {"pattern": "(\\w+)|(x)"}, "pattern must be a regular expression of tokens of one "
+                                                           "character or more, without capturing groups, got "
+                                                           "'(\\\\w+)|(x)' (it has 2"),
 ])
 def test_template_parameters_of_the_wrong_type_or_range(write, name, k, changes, message):
     path = write(name, metadata=lambda meta: _template_entry(meta, k, **changes))
