@@ -58,7 +58,8 @@ def cli(*argv, **kwargs) -> subprocess.Popen:
 
 @pytest.mark.parametrize("argv, needle", [
     (["train", "tagger", "--train", "r.conllu", "--output", "x.model", "--bits", "0"], "--bits"),
-    (["train", "tagger", "--train", "r.conllu", "--output", "x.model", "--bits", "40"], "bits must be in 1..28 to train"),
+    (["train", "tagger", "--train", "r.conllu", "--output", "x.model", "--bits", "40"],
+     "bits must be in 1..28 to train"),
     (["train", "tagger", "--train", "r.conllu", "--output", "x.model", "--bits", "many"], "--bits"),
     (["train", "tagger", "--train", "r.conllu", "--output", "x.model", "--seed", "-1"], "--seed"),
     (["train", "classifier", "--train", "docs.txt", "--output", "x.model", "--seed", "-1"], "--seed"),
