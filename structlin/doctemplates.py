@@ -376,6 +376,10 @@ class DocumentFeatureExtractor:
         if unfit:
             raise StructlinError(f"feature set {feature_set.name!r}: context templates ({', '.join(unfit)}) need "
                                  "a tagger; documents take document or token templates")
+        placed = [s.name for s in feature_set.templates if s.offsets != (0,) or s.column != "word"]
+        if placed:  # a token template reads a document's text as one word: there is no neighbour or other column
+            raise StructlinError(f"feature set {feature_set.name!r}: template {placed[0]!r} gives offsets or a column, "
+                                 "which a tagger's tokens have; a document is read as one word (drop them)")
 
     def __getstate__(self) -> dict:
         """Pickled without the dense idf table (``2**bits`` floats), a cache :meth:`_idf_of` builds again, and with

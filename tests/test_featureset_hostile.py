@@ -233,3 +233,23 @@ def test_the_edges_of_every_range_are_accepted_and_extract():
         {"name": "words", "n": [1, 100], "truncate": 100, "suffix": 1, "stopwords": [], "pattern": r"(?:\w)+"},
         {"name": "chars", "n": [100]}]})
     assert DocumentFeatureExtractor(documents, FeatureHasher(10)).counts(["a text of words"]).n_instances == 1
+
+
+@pytest.mark.parametrize("key, value", [("values", "tfidf"), ("normalize", "l2"), ("token_pattern", "\\w+")])
+def test_a_taggers_feature_set_refuses_what_only_documents_have(key, value):
+    """values, normalize and token_pattern make a document's vector; a tagger trained with them ignored them."""
+    from structlin import Tagger
+
+    features = FeatureSet.from_dict({"name": "t", key: value, "template": [{"name": "word"}]})
+    with pytest.raises(StructlinError, match=re.escape(f"sets {key} = {value!r}, which applies to documents")):
+        Tagger(features=features, epochs=1).fit([[("the", "D"), ("cat", "N")]])
+
+
+@pytest.mark.parametrize("entry", [{"offsets": [1]}, {"column": "label"}])
+def test_a_documents_feature_set_refuses_offsets_and_columns(entry):
+    """A token template reads a document as one word: offsets [1] gave 'word=great fun movie', a column the text."""
+    from structlin import Classifier
+
+    features = FeatureSet.from_dict({"name": "d", "template": [{"name": "word", **entry}]})
+    with pytest.raises(StructlinError, match="template 'word' gives offsets or a column"):
+        Classifier(features=features, epochs=1).fit(["good fun", "bad plot"], ["pos", "neg"])
