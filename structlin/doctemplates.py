@@ -60,7 +60,7 @@ from .hashing import FeatureHasher
 from .matrix import FeatureMatrix
 from .modelfile import deflated, inflated
 from .templates import (LENGTHS, MAX_LENGTH, TOKEN_PATTERN, FeatureSet, NamedFeature, Param, feature_name,
-                        feature_values, hash_results, register_template, template)
+                        feature_values, hash_results, register_template, template, template_names)
 
 #: The characters that are words on their own, as Unicode's word boundaries (UAX #29) fall around each: the ideographs
 #: of the CJK scripts (Unicode's CJK Unified Ideographs with extension A, the compatibility ideographs, and the
@@ -321,8 +321,11 @@ def pinned_word_pattern(features: dict) -> dict:
     """A feature set's table from a model file of format 2 or before, when the default token pattern was
     :data:`RUN_PATTERN`: that pattern as the set's ``token_pattern`` (unless it has one), so that the model reads its
     inputs as it was trained to (ideographs and hiragana in runs, words broken at their marks) and its features keep
-    their names."""
-    return features if "token_pattern" in features else {**features, "token_pattern": RUN_PATTERN}
+    their names.  A set none of whose templates reads a pattern (a tagger's) is left as it is."""
+    entries = features.get("template", ())
+    reads = any(isinstance(entry, dict) and entry.get("name") in template_names()
+                and "pattern" in template(entry["name"]).params for entry in entries)
+    return features if "token_pattern" in features or not reads else {**features, "token_pattern": RUN_PATTERN}
 
 
 _WORD, _MARK = 1, 2  # the kinds of word character :func:`_character_kinds` tells apart (0: none)

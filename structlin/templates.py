@@ -727,7 +727,8 @@ class TokenFeatureExtractor:
         if feature_set.random_fourier is not None:
             raise StructlinError(f"feature set {feature_set.name!r} has random_fourier features; they are for "
                                  "classifiers, not taggers")
-        for key, given, default in (("values", feature_set.values, "count"), ("normalize", feature_set.normalize, "none"),
+        for key, given, default in (("values", feature_set.values, "count"),
+                                    ("normalize", feature_set.normalize, "none"),
                                     ("token_pattern", feature_set.token_pattern, None)):
             if given != default:  # what a document's vector is made of: a tagger's token features have none of it
                 raise StructlinError(f"feature set {feature_set.name!r} sets {key} = {given!r}, which applies to "
