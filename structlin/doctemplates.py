@@ -322,9 +322,9 @@ def pinned_word_pattern(features: dict) -> dict:
     :data:`RUN_PATTERN`: that pattern as the set's ``token_pattern`` (unless it has one), so that the model reads its
     inputs as it was trained to (ideographs and hiragana in runs, words broken at their marks) and its features keep
     their names.  A set none of whose templates reads a pattern (a tagger's) is left as it is."""
-    entries = features.get("template", ())
-    reads = any(isinstance(entry, dict) and entry.get("name") in template_names()
-                and "pattern" in template(entry["name"]).params for entry in entries)
+    known = set(template_names())
+    reads = any(isinstance(entry, dict) and entry.get("name") in known and "pattern" in template(entry["name"]).params
+                for entry in features.get("template", ()))
     return features if "token_pattern" in features or not reads else {**features, "token_pattern": RUN_PATTERN}
 
 

@@ -138,6 +138,7 @@ class FeatureCache:
         if missing:
             raise ValueError(f"{self.folder} is no complete feature cache: {missing[0]} is missing")
         self._layouts: dict[str, tuple] = {}  # file name -> (shape, order, dtype, offset of the data)
+        self._checked: set[int] = set()  # the shards whose values and label ids were read through once
 
     def _files(self) -> list[str]:
         """The names of the shards' array files."""
@@ -226,10 +227,12 @@ class FeatureCache:
             X = FeatureMatrix(**arrays)
             if labels.shape != (X.n_positions,) or len(X.indices) != X.indptr[-1]:
                 raise ValueError("its arrays do not fit each other")
-            if len(labels) and not 0 <= labels.min() <= labels.max() < len(self.labels):
-                raise ValueError(f"a label id outside the manifest's {len(self.labels)} labels")
-            if not np.isfinite(X.values).all():
-                raise ValueError("a feature value that is not a finite number")
+            if k not in self._checked:  # once: an epoch maps a shard again for every segment it reads of it
+                if len(labels) and not 0 <= labels.min() <= labels.max() < len(self.labels):
+                    raise ValueError(f"a label id outside the manifest's {len(self.labels)} labels")
+                if not np.isfinite(X.values).all():
+                    raise ValueError("a feature value that is not a finite number")
+                self._checked.add(k)
         return X, labels
 
 

@@ -213,9 +213,11 @@ def _select(archive: str, names: list[tuple[object, str]], prefix: tuple[str, ..
     chosen = []
     tops = set()
     seen = set()
-    paths = [(member, name, _member_path(archive, name)) for member, name in names]
-    _warn_hidden(archive, [name for _, name, path in paths if any(map(_is_hidden, path))])
-    paths = [(member, name, path) for member, name, path in paths if not any(map(_is_hidden, path))]
+    paths, hidden = [], []
+    for member, name in names:
+        path = _member_path(archive, name)
+        (hidden if any(map(_is_hidden, path)) else paths).append((member, name, path))
+    _warn_hidden(archive, [name for _, name, _ in hidden])
     if not prefix:
         prefix = _wrapper([path for _, _, path in paths])
     for member, name, path in paths:

@@ -189,12 +189,12 @@ class _Checker:
         self.choice("metric", metric, METRICS)
         if metric == "span_f1" and task != "tagger":
             self.fail("metric", "span_f1 scores chunks of tag sequences: it needs task = \"tagger\"")
-        for key, least in (("seed", 0), ("bits", 1), ("samples", 1)):
+        for key, least in (("seed", 0), ("samples", 1)):
             if self.value(raw, key, int, least) < least:
                 self.fail(key, f"must be at least {least}")
         try:
             check_training_bits(self.value(raw, "bits", int, 22))
-        except ValueError as err:
+        except ValueError as err:  # bits in 1..TRAINING_BITS_MAX
             self.fail("bits", str(err))
         corpus, files, read_options, dev_fraction = self.data(task)
         mode = "ablation" if "ablation" in raw else "learning-curve" if "learning_curve" in raw else "grid"
