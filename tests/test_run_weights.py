@@ -29,8 +29,10 @@ def test_touched_stores_follow_the_full_vectors(store, seed, averaged, monkeypat
     """Random updates (repeated indices, tail entries, rows and pairs met again and for the first time) applied to
     a store and to full vectors: the same weights, averages (made and unmade), visit sums, scores and reads at
     every step, with the pending store merged often.  The touched rows' scores are the full vectors' to the bit
-    (the same products summed in the same order)."""
+    (the same products summed in the same order).  The touched pairs keep their rows of half the labels as full
+    rows, or (a third of the seeds) none."""
     monkeypatch.setattr(run_weights, "_PENDING", 3)
+    monkeypatch.setattr(run_weights, "FULL_ROW_SHARE", 2.0 if seed % 3 == 0 else 0.5)
     monkeypatch.setattr(run_weights, "_ROWS_AT_A_TIME", 2)  # an average made into pairs a few rows at a time
     monkeypatch.setattr(joint_module, "_BLOCK", 3)  # and a few entries at a time
     rng = np.random.default_rng(seed)
@@ -70,7 +72,9 @@ def test_touched_stores_follow_the_full_vectors(store, seed, averaged, monkeypat
         exact(np.asarray(kept.visit_sums(visits)), dense.visit_sums(visits))
     emission = np.unique(touched[touched < joint.transition_offset])
     if store is GrowingWeights:
-        assert kept.n_pairs == len(emission)
+        full = kept.full_rows
+        assert set(full) <= set(emission // L) and (seed % 3 != 0 or not len(full))
+        assert kept.n_pairs == np.count_nonzero(~np.isin(emission // L, full)) + len(full) * L
     elif len(np.unique(emission // L)) * 2 <= joint.n_rows:
         assert isinstance(kept, TouchedRows) and kept.n_rows_touched == len(np.unique(emission // L))
     else:
@@ -145,6 +149,25 @@ def test_only_touched_pairs_are_stored():
     assert current.tail[0] == 3.0
     # u = Σ visit · value: pair 1 gets 0·1 + 1·0.5; the average over 2 visits is w − u/2.
     assert growing.average(2).values.tolist() == [1.5 - 0.25, -2.0]
+
+
+def test_rows_of_many_labels_become_full_rows_at_a_merge(monkeypatch):
+    """With three labels and rows of half of them full, a row that holds two of them is a full row once the pending
+    pairs are merged: it is read, updated and averaged as pairs are, and its entries that are 0 in the weights and
+    the sums are not stored."""
+    monkeypatch.setattr(run_weights, "FULL_ROW_SHARE", 0.5)
+    joint = JointFeatureMap(["a", "b", "c"], [0, 5, 9])
+    growing = GrowingWeights(joint, averaged=True)
+    growing.add(np.array([0, 2, 4]), np.array([1.0, -2.0, 0.5]), np.array([0, 1, 1]))  # row 0: 2 labels, row 1: 1
+    assert not len(growing.full_rows) and growing.n_pairs == 3  # still pending
+    growing._merge()
+    assert growing.full_rows.tolist() == [0] and growing.keys.tolist() == [4] and growing.n_pairs == 1 + 3
+    np.testing.assert_array_equal(growing.full_w, [[1.0, 0.0, -2.0]])
+    growing.add(np.array([1, 0]), np.array([3.0, 1.0]), np.array([2, 2]))
+    np.testing.assert_array_equal(growing[np.array([0, 1, 2, 3, 4, 5])], [2.0, 3.0, -2.0, 0.0, 0.5, 0.0])
+    average = growing.average(4)  # w − u/4 with u = Σ visit · value
+    assert average.keys.tolist() == [0, 1, 2, 4]
+    np.testing.assert_array_equal(average.values, [2.0 - 2 / 4, 3.0 - 6 / 4, -2.0 + 2 / 4, 0.5 - 0.5 / 4])
 
 
 def test_initial_weights_and_carry_keep_every_pair_at_its_bucket():

@@ -11,9 +11,10 @@ the rows an update has touched (a dense block, scored as fast as the full vector
 12 labels: 0.47 M of 1.31 M rows), and goes on as :class:`DenseWeights` once most rows are touched (a text
 classifier's misclassified document touches all its words).  :class:`GrowingWeights` keeps an emission
 weight only once an update has touched that very pair, a few of the ``L`` labels of each row, so memory grows
-with what is learned (EWT UPOS: 0.8 M of 5.7 M pairs) and not with ``rows × labels``, at about twice the time
-of scoring full rows.  All three give the same model, to the bit: a weight never touched is 0 in each.  Which
-one a learner keeps: :func:`weight_store`.
+with what is learned (EWT UPOS: 0.8 M of 5.7 M pairs) and not with ``rows × labels``; the few rows that meet many
+labels (a text's common words meet most of them) it keeps as full rows, read by position and scored as
+:class:`TouchedRows` scores its rows.  All three give the same model, to the bit: a weight never touched is 0 in each.  Which one a learner
+keeps: :func:`weight_store`.
 
 New pairs first go to a small *pending* store beside the main one (both sorted by key), and are merged into
 the main store when the pending one has grown to a sixteenth of it, so that a batch that meets new pairs costs
@@ -41,6 +42,12 @@ _ROWS_AT_A_TIME = 1 << 16
 #: ``rows × labels`` and the time is the same (Brown, 8,000 sentences, 251 labels: 0.8 M of 83 M pairs, 108 s
 #: either way, 2.0 GB → 0.13 GB; docs/benchmarks.md).  The model is the same either way.
 PAIRS_ABOVE_LABELS = 100
+
+#: A row of :class:`GrowingWeights` holding pairs of at least this share of the labels is kept as a full row: it
+#: then takes at most twice its pairs' memory (``L`` weights and sums against a key, a weight and a sum a pair).
+#: Brown's sentences labelled by their 500 files: 2 epochs in 30.5 s with pairs only, 12.0 s (+8 MiB) with a third,
+#: 10.7 s (+122 MiB) with an eighth (docs/benchmarks.md).
+FULL_ROW_SHARE = 1 / 3
 
 
 def stores_pairs(capabilities, n_labels: int) -> bool:
@@ -349,13 +356,19 @@ class _UnmadeRowAverage(AveragedWeights):
 
 
 class GrowingWeights:
-    """The emission weights (and sums) of the pairs touched so far, by flat key; the tail block in full.
+    """The emission weights (and sums) of the pairs touched so far, by flat key; the rows that hold many of the
+    labels as full rows; the tail block in full.
 
-    ``initial`` weights (a trained model to go on from) are stored from the start, as their non-zero pairs.
+    A row whose stored pairs reach a share of the labels (:data:`FULL_ROW_SHARE`) is moved into a block of full
+    ``L``-wide rows when the pending store is next merged: the frequent features, which meet most labels (a text
+    classifier's common words), and which most entries of a batch and most updates read.  A full row is read and
+    updated by position and scored by one sparse-dense product, where a pair costs a search and about ten
+    operations a score.  ``initial`` weights (a trained model to go on from) are stored from the start, as their
+    non-zero pairs.
     """
 
     def __init__(self, joint: JointFeatureMap, averaged: bool, initial: np.ndarray | SparseWeights | None = None):
-        self.size, self.emission_size = joint.size, joint.transition_offset
+        self.size, self.emission_size, self.n_labels = joint.size, joint.transition_offset, joint.n_labels
         self.averaged = averaged
         initial = np.zeros(joint.size) if initial is None else initial
         initial = _sparse(initial, joint.transition_offset)
@@ -364,18 +377,35 @@ class GrowingWeights:
         self.tail_u = np.zeros(len(self.tail)) if averaged else None
         self._starts: np.ndarray | None = None  # the main store's row_starts, found again when its keys change
         self._clear_pending()
+        self._no_full_rows()
+        self._make_full_rows()
 
     def _clear_pending(self) -> None:
         self.pending_keys, self.pending_w = np.zeros(0, np.int64), np.zeros(0)
         self.pending_u = np.zeros(0) if self.averaged else None
+
+    def _no_full_rows(self) -> None:
+        L = self.n_labels
+        self.full_slot = np.full(self.emission_size // L, -1, dtype=np.int32)  # each row's full row, −1: its pairs
+        self.full_rows = np.zeros(0, np.int64)  # the row of each full row
+        self._full_w = np.zeros((0, L))  # the full rows' weights and sums, with room to grow into
+        self._full_u = np.zeros((0, L)) if self.averaged else None
+
+    @property
+    def full_w(self) -> np.ndarray:
+        return self._full_w[: len(self.full_rows)]
+
+    @property
+    def full_u(self) -> np.ndarray | None:
+        return None if self._full_u is None else self._full_u[: len(self.full_rows)]
 
     def __len__(self) -> int:
         return self.size
 
     @property
     def n_pairs(self) -> int:
-        """The emission pairs stored."""
-        return len(self.keys) + len(self.pending_keys)
+        """The emission weights stored: the pairs, and ``L`` for every full row."""
+        return len(self.keys) + len(self.pending_keys) + len(self.full_rows) * self.n_labels
 
     def __getitem__(self, indices: np.ndarray) -> np.ndarray:
         """The current weights at flat ``indices`` (0 for a pair not stored)."""
@@ -383,11 +413,20 @@ class GrowingWeights:
         out = np.zeros(len(indices))
         tail = indices >= self.emission_size
         out[tail] = self.tail[indices[tail] - self.emission_size]
-        emission = np.flatnonzero(~tail)
+        emission, at = self._full_split(np.flatnonzero(~tail), indices)
+        out[emission[at >= 0]] = self.full_w.ravel()[at[at >= 0]]
+        emission = emission[at < 0]
         for keys, w in ((self.keys, self.w), (self.pending_keys, self.pending_w)):
             slot, found = find_keys(keys, indices[emission])
             out[emission[found]] = w[slot[found]]
         return out
+
+    def _full_split(self, emission: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``emission`` (places in ``indices`` of emission keys) and, for each, its place in the full rows' flat
+        block, or −1 when its row is stored as pairs."""
+        rows, labels = np.divmod(indices[emission], self.n_labels)
+        slots = self.full_slot[rows].astype(np.int64)
+        return emission, np.where(slots >= 0, slots * self.n_labels + labels, -1)
 
     def scores(self, joint: JointFeatureMap, batch) -> Scores:
         if self._starts is None:
@@ -395,6 +434,8 @@ class GrowingWeights:
         emissions = joint.sparse_emissions(self.keys, self.w, batch, self._starts)
         if len(self.pending_keys):
             emissions += joint.sparse_emissions(self.pending_keys, self.pending_w, batch)
+        if len(self.full_rows):
+            emissions += batch.map_columns(self.full_slot).dot(self.full_w)
         return Scores(emissions, batch.lengths, *joint.tail_weights(self.tail), joint.allowed(batch))
 
     def add(self, indices: np.ndarray, values: np.ndarray, visits: np.ndarray) -> None:
@@ -408,7 +449,12 @@ class GrowingWeights:
             np.add.at(self.tail, at, values[tail])
             if self.averaged:
                 np.add.at(self.tail_u, at, weighted[tail])
-        emission = np.flatnonzero(~tail)
+        emission, at = self._full_split(np.flatnonzero(~tail), indices)
+        full = emission[at >= 0]
+        if len(full):
+            _add(self.full_w.ravel(), None if self._full_u is None else self.full_u.ravel(), at[at >= 0],
+                 values[full], None if weighted is None else weighted[full])
+        emission = emission[at < 0]
         keys = indices[emission]
         slot, found = find_keys(self.keys, keys)
         _add(self.w, self.u, slot[found], values[emission[found]], None if weighted is None else weighted[emission[found]])
@@ -432,7 +478,8 @@ class GrowingWeights:
         self.pending_u = None if self.pending_u is None else np.insert(self.pending_u, at, 0.0)
 
     def _merge(self) -> None:
-        """Move the pending pairs into the main store (one O(pairs) pass)."""
+        """Move the pending pairs into the main store (one O(pairs) pass), then the rows that now hold enough
+        labels into the full rows."""
         if not len(self.pending_keys):
             return
         at = np.searchsorted(self.keys, self.pending_keys)  # a sorted insertion: one pass over the pairs
@@ -441,48 +488,108 @@ class GrowingWeights:
         if self.averaged:
             self.u = np.insert(self.u, at, self.pending_u)
         self._clear_pending()
+        self._make_full_rows()
+
+    def _make_full_rows(self) -> None:
+        """Move the rows of the main store that hold at least :data:`FULL_ROW_SHARE` of the labels into the full
+        rows (the pending store empty)."""
+        L = self.n_labels
+        rows = self.keys // L
+        counts = np.bincount(rows, minlength=len(self.full_slot))
+        new = np.flatnonzero(counts >= max(1, int(np.ceil(FULL_ROW_SHARE * L))))
+        if not len(new):
+            return
+        first, size = len(self.full_rows), len(self.full_rows) + len(new)
+        if size > len(self._full_w):  # room for a quarter more, so that a row is copied a few times at most
+            self._full_w = _grown(self._full_w, size + size // 4)
+            self._full_u = None if self._full_u is None else _grown(self._full_u, size + size // 4)
+        self.full_slot[new] = np.arange(first, size, dtype=np.int32)
+        self.full_rows = np.concatenate([self.full_rows, new])
+        moving = self.full_slot[rows] >= 0
+        at = self.full_slot[rows[moving]].astype(np.int64) * L + self.keys[moving] % L
+        self.full_w.ravel()[at] = self.w[moving]
+        if self.averaged:
+            self.full_u.ravel()[at] = self.u[moving]
+            self.u = self.u[~moving]
+        self.keys, self.w, self._starts = self.keys[~moving], self.w[~moving], None
+
+    def _sort_full_rows(self) -> None:
+        """Put the full rows in the order of their rows (they are made in the order they fill)."""
+        order = np.argsort(self.full_rows)
+        if (order == np.arange(len(order))).all():
+            return
+        n = len(order)
+        self._full_w[:n] = self._full_w[order]
+        if self._full_u is not None:
+            self._full_u[:n] = self._full_u[order]
+        self.full_rows = self.full_rows[order]
+        self.full_slot[self.full_rows] = np.arange(n, dtype=np.int32)
+
+    def _stored(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Every stored emission weight as increasing keys with their weights and sums: the pairs, and the full
+        rows' entries that are not 0 in either (new arrays)."""
+        self._merge()
+        if not len(self.full_rows):
+            return self.keys.copy(), self.w.copy(), None if self.u is None else self.u.copy()
+        self._sort_full_rows()
+        nonzero = self.full_w != 0
+        if self.averaged:
+            nonzero |= self.full_u != 0
+        flat = np.flatnonzero(nonzero)
+        full_keys = self.full_rows[flat // self.n_labels] * self.n_labels + flat % self.n_labels  # increasing
+        at = np.searchsorted(self.keys, full_keys)  # a sorted insertion, as a merge: no sort of every pair
+        w = np.insert(self.w, at, self.full_w.ravel()[flat])
+        u = None if self.u is None else np.insert(self.u, at, self.full_u.ravel()[flat])
+        return np.insert(self.keys, at, full_keys), w, u
 
     def current(self) -> SparseWeights:
         """The weights as of now."""
-        self._merge()
-        return SparseWeights(self.keys.copy(), self.w.copy(), self.tail.copy(), self.size)
+        keys, w, _ = self._stored()
+        return SparseWeights(keys, w, self.tail.copy(), self.size)
 
     def average(self, visits: int) -> SparseWeights:
         """``w − u/visits``."""
-        self._merge()
-        return SparseWeights(self.keys.copy(), self.w - self.u / visits, self.tail - self.tail_u / visits, self.size)
+        keys, w, u = self._stored()
+        np.divide(u, visits, out=u)
+        return SparseWeights(keys, np.subtract(w, u, out=w), self.tail - self.tail_u / visits, self.size)
 
     #: The stored pairs' average is new arrays of the stored pairs only: nothing to save by reusing the sums.
     final_average = average
 
     def visit_sums(self, visits: int) -> SparseWeights:
         """``Σ_t w_t`` over the ``visits`` so far: ``visits · w − u``."""
-        self._merge()
-        return SparseWeights(self.keys.copy(), visits * self.w - self.u, visits * self.tail - self.tail_u, self.size)
+        keys, w, u = self._stored()
+        np.multiply(w, visits, out=w)
+        return SparseWeights(keys, np.subtract(w, u, out=w), visits * self.tail - self.tail_u, self.size)
 
     def assign(self, w: SparseWeights, sums: SparseWeights | None, visits: int) -> None:
         """Make ``w`` the weights and, when averaging, ``sums`` the :meth:`visit_sums` of ``visits`` visits (the
         pairs of both stored)."""
         self._clear_pending()
+        self._no_full_rows()
         self._starts = None
         w, sums = _sparse(w, self.emission_size), None if sums is None else _sparse(sums, self.emission_size)
         if not self.averaged:
             self.keys, self.w, self.tail = w.keys.copy(), w.values.copy(), w.tail.copy()
-            return
-        w = weighted_sum([(1.0, w), (0.0, sums)])  # on the pairs of both
-        u = weighted_sum([(visits, w), (-1.0, sums)])
-        self.keys, self.w, self.tail, self.u, self.tail_u = w.keys, w.values, w.tail, u.values, u.tail
+        else:
+            w = weighted_sum([(1.0, w), (0.0, sums)])  # on the pairs of both
+            u = weighted_sum([(visits, w), (-1.0, sums)])
+            self.keys, self.w, self.tail, self.u, self.tail_u = w.keys, w.values, w.tail, u.values, u.tail
+        self._make_full_rows()
 
     def settled(self) -> GrowingWeights:
         """The store to go on with (:meth:`TouchedRows.settled`): this one."""
         return self
 
     def carry(self, joint: JointFeatureMap, source: JointFeatureMap) -> None:
-        """Renumber the stored pairs for ``joint``, a map that extends ``source`` (rows keep their order)."""
-        self._merge()
-        moved = joint.carry(SparseWeights(self.keys, self.w, self.tail, self.size), source)
-        self.keys, self.size, self.emission_size = moved.keys, joint.size, joint.transition_offset
+        """Renumber the stored pairs for ``joint``, a map that extends ``source`` (rows keep their order; the full
+        rows are made again)."""
+        keys, w, u = self._stored()
+        moved = joint.carry(SparseWeights(keys, w, self.tail, self.size), source)
+        self.keys, self.w, self.u, self.size, self.emission_size = moved.keys, w, u, joint.size, joint.transition_offset
         self._starts = None
+        self._no_full_rows()
+        self._make_full_rows()
 
 
 def weighted_sum(terms: list[tuple[float, np.ndarray | SparseWeights]]) -> np.ndarray | SparseWeights:
@@ -499,6 +606,13 @@ def _add(w: np.ndarray, u: np.ndarray | None, slots: np.ndarray, values: np.ndar
     np.add.at(w, slots, values)
     if u is not None:
         np.add.at(u, slots, weighted)
+
+
+def _grown(rows: np.ndarray, capacity: int) -> np.ndarray:
+    """``rows`` (a 2-d array) with room for ``capacity`` rows, the new ones 0."""
+    out = np.zeros((capacity, rows.shape[1]))
+    out[: len(rows)] = rows
+    return out
 
 
 def _sparse(w: np.ndarray | SparseWeights, emission_size: int) -> SparseWeights:
