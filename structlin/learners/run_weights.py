@@ -28,6 +28,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..joint import AveragedWeights, JointFeatureMap, Scores, SparseWeights, find_keys, nonzero_pairs
+from ..matrix import ranges
 
 #: The pending store is merged into the main one when it holds more pairs than this, or than a sixteenth of it.
 _PENDING = 4096
@@ -375,7 +376,6 @@ class GrowingWeights:
         self.keys, self.w, self.tail = initial.keys.copy(), initial.values.copy(), initial.tail.copy()
         self.u = np.zeros(len(self.keys)) if averaged else None
         self.tail_u = np.zeros(len(self.tail)) if averaged else None
-        self._starts: np.ndarray | None = None  # the main store's row_starts, found again when its keys change
         self._clear_pending()
         self._no_full_rows()
         self._make_full_rows()
@@ -429,8 +429,6 @@ class GrowingWeights:
         return emission, np.where(slots >= 0, slots * self.n_labels + labels, -1)
 
     def scores(self, joint: JointFeatureMap, batch) -> Scores:
-        if self._starts is None:
-            self._starts = joint.row_starts(self.keys)
         emissions = joint.sparse_emissions(self.keys, self.w, batch, self._starts)
         if len(self.pending_keys):
             emissions += joint.sparse_emissions(self.pending_keys, self.pending_w, batch)
@@ -483,7 +481,7 @@ class GrowingWeights:
         if not len(self.pending_keys):
             return
         at = np.searchsorted(self.keys, self.pending_keys)  # a sorted insertion: one pass over the pairs
-        self.keys, self._starts = np.insert(self.keys, at, self.pending_keys), None
+        self.keys = np.insert(self.keys, at, self.pending_keys)
         self.w = np.insert(self.w, at, self.pending_w)
         if self.averaged:
             self.u = np.insert(self.u, at, self.pending_u)
@@ -492,11 +490,14 @@ class GrowingWeights:
 
     def _make_full_rows(self) -> None:
         """Move the rows of the main store that hold at least :data:`FULL_ROW_SHARE` of the labels into the full
-        rows (the pending store empty)."""
+        rows (the pending store empty), and find the main store's row starts again."""
         L = self.n_labels
-        rows = self.keys // L
-        counts = np.bincount(rows, minlength=len(self.full_slot))
+        starts = np.searchsorted(self.keys, np.arange(len(self.full_slot) + 1, dtype=np.int64) * L)
+        counts = np.diff(starts)
         new = np.flatnonzero(counts >= max(1, int(np.ceil(FULL_ROW_SHARE * L))))
+        moved = np.zeros(len(starts), np.int64)  # the pairs leaving each row, shifting the later rows' starts
+        moved[new + 1] = counts[new]
+        self._starts = starts - np.cumsum(moved)  # where each row's pairs begin once they have left
         if not len(new):
             return
         first, size = len(self.full_rows), len(self.full_rows) + len(new)
@@ -505,13 +506,14 @@ class GrowingWeights:
             self._full_u = None if self._full_u is None else _grown(self._full_u, size + size // 4)
         self.full_slot[new] = np.arange(first, size, dtype=np.int32)
         self.full_rows = np.concatenate([self.full_rows, new])
-        moving = self.full_slot[rows] >= 0
-        at = self.full_slot[rows[moving]].astype(np.int64) * L + self.keys[moving] % L
+        moving = ranges(starts[new], starts[new + 1])
+        rows, labels = np.divmod(self.keys[moving], L)
+        at = self.full_slot[rows].astype(np.int64) * L + labels
         self.full_w.ravel()[at] = self.w[moving]
         if self.averaged:
             self.full_u.ravel()[at] = self.u[moving]
-            self.u = self.u[~moving]
-        self.keys, self.w, self._starts = self.keys[~moving], self.w[~moving], None
+            self.u = np.delete(self.u, moving)
+        self.keys, self.w = np.delete(self.keys, moving), np.delete(self.w, moving)
 
     def _sort_full_rows(self) -> None:
         """Put the full rows in the order of their rows (they are made in the order they fill)."""
@@ -567,7 +569,6 @@ class GrowingWeights:
         pairs of both stored)."""
         self._clear_pending()
         self._no_full_rows()
-        self._starts = None
         w, sums = _sparse(w, self.emission_size), None if sums is None else _sparse(sums, self.emission_size)
         if not self.averaged:
             self.keys, self.w, self.tail = w.keys.copy(), w.values.copy(), w.tail.copy()
@@ -587,7 +588,6 @@ class GrowingWeights:
         keys, w, u = self._stored()
         moved = joint.carry(SparseWeights(keys, w, self.tail, self.size), source)
         self.keys, self.w, self.u, self.size, self.emission_size = moved.keys, w, u, joint.size, joint.transition_offset
-        self._starts = None
         self._no_full_rows()
         self._make_full_rows()
 
