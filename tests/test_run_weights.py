@@ -179,3 +179,12 @@ def test_initial_weights_and_carry_keep_every_pair_at_its_bucket():
     growing.carry(new, old)
     np.testing.assert_array_equal(growing.current().dense(), new.carry(w, old))
     assert isinstance(growing.current(), SparseWeights) and len(growing) == new.size
+
+
+def test_a_sorted_merge_lays_out_every_array_of_a_store_alike():
+    """The keys of both arrays merged in order, and another array of each laid out as its keys are."""
+    merged = run_weights._SortedMerge(np.array([1, 5, 9]), np.array([0, 6, 7, 10]))
+    assert merged(np.array([1, 5, 9]), np.array([0, 6, 7, 10])).tolist() == [0, 1, 5, 6, 7, 9, 10]
+    assert merged(np.array([0.1, 0.5, 0.9]), np.array([0.0, 0.6, 0.7, 1.0])).tolist() == [0.0, 0.1, 0.5, 0.6, 0.7,
+                                                                                          0.9, 1.0]
+    assert run_weights._SortedMerge(np.zeros(0, np.int64), np.array([3]))(np.zeros(0), np.array([2.0])).tolist() == [2.0]

@@ -480,11 +480,10 @@ class GrowingWeights:
         labels into the full rows."""
         if not len(self.pending_keys):
             return
-        at = np.searchsorted(self.keys, self.pending_keys)  # a sorted insertion: one pass over the pairs
-        self.keys = np.insert(self.keys, at, self.pending_keys)
-        self.w = np.insert(self.w, at, self.pending_w)
+        merged = _SortedMerge(self.keys, self.pending_keys)
+        self.keys, self.w = merged(self.keys, self.pending_keys), merged(self.w, self.pending_w)
         if self.averaged:
-            self.u = np.insert(self.u, at, self.pending_u)
+            self.u = merged(self.u, self.pending_u)
         self._clear_pending()
         self._make_full_rows()
 
@@ -538,11 +537,12 @@ class GrowingWeights:
         if self.averaged:
             nonzero |= self.full_u != 0
         flat = np.flatnonzero(nonzero)
-        full_keys = self.full_rows[flat // self.n_labels] * self.n_labels + flat % self.n_labels  # increasing
-        at = np.searchsorted(self.keys, full_keys)  # a sorted insertion, as a merge: no sort of every pair
-        w = np.insert(self.w, at, self.full_w.ravel()[flat])
-        u = None if self.u is None else np.insert(self.u, at, self.full_u.ravel()[flat])
-        return np.insert(self.keys, at, full_keys), w, u
+        full_keys = self.full_rows[flat // self.n_labels]
+        full_keys *= self.n_labels
+        full_keys += flat % self.n_labels  # increasing
+        merged = _SortedMerge(self.keys, full_keys)
+        keys, w = merged(self.keys, full_keys), merged(self.w, self.full_w.ravel()[flat])
+        return keys, w, None if self.u is None else merged(self.u, self.full_u.ravel()[flat])
 
     def current(self) -> SparseWeights:
         """The weights as of now."""
@@ -590,6 +590,24 @@ class GrowingWeights:
         self.keys, self.w, self.u, self.size, self.emission_size = moved.keys, w, u, joint.size, joint.transition_offset
         self._no_full_rows()
         self._make_full_rows()
+
+
+class _SortedMerge:
+    """The merge of two increasing arrays of distinct keys, ``keys`` and ``more``, applied to arrays laid out as
+    they are: one sorted insertion, whose places are found once for every array of the store (and, unlike
+    ``np.insert``, with no sort and no copy of them)."""
+
+    def __init__(self, keys: np.ndarray, more: np.ndarray):
+        self.places = np.searchsorted(keys, more) + np.arange(len(more))  # of ``more`` in the merged arrays
+        self.kept = np.ones(len(keys) + len(more), dtype=bool)  # the places of ``keys``
+        self.kept[self.places] = False
+
+    def __call__(self, values: np.ndarray, more_values: np.ndarray) -> np.ndarray:
+        """``values`` (laid out as ``keys``) and ``more_values`` (as ``more``) merged."""
+        out = np.empty(len(self.kept), dtype=values.dtype)
+        out[self.places] = more_values
+        out[self.kept] = values
+        return out
 
 
 def weighted_sum(terms: list[tuple[float, np.ndarray | SparseWeights]]) -> np.ndarray | SparseWeights:
