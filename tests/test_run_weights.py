@@ -187,4 +187,5 @@ def test_a_sorted_merge_lays_out_every_array_of_a_store_alike():
     assert merged(np.array([1, 5, 9]), np.array([0, 6, 7, 10])).tolist() == [0, 1, 5, 6, 7, 9, 10]
     assert merged(np.array([0.1, 0.5, 0.9]), np.array([0.0, 0.6, 0.7, 1.0])).tolist() == [0.0, 0.1, 0.5, 0.6, 0.7,
                                                                                           0.9, 1.0]
-    assert run_weights._SortedMerge(np.zeros(0, np.int64), np.array([3]))(np.zeros(0), np.array([2.0])).tolist() == [2.0]
+    into_nothing = run_weights._SortedMerge(np.zeros(0, np.int64), np.array([3]))
+    assert into_nothing(np.zeros(0), np.array([2.0])).tolist() == [2.0]

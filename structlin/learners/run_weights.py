@@ -13,8 +13,8 @@ classifier's misclassified document touches all its words).  :class:`GrowingWeig
 weight only once an update has touched that very pair, a few of the ``L`` labels of each row, so memory grows
 with what is learned (EWT UPOS: 0.8 M of 5.7 M pairs) and not with ``rows × labels``; the few rows that meet many
 labels (a text's common words meet most of them) it keeps as full rows, read by position and scored as
-:class:`TouchedRows` scores its rows.  All three give the same model, to the bit: a weight never touched is 0 in each.  Which one a learner
-keeps: :func:`weight_store`.
+:class:`TouchedRows` scores its rows.  All three give the same model, to the bit: a weight never touched is 0
+in each.  Which one a learner keeps: :func:`weight_store`.
 
 New pairs first go to a small *pending* store beside the main one (both sorted by key), and are merged into
 the main store when the pending one has grown to a sixteenth of it, so that a batch that meets new pairs costs
@@ -413,7 +413,8 @@ class GrowingWeights:
         out = np.zeros(len(indices))
         tail = indices >= self.emission_size
         out[tail] = self.tail[indices[tail] - self.emission_size]
-        emission, at = self._full_split(np.flatnonzero(~tail), indices)
+        emission = np.flatnonzero(~tail)
+        at = self._full_places(indices[emission])
         out[emission[at >= 0]] = self.full_w.ravel()[at[at >= 0]]
         emission = emission[at < 0]
         for keys, w in ((self.keys, self.w), (self.pending_keys, self.pending_w)):
@@ -421,12 +422,12 @@ class GrowingWeights:
             out[emission[found]] = w[slot[found]]
         return out
 
-    def _full_split(self, emission: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``emission`` (places in ``indices`` of emission keys) and, for each, its place in the full rows' flat
-        block, or −1 when its row is stored as pairs."""
-        rows, labels = np.divmod(indices[emission], self.n_labels)
+    def _full_places(self, keys: np.ndarray) -> np.ndarray:
+        """The place of each of the emission ``keys`` in the full rows' flat block, or −1 when its row is stored
+        as pairs."""
+        rows, labels = np.divmod(keys, self.n_labels)
         slots = self.full_slot[rows].astype(np.int64)
-        return emission, np.where(slots >= 0, slots * self.n_labels + labels, -1)
+        return np.where(slots >= 0, slots * self.n_labels + labels, -1)
 
     def scores(self, joint: JointFeatureMap, batch) -> Scores:
         emissions = joint.sparse_emissions(self.keys, self.w, batch, self._starts)
@@ -447,7 +448,8 @@ class GrowingWeights:
             np.add.at(self.tail, at, values[tail])
             if self.averaged:
                 np.add.at(self.tail_u, at, weighted[tail])
-        emission, at = self._full_split(np.flatnonzero(~tail), indices)
+        emission = np.flatnonzero(~tail)
+        at = self._full_places(indices[emission])
         full = emission[at >= 0]
         if len(full):
             _add(self.full_w.ravel(), None if self._full_u is None else self.full_u.ravel(), at[at >= 0],
