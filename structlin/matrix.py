@@ -15,10 +15,11 @@ import scipy.sparse
 
 from .errors import OptionValueError
 
-try:  # scipy's kernel of ``csr @ dense``, called without building a matrix object around each small batch
-    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
-except ImportError:  # a scipy that moved it: the public product, the same kernel behind more checks
-    _csr_matvecs = None
+try:  # scipy's kernels of ``csr @ dense`` and ``csc @ dense``, called without building a matrix object around a
+    # small batch or a block of columns, adding into an array given
+    from scipy.sparse._sparsetools import csc_matvecs as _csc_matvecs, csr_matvecs as _csr_matvecs
+except ImportError:  # a scipy that moved them: the public products, the same kernels behind more checks
+    _csc_matvecs = _csr_matvecs = None
 
 
 def ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
@@ -35,6 +36,18 @@ def ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
     heads = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     steps[heads] = starts - np.concatenate([[0], starts[:-1] + sizes[:-1] - 1])
     return np.cumsum(steps)
+
+
+def add_column_product(matrix, first: int, stop: int, block: np.ndarray, out: np.ndarray) -> None:
+    """``out += matrix[:, first:stop] @ block`` for a scipy CSC ``matrix`` and a dense ``(stop − first, k)`` block,
+    the columns read in place and added in their order: products of consecutive column ranges added up this way are
+    the product of their union, to the bit."""
+    if _csc_matvecs is None:
+        out += matrix[:, first:stop] @ block
+        return
+    p0, p1 = matrix.indptr[first], matrix.indptr[stop]
+    _csc_matvecs(matrix.shape[0], stop - first, block.shape[1], matrix.indptr[first : stop + 1] - p0,
+                 matrix.indices[p0:p1], matrix.data[p0:p1], np.ascontiguousarray(block).ravel(), out.ravel())
 
 
 def instance_positions(offsets: np.ndarray, instances) -> np.ndarray:

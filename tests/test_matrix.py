@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from structlin.errors import OptionValueError
-from structlin.matrix import FactoredMatrix, FeatureMatrix, held_out_size, ordered_folds, ordered_held_out, ranges
+from structlin.matrix import (FactoredMatrix, FeatureMatrix, add_column_product, held_out_size, ordered_folds,
+                              ordered_held_out, ranges)
 
 
 def naive_ranges(starts, stops):
@@ -337,3 +338,20 @@ def test_ordered_folds_are_balanced_runs_of_each_label(labels, folds, seed):
 def test_held_out_of_an_order_that_says_nothing_is_a_seeded_random_share():
     held = ordered_held_out(50, 0.1, np.arange(50) % 3, seed=4, in_order=False)
     assert np.flatnonzero(held).tolist() == sorted(np.random.default_rng(4).permutation(50)[:5].tolist())
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 12), st.integers(1, 4))
+def test_products_of_consecutive_column_ranges_add_up_to_the_whole_product(seed, n_columns, k):
+    """``out += X[:, a:b] @ B[a:b]`` over consecutive ranges gives ``X @ B`` to the bit (the columns added in the
+    same order), for a CSC matrix of any shape and the ranges cut anywhere (empty ones too)."""
+    import scipy.sparse
+
+    rng = np.random.default_rng(seed)
+    X = scipy.sparse.random(int(rng.integers(1, 9)), n_columns, density=0.5, format="csc", random_state=rng)
+    B = rng.normal(size=(n_columns, k))
+    cuts = np.sort(np.concatenate([[0, n_columns], rng.integers(0, n_columns + 1, size=3)]))
+    out = np.zeros((X.shape[0], k))
+    for first, stop in zip(cuts[:-1], cuts[1:]):
+        add_column_product(X, int(first), int(stop), B[first:stop], out)
+    np.testing.assert_array_equal(out, X @ B)

@@ -51,7 +51,7 @@ import scipy.sparse
 from ..decoders import Decoder, decode_corpus
 from ..errors import OptionValueError
 from ..joint import JointFeatureMap
-from ..matrix import FeatureMatrix, ordered_folds, ranges
+from ..matrix import FeatureMatrix, add_column_product, ordered_folds, ranges
 from .protocol import SEED_MAX, Capabilities, HistoryField, Learner, Option
 from .training import TrainingRun, require_finite
 
@@ -66,6 +66,8 @@ SHARES = (1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001)
 #: The training values ``weighting=None`` chooses from, on dev, with alpha: the counts, or Rennie et al.'s
 #: transformed counts (:func:`_tf_idf`).
 WEIGHTINGS = ("counts", "tf-idf")
+#: The feature rows whose weights are made at a time (:meth:`_CountTable.weights`).
+_ROWS_AT_A_TIME = 4096
 #: The folds of the cross-validation that chooses the settings when there is no dev (docs/benchmarks.md, "Naive
 #: Bayes's settings by cross-validation": a held-out tenth chose worse on the panel's text corpora on average).
 FOLDS = 5
@@ -348,12 +350,15 @@ class _CountTable:
         """The joint weights of a setting (:meth:`NaiveBayes._settings`) and the number of rows with training values
         of both signs."""
         _, k, row, column, cells, constant = next(self._paths([setting]))
-        kept = self._cell_matrix(cells, k).toarray() + column
-        if row is not None:
-            kept += row[:k, None]
         w = np.zeros(self.joint.size)
-        emission = self.joint.emission_weights(w)
-        emission[self.rows[self.ranked[:k]]] = self.sign[:k, None] * kept
+        emission, terms = self.joint.emission_weights(w), self._cell_matrix(cells, k)
+        for first in range(0, k, _ROWS_AT_A_TIME):  # a block of rows at a time: no other array of every row's labels
+            stop = min(first + _ROWS_AT_A_TIME, k)
+            kept = terms[first:stop].toarray() + column
+            if row is not None:
+                kept += row[first:stop, None]
+            kept *= self.sign[first:stop, None]
+            emission[self.rows[self.ranked[first:stop]]] = kept
         emission[self.bias_row] = constant / self.bias_value
         return w, self.mixed_sign_rows
 
@@ -362,7 +367,8 @@ class _CountTable:
         with ``v`` an instance's signed values on the features it has of the vocabulary (columns in rank order, the
         kept ones a prefix), its scores are ``v·cells`` (the cells' terms of those features, zero elsewhere), plus
         ``(Σ v)·column + constant`` (the bias feature's value times its weight); ``v·row``, the same for every label,
-        changes no argmax.  Only the features these instances have are made dense, once for each group of settings."""
+        changes no argmax.  Only the features these instances have are made dense, once for each group of settings,
+        whose products over a growing prefix of them are added up as one product's."""
         row, position = X.indices.astype(np.int64), X.entry_positions()
         local = np.minimum(np.searchsorted(self.rows, row), max(len(self.rows) - 1, 0))
         known = (self.rows[local] == row) & (row != self.bias_row) if len(self.rows) else np.zeros(len(row), bool)
@@ -373,19 +379,34 @@ class _CountTable:
         starts, stops = self._cells_before[used], self._cells_before[used + 1]
         cell = ranges(starts, stops)
         cell_row, cell_label = np.repeat(np.arange(len(used)), stops - starts), self.cell_label[cell]
-        prefixes = {}  # by k: the instances' values on the kept features, and their sums
-        out, group = np.zeros(len(settings)), (None, None)
-        for j, k, _, column, cells, constant in self._paths(settings):
-            if group[0] is not cells:  # a new group of settings: new cell terms
-                dense = np.zeros((len(used), len(self.documents)))
-                dense[cell_row, cell_label] = cells[cell]
-                group = cells, dense
-            if k not in prefixes:
-                kept = values[:, : int(np.searchsorted(used, k))]
-                prefixes[k] = kept, np.asarray(kept.sum(axis=1)).ravel()
-            kept, totals = prefixes[k]
-            scores = kept @ group[1][: kept.shape[1]] + totals[:, None] * column + constant
-            out[j] = np.count_nonzero(scores.argmax(axis=1) == y) / max(len(y), 1)
+        totals, out = {}, np.zeros(len(settings))  # totals by k: the sums of the instances' values on the kept features
+
+        def score(group: list) -> None:
+            """The accuracies of a group of settings (one cell term each), their scores grown from the fewest kept
+            features to the most (the kept columns a prefix: each setting adds the columns it keeps beyond the last)."""
+            dense = np.zeros((len(used), len(self.documents)))
+            dense[cell_row, cell_label] = group[0][4][cell]
+            scores, done = np.zeros((X.n_positions, len(self.documents))), 0
+            setting_scores = np.empty_like(scores)
+            for j, k, _, column, _, constant in sorted(group, key=lambda path: path[1]):
+                stop = int(np.searchsorted(used, k))
+                add_column_product(values, done, stop, dense[done:stop], scores)  # the same sums as one product
+                done = stop
+                if k not in totals:
+                    totals[k] = np.asarray(values[:, :stop].sum(axis=1)).ravel()
+                np.multiply(totals[k][:, None], column, out=setting_scores)
+                setting_scores += scores
+                setting_scores += constant  # (scores + totals·column) + constant, without temporaries
+                out[j] = np.count_nonzero(setting_scores.argmax(axis=1) == y) / max(len(y), 1)
+
+        group: list = []
+        for path in self._paths(settings):  # a group's settings come together, sharing their cell terms
+            if group and path[4] is not group[0][4]:
+                score(group)
+                group = []
+            group.append(path)
+        if group:
+            score(group)
         return out
 
 
