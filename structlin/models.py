@@ -396,6 +396,25 @@ def _small(ids: np.ndarray, bound: int) -> np.ndarray:
     return ids.astype(np.min_scalar_type(bound - 1))
 
 
+def _nonzero_emissions(joint: JointFeatureMap, w: np.ndarray | SparseWeights):
+    """The non-zero emission weights of ``w`` as ``(rows, labels, values)``, rows increasing and each row's labels
+    increasing; a dense vector's a block of rows at a time (its weights are every row's labels: an array of each
+    non-zero weight's index would take several times its memory)."""
+    L = joint.n_labels
+    if isinstance(w, SparseWeights):
+        nonzero = w.values != 0
+        yield *np.divmod(w.keys[nonzero], L), w.values[nonzero]
+        return
+    emission, size = joint.emission_weights(w), max(1, _SAVED_BLOCK // L)
+    for first in range(0, max(joint.n_rows, 1), size):  # one block at least: a map of no rows has an empty one
+        rows, labels = np.nonzero(emission[first : first + size])
+        yield rows + first, labels, emission[first + rows, labels]
+
+
+#: The emission weights a dense model's file is made from at a time (:func:`_nonzero_emissions`).
+_SAVED_BLOCK = 1 << 22
+
+
 def _file_weights(arrays: dict, n_labels: int) -> SparseWeights:
     """The weights of a model file's arrays (``columns`` rows): version 1's dense emission block, or version 2's
     non-zero weights row by row (``emission_counts`` per row, their increasing ``emission_labels`` and
@@ -884,14 +903,16 @@ class _Model:
         joint, buckets = self.joint, 1 << self.hasher.bits
         if self.learner.capabilities.scores_itself:
             return {"columns": _small(joint.columns, buckets), **self.learner.model_arrays()}
-        w = self.weights_
-        sparse = w if isinstance(w, SparseWeights) else SparseWeights.from_dense(w, joint.transition_offset)
-        nonzero = sparse.values != 0
-        rows, labels = np.divmod(sparse.keys[nonzero], joint.n_labels)
-        kept, counts = np.unique(rows, return_counts=True)
-        return {"columns": _small(joint.columns[kept], buckets), "emission_counts": _small(counts, joint.n_labels + 1),
-                "emission_labels": _small(labels, joint.n_labels), "emission_values": sparse.values[nonzero],
-                "transition": sparse.tail}
+        kept, counts, labels, values = [], [], [], []
+        for rows, row_labels, row_values in _nonzero_emissions(joint, self.weights_):
+            row_kept, row_counts = np.unique(rows, return_counts=True)
+            kept.append(row_kept)
+            counts.append(_small(row_counts, joint.n_labels + 1))
+            labels.append(_small(row_labels, joint.n_labels))
+            values.append(row_values)
+        return {"columns": _small(joint.columns[np.concatenate(kept)], buckets),
+                "emission_counts": np.concatenate(counts), "emission_labels": np.concatenate(labels),
+                "emission_values": np.concatenate(values), "transition": joint.tail(self.weights_).copy()}
 
     def _set_trained(self, labels: list, transitions: bool, arrays: dict) -> None:
         """Set the trained model from :meth:`_model_arrays`' arrays (of a model file of any version, or of a

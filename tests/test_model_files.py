@@ -170,3 +170,21 @@ def test_untrained_models_and_user_kernels_pickle_as_they_are():
     classifier = Classifier("text-unigram", "kernel-perceptron", kernel=_dot, epochs=2, progress=False).fit(DOCS, LABELS)
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(classifier)).decision_function(TEXTS),
                                   classifier.decision_function(TEXTS))
+
+
+@pytest.mark.parametrize("n_rows, n_labels", [(0, 3), (5, 3), (300, 7)])
+def test_a_model_file_holds_the_non_zero_weights_made_a_block_of_rows_at_a_time(n_rows, n_labels, monkeypatch):
+    """The non-zero emission weights a file keeps, of a dense vector in blocks of two rows and of pairs: every one, in
+    the order of their flat index, rows of none skipped (a map of no rows too)."""
+    from structlin import models
+    from structlin.joint import JointFeatureMap, SparseWeights
+
+    monkeypatch.setattr(models, "_SAVED_BLOCK", 2 * n_labels)
+    rng = np.random.default_rng(n_rows)
+    joint = JointFeatureMap([f"l{k}" for k in range(n_labels)], np.arange(n_rows) * 3, transitions=False)
+    w = rng.normal(size=joint.size) * (rng.random(joint.size) < 0.3)
+    keys = np.flatnonzero(w[: joint.transition_offset])
+    for weights in (w, SparseWeights.from_dense(w, joint.transition_offset)):
+        rows, labels, values = (np.concatenate(part) for part in zip(*models._nonzero_emissions(joint, weights)))
+        np.testing.assert_array_equal(rows * n_labels + labels, keys)
+        np.testing.assert_array_equal(values, w[keys])
