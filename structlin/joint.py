@@ -433,9 +433,8 @@ class JointFeatureMap:
                                        shape=(self.n_rows, self.n_labels))
 
     def row_starts(self, keys: np.ndarray) -> np.ndarray:
-        """Where each row's emission keys begin in the increasing ``keys``, and their end (``n_rows + 1``
-        entries): row ``r`` holds ``keys[starts[r] : starts[r + 1]]``."""
-        return np.searchsorted(keys, np.arange(self.n_rows + 1, dtype=np.int64) * self.n_labels)
+        """:func:`row_starts` of this map's rows and labels."""
+        return row_starts(keys, self.n_rows, self.n_labels)
 
     def sparse_emissions(self, keys: np.ndarray, values: np.ndarray, matrix: FeatureMatrix,
                          starts: np.ndarray | None = None) -> np.ndarray:
@@ -567,6 +566,12 @@ def read_weights(path, *, mapped: bool = False) -> np.ndarray | SparseWeights:
         return loaded
     with loaded as arrays:
         return SparseWeights(arrays["keys"], arrays["values"], arrays["tail"], int(arrays["size"]))
+
+
+def row_starts(keys: np.ndarray, n_rows: int, n_labels: int) -> np.ndarray:
+    """Where each row's emission keys (``row · n_labels + label``) begin in the increasing ``keys``, and their end
+    (``n_rows + 1`` entries): row ``r`` holds ``keys[starts[r] : starts[r + 1]]``."""
+    return np.searchsorted(keys, np.arange(n_rows + 1, dtype=np.int64) * n_labels)
 
 
 def find_keys(keys: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

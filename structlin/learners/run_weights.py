@@ -27,7 +27,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..joint import AveragedWeights, JointFeatureMap, Scores, SparseWeights, find_keys, nonzero_pairs
+from ..joint import (AveragedWeights, JointFeatureMap, Scores, SparseWeights, find_keys, nonzero_pairs,
+                     row_starts)
 from ..matrix import ranges
 
 #: The pending store is merged into the main one when it holds more pairs than this, or than a sixteenth of it.
@@ -493,7 +494,7 @@ class GrowingWeights:
         """Move the rows of the main store that hold at least :data:`FULL_ROW_SHARE` of the labels into the full
         rows (the pending store empty), and find the main store's row starts again."""
         L = self.n_labels
-        starts = np.searchsorted(self.keys, np.arange(len(self.full_slot) + 1, dtype=np.int64) * L)
+        starts = row_starts(self.keys, len(self.full_slot), L)
         counts = np.diff(starts)
         new = np.flatnonzero(counts >= max(1, int(np.ceil(FULL_ROW_SHARE * L))))
         moved = np.zeros(len(starts), np.int64)  # the pairs leaving each row, shifting the later rows' starts
