@@ -19,6 +19,7 @@ import reprlib
 import struct
 import zipfile
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,17 +36,50 @@ FORMAT = "structlin-model"
 VERSION = 3
 
 
-def save_model(path, metadata: dict, arrays: dict[str, np.ndarray]) -> None:
+@dataclass(frozen=True)
+class StreamedArray:
+    """A vector of ``length`` items of ``dtype`` that is written a block at a time (``blocks()`` yields them in order,
+    anew at each call), never made whole: a model's non-zero weights, which as one array would be a copy of its
+    weights beside them."""
+
+    dtype: np.dtype
+    length: int
+    blocks: Callable[[], Iterator[np.ndarray]]
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (self.length,)
+
+
+def save_model(path, metadata: dict, arrays: dict[str, np.ndarray | StreamedArray]) -> None:
     """Write ``metadata`` and ``arrays`` to ``path`` atomically (:func:`~structlin.outputs.atomic_output`:
     a temporary file, then a rename; a failure leaves ``path`` as it was)."""
     _check_path(path)
     header = {"format": FORMAT, "version": VERSION, **metadata,
-              "arrays": {name: {"shape": list(a.shape), "dtype": a.dtype.str} for name, a in arrays.items()}}
+              "arrays": {name: {"shape": list(a.shape), "dtype": np.dtype(a.dtype).str} for name, a in arrays.items()}}
     with atomic_output(path, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("metadata.json", json.dumps(header, ensure_ascii=False))
         for name, array in arrays.items():
             with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
+                _write_array(member, array)
+
+
+def _write_array(stream, array: np.ndarray | StreamedArray) -> None:
+    """``array`` in numpy's format (``.npy``) to the binary ``stream``; a :class:`StreamedArray` a block at a time,
+    the same bytes as the whole array's."""
+    if not isinstance(array, StreamedArray):
+        np.lib.format.write_array(stream, np.ascontiguousarray(array), allow_pickle=False)
+        return
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(array.dtype)), "fortran_order": False,
+              "shape": array.shape}
+    np.lib.format.write_array_header_1_0(stream, header)
+    written = 0
+    for block in array.blocks():
+        block = np.ascontiguousarray(block, dtype=array.dtype)
+        stream.write(memoryview(block).cast("B"))
+        written += len(block)
+    if written != array.length:
+        raise ValueError(f"a streamed array of {array.length} items gave {written}")
 
 
 def _check_path(path) -> None:
@@ -187,7 +221,10 @@ def _read_array(path: Path, archive: zipfile.ZipFile, name: str, spec) -> np.nda
     if info.file_size != header_size + math.prod(shape) * dtype.itemsize:
         raise ModelFormatError(f"{path}: array {name!r} of shape {list(shape)} {dtype.str} does not fill its "
                                f"{info.file_size} bytes (file was modified)")
-    return np.lib.format.read_array(io.BytesIO(archive.read(info)), allow_pickle=False)
+    with archive.open(info) as stream:  # read into the array (zip's CRC-32 checked at the member's end)
+        array = np.lib.format.read_array(stream, allow_pickle=False)
+        stream.read()
+    return array
 
 
 _KINDS = {"f": "floats", "i": "integers", "u": "unsigned integers"}
@@ -262,12 +299,26 @@ def check_arrays(path, arrays: dict[str, np.ndarray], specs: dict[str, ArraySpec
             raise ModelFormatError(f"{path}: array {name!r} {problem} (file was modified)")
 
 
-def deflated(array: np.ndarray) -> bytes:
+def deflated(array: np.ndarray | StreamedArray) -> bytes:
     """``array`` in numpy's own format, deflated as a model file's members are: how a pickled model keeps its
     arrays (never as pickled objects, so that unpickling them runs no code)."""
-    buffer = io.BytesIO()
-    np.lib.format.write_array(buffer, np.ascontiguousarray(array), allow_pickle=False)
-    return zlib.compress(buffer.getvalue(), 6)
+    sink = _Deflating()
+    _write_array(sink, array)
+    return sink.finish()
+
+
+class _Deflating:
+    """A binary stream that keeps what is written to it deflated (level 6, a model file's)."""
+
+    def __init__(self):
+        self._compressor, self._parts = zlib.compressobj(6), []
+
+    def write(self, data) -> int:
+        self._parts.append(self._compressor.compress(data))
+        return len(data)
+
+    def finish(self) -> bytes:
+        return b"".join([*self._parts, self._compressor.flush()])
 
 
 def inflated(data: bytes) -> np.ndarray:

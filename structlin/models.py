@@ -55,7 +55,7 @@ from .learners.protocol import is_default, model_options
 from .learners.run_weights import stores_pairs
 from .learners.training import UNITS, hold_out_instances, latest_within_noise, quiet
 from .matrix import FeatureMatrix
-from .modelfile import VERSION, ArraySpec, check_arrays, deflated, inflated, load_model, save_model
+from .modelfile import VERSION, ArraySpec, StreamedArray, check_arrays, deflated, inflated, load_model, save_model
 from .readers import Sentence, has_lone_surrogate
 from .tagdict import TagDictionary
 from .templates import FeatureSet, TokenFeatureExtractor
@@ -397,41 +397,66 @@ def _small(ids: np.ndarray, bound: int) -> np.ndarray:
 
 
 def _nonzero_emissions(joint: JointFeatureMap, w: np.ndarray | SparseWeights):
-    """The non-zero emission weights of ``w`` as ``(rows, labels, values)``, rows increasing and each row's labels
-    increasing; a dense vector's a block of rows at a time (its weights are every row's labels: an array of each
-    non-zero weight's index would take several times its memory)."""
+    """The non-zero emission weights of ``w`` as ``(labels, values)`` blocks, rows increasing and each row's labels
+    increasing, a block of stored pairs or of rows at a time (an array of each non-zero weight's index would take
+    several times the weights' memory)."""
     L = joint.n_labels
     if isinstance(w, SparseWeights):
-        nonzero = w.values != 0
-        yield *np.divmod(w.keys[nonzero], L), w.values[nonzero]
+        for first in range(0, len(w.keys), _SAVED_BLOCK):
+            keys, values = w.keys[first : first + _SAVED_BLOCK], w.values[first : first + _SAVED_BLOCK]
+            yield keys[values != 0] % L, values[values != 0]
         return
     emission, size = joint.emission_weights(w), max(1, _SAVED_BLOCK // L)
-    for first in range(0, max(joint.n_rows, 1), size):  # one block at least: a map of no rows has an empty one
+    for first in range(0, joint.n_rows, size):
         rows, labels = np.nonzero(emission[first : first + size])
-        yield rows + first, labels, emission[first + rows, labels]
+        yield labels, emission[first + rows, labels]
 
 
-#: The emission weights a dense model's file is made from at a time (:func:`_nonzero_emissions`).
+def _emission_counts(joint: JointFeatureMap, w: np.ndarray | SparseWeights) -> np.ndarray:
+    """How many non-zero emission weights each row of ``w`` has."""
+    if isinstance(w, SparseWeights):
+        return np.bincount(w.keys[w.values != 0] // joint.n_labels, minlength=joint.n_rows)
+    emission, size = joint.emission_weights(w), max(1, _SAVED_BLOCK // joint.n_labels)
+    return np.concatenate([np.zeros(0, np.int64), *(np.count_nonzero(emission[first : first + size], axis=1)
+                                                    for first in range(0, joint.n_rows, size))])
+
+
+#: The emission weights a model's file is made from at a time (:func:`_nonzero_emissions`).
 _SAVED_BLOCK = 1 << 22
 
 
-def _file_weights(arrays: dict, n_labels: int) -> SparseWeights:
-    """The weights of a model file's arrays (``columns`` rows): version 1's dense emission block, or version 2's
-    non-zero weights row by row (``emission_counts`` per row, their increasing ``emission_labels`` and
-    ``emission_values``: about a fifth of a perceptron tagger's block, exact), and the ``transition`` block;
-    ``ValueError`` unless the counts add up to the weights and the labels increase in every row."""
-    size = len(arrays["columns"]) * n_labels + len(arrays["transition"])
+def _file_weights(arrays: dict, n_labels: int, pairs: bool) -> np.ndarray | SparseWeights:
+    """The weights of a model file's arrays (``columns`` rows), as :class:`~structlin.joint.SparseWeights` with
+    ``pairs``, else the flat vector: version 1's dense emission block, or version 2's non-zero weights row by row
+    (``emission_counts`` per row, their increasing ``emission_labels`` and ``emission_values``: about a fifth of a
+    perceptron tagger's block, exact) placed a block of rows at a time, and the ``transition`` block; ``ValueError``
+    unless the counts add up to the weights and the labels increase in every row."""
+    tail = arrays["transition"].astype(np.float64)
+    emission_size = len(arrays["columns"]) * n_labels
     if "emission" in arrays:
-        return SparseWeights.from_dense(np.concatenate([arrays["emission"].ravel(), arrays["transition"]],
-                                                       dtype=np.float64), size - len(arrays["transition"]))
-    counts = arrays["emission_counts"].astype(np.int64)
-    labels, values = arrays["emission_labels"].astype(np.int64), arrays["emission_values"]
-    if counts.sum() != len(values):
-        raise ValueError(f"the emission counts add up to {counts.sum()} weights, not {len(values)}")
-    rows = np.repeat(np.arange(len(counts)), counts)
-    if (labels[1:] <= labels[:-1])[rows[1:] == rows[:-1]].any():
-        raise ValueError("the emission labels do not increase within every row")
-    return SparseWeights(rows * n_labels + labels, values, arrays["transition"], size)
+        w = np.concatenate([arrays["emission"].ravel(), tail], dtype=np.float64)
+        return SparseWeights.from_dense(w, emission_size) if pairs else w
+    counts, labels, values = arrays["emission_counts"], arrays["emission_labels"], arrays["emission_values"]
+    ends = np.cumsum(counts, dtype=np.int64)
+    if (ends[-1] if len(ends) else 0) != len(values):
+        raise ValueError(f"the emission counts add up to {ends[-1] if len(ends) else 0} weights, not {len(values)}")
+    if pairs:
+        keys = np.empty(len(values), np.int64)
+    else:
+        w = np.zeros(emission_size + len(tail))
+        w[emission_size:] = tail
+    starts = np.unique(np.searchsorted(ends, np.arange(0, len(values), _SAVED_BLOCK), side="right"))
+    for first, stop in zip(starts, [*starts[1:], len(counts)]):  # rows whose weights begin in a block, together
+        begin, end = ends[first - 1] if first else 0, ends[stop - 1]
+        rows = np.repeat(np.arange(first, stop), counts[first:stop]) * n_labels
+        block = labels[begin:end].astype(np.int64)
+        if (block[1:] <= block[:-1])[rows[1:] == rows[:-1]].any():
+            raise ValueError("the emission labels do not increase within every row")
+        if pairs:
+            keys[begin:end] = rows + block
+        else:
+            w[rows + block] = values[begin:end]
+    return SparseWeights(keys, values, tail, emission_size + len(tail)) if pairs else w
 
 
 def _indexed(X: FeatureMatrix, labels: list, classes: list, decoder: Decoder):
@@ -903,16 +928,16 @@ class _Model:
         joint, buckets = self.joint, 1 << self.hasher.bits
         if self.learner.capabilities.scores_itself:
             return {"columns": _small(joint.columns, buckets), **self.learner.model_arrays()}
-        kept, counts, labels, values = [], [], [], []
-        for rows, row_labels, row_values in _nonzero_emissions(joint, self.weights_):
-            row_kept, row_counts = np.unique(rows, return_counts=True)
-            kept.append(row_kept)
-            counts.append(_small(row_counts, joint.n_labels + 1))
-            labels.append(_small(row_labels, joint.n_labels))
-            values.append(row_values)
-        return {"columns": _small(joint.columns[np.concatenate(kept)], buckets),
-                "emission_counts": np.concatenate(counts), "emission_labels": np.concatenate(labels),
-                "emission_values": np.concatenate(values), "transition": joint.tail(self.weights_).copy()}
+        w, L = self.weights_, joint.n_labels
+        counts = _emission_counts(joint, w)
+        kept, total = np.flatnonzero(counts), int(counts.sum())
+        label_type = np.min_scalar_type(L - 1)
+        return {"columns": _small(joint.columns[kept], buckets), "emission_counts": _small(counts[kept], L + 1),
+                "emission_labels": StreamedArray(label_type, total, lambda: (labels.astype(label_type) for labels, _
+                                                                             in _nonzero_emissions(joint, w))),
+                "emission_values": StreamedArray(np.dtype(np.float64), total, lambda: (
+                    values for _, values in _nonzero_emissions(joint, w))),
+                "transition": joint.tail(w).copy()}
 
     def _set_trained(self, labels: list, transitions: bool, arrays: dict) -> None:
         """Set the trained model from :meth:`_model_arrays`' arrays (of a model file of any version, or of a
@@ -923,8 +948,7 @@ class _Model:
             self.learner.restore(arrays, joint)
             self.weights_ = self.learner.weights_
         else:
-            weights = _file_weights(arrays, len(labels))
-            self.weights_ = weights if stores_pairs(self.learner.capabilities, len(labels)) else weights.dense()
+            self.weights_ = _file_weights(arrays, len(labels), stores_pairs(self.learner.capabilities, len(labels)))
         self._joint = joint
 
     def __getstate__(self) -> dict:

@@ -174,8 +174,8 @@ def test_untrained_models_and_user_kernels_pickle_as_they_are():
 
 @pytest.mark.parametrize("n_rows, n_labels", [(0, 3), (5, 3), (300, 7)])
 def test_a_model_file_holds_the_non_zero_weights_made_a_block_of_rows_at_a_time(n_rows, n_labels, monkeypatch):
-    """The non-zero emission weights a file keeps, of a dense vector in blocks of two rows and of pairs: every one, in
-    the order of their flat index, rows of none skipped (a map of no rows too)."""
+    """The non-zero emission weights a file keeps, of a dense vector in blocks of two rows and of pairs in blocks of
+    as many: every one, in the order of their flat index, with each row's count (a map of no rows too)."""
     from structlin import models
     from structlin.joint import JointFeatureMap, SparseWeights
 
@@ -185,6 +185,28 @@ def test_a_model_file_holds_the_non_zero_weights_made_a_block_of_rows_at_a_time(
     w = rng.normal(size=joint.size) * (rng.random(joint.size) < 0.3)
     keys = np.flatnonzero(w[: joint.transition_offset])
     for weights in (w, SparseWeights.from_dense(w, joint.transition_offset)):
-        rows, labels, values = (np.concatenate(part) for part in zip(*models._nonzero_emissions(joint, weights)))
+        blocks = list(models._nonzero_emissions(joint, weights))
+        labels, values = (np.concatenate([np.zeros(0, int), *(block[k] for block in blocks)]) for k in (0, 1))
+        rows = np.repeat(np.arange(n_rows), models._emission_counts(joint, weights))
         np.testing.assert_array_equal(rows * n_labels + labels, keys)
         np.testing.assert_array_equal(values, w[keys])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.uint16, np.uint8])
+def test_a_streamed_array_is_written_as_the_whole_array_would_be(dtype, tmp_path):
+    """A StreamedArray's blocks make the same member and the same deflated bytes as the array they add up to (empty
+    blocks, none at all); blocks that do not add up to its length are refused."""
+    from structlin.modelfile import StreamedArray, deflated, inflated, save_model
+
+    rng = np.random.default_rng(0)
+    for blocks in ([rng.integers(0, 200, size=n).astype(dtype) for n in (5, 0, 3, 1000)], []):
+        whole = np.concatenate([np.zeros(0, dtype), *blocks])
+        streamed = StreamedArray(np.dtype(dtype), len(whole), lambda: iter(blocks))
+        save_model(tmp_path / "whole", {}, {"a": whole})
+        save_model(tmp_path / "streamed", {}, {"a": streamed})
+        with zipfile.ZipFile(tmp_path / "whole") as a, zipfile.ZipFile(tmp_path / "streamed") as b:
+            assert a.read("a.npy") == b.read("a.npy") and a.read("metadata.json") == b.read("metadata.json")
+        assert inflated(deflated(streamed)).tobytes() == whole.tobytes() and inflated(deflated(streamed)).dtype == dtype
+    with pytest.raises(ValueError, match="a streamed array of 4 items gave 3"):
+        save_model(tmp_path / "short", {}, {"a": StreamedArray(np.dtype(dtype), 4, lambda: iter([np.ones(3, dtype)]))})
+    assert not (tmp_path / "short").exists()
