@@ -187,7 +187,7 @@ class AveragedWeights:
         """The average made in the smaller of its two forms (:func:`smaller_form`), a block of entries at a time:
         memory holds the form made, never both."""
         blocks = [(a, min(a + _BLOCK, emission_size)) for a in range(0, emission_size, _BLOCK)]
-        if not _pairs_smaller(sum(np.count_nonzero(self._entries(a, b)) for a, b in blocks), len(self.w)):
+        if not pairs_smaller(sum(np.count_nonzero(self._entries(a, b)) for a, b in blocks), len(self.w)):
             return self.dense()
         keys, values = nonzero_pairs((np.arange(a, b), self._entries(a, b)) for a, b in blocks)
         return SparseWeights(keys, values, self._entries(emission_size, len(self.w)), len(self.w))
@@ -533,7 +533,7 @@ def nonzero_pairs(blocks: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[np.n
     return np.concatenate(keys), np.concatenate(values)
 
 
-def _pairs_smaller(n_pairs: int, size: int) -> bool:
+def pairs_smaller(n_pairs: int, size: int) -> bool:
     """Whether ``n_pairs`` stored pairs (16 bytes each) take less memory than a flat vector of ``size`` entries (8
     bytes each)."""
     return 2 * n_pairs < size
@@ -541,8 +541,8 @@ def _pairs_smaller(n_pairs: int, size: int) -> bool:
 
 def smaller_form(w: np.ndarray, emission_size: int) -> np.ndarray | SparseWeights:
     """The flat vector ``w`` as its non-zero emission pairs and tail (:class:`SparseWeights`) when they take less
-    memory than the vector itself (:func:`_pairs_smaller`), else ``w``."""
-    if _pairs_smaller(np.count_nonzero(w[:emission_size]), len(w)):
+    memory than the vector itself (:func:`pairs_smaller`), else ``w``."""
+    if pairs_smaller(np.count_nonzero(w[:emission_size]), len(w)):
         return SparseWeights.from_dense(w, emission_size)
     return w
 

@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 from collections import Counter
 
 import numpy as np
 import pytest
 from roundtrip import assert_classifier_round_trip
 
-from structlin import Classifier
+from structlin import Classifier, memory
 from structlin.cli import main
 from structlin.decoders import Multiclass, Viterbi
 from structlin.errors import OptionValueError
-from structlin.joint import JointFeatureMap
-from structlin.learners import BernoulliNaiveBayes, NaiveBayes, make_learner
+from structlin.joint import JointFeatureMap, SparseWeights
+from structlin.learners import BernoulliNaiveBayes, NaiveBayes, make_learner, naive_bayes
 from structlin.learners.naive_bayes import ALPHAS, SHARES, VARIANTS, WEIGHTINGS, _information
 from structlin.matrix import FeatureMatrix, ordered_folds
 from structlin.templates import FeatureSet
@@ -434,3 +435,45 @@ def test_information_equals_the_dense_sum_over_every_cell():
             term = joint_count / D * np.log(joint_count * D / (marginal * documents))
         dense += np.where(joint_count > 0, term, 0.0).sum(axis=1)
     np.testing.assert_allclose(_information(present, documents), dense, rtol=1e-12, atol=1e-15)
+
+
+# --- memory -------------------------------------------------------------------------------------------------------
+
+# 4 labels, each with 60 words of its own, and 20 words every label shares: 260 features and the bias.
+WORDS = {label: [f"{label}{k}" for k in range(60)] for label in "abcd"}
+MANY_TEXTS = [" ".join(WORDS[label][(i * 7 + j) % 60] for j in range(5)) + f" s{i % 20}"
+              for i in range(240) for label in ["abcd"[i % 4]]]
+MANY_LABELS = ["abcd"[i % 4] for i in range(240)]
+
+
+@pytest.mark.parametrize("learner", ["naive-bayes", "bernoulli-nb"])
+def test_a_small_vocabularys_weights_are_pairs_equal_to_the_flat_vector(learner, monkeypatch, tmp_path):
+    """Kept features fewer than half the rows: the model is their rows and the bias's as (feature, label) pairs, the
+    same weights, scores and model file as the flat vector's."""
+    pairs = Classifier("text-nb", make_learner(learner, vocabulary=0.1, alpha=0.5)).fit(MANY_TEXTS, MANY_LABELS)
+    monkeypatch.setattr(naive_bayes._CountTable, "_stored_as_pairs", lambda table, k: False)
+    flat = Classifier("text-nb", make_learner(learner, vocabulary=0.1, alpha=0.5)).fit(MANY_TEXTS, MANY_LABELS)
+    assert isinstance(pairs.weights_, SparseWeights) and isinstance(flat.weights_, np.ndarray)
+    assert len(pairs.weights_.keys) == (round(0.1 * 260) + 1) * 4
+    np.testing.assert_array_equal(pairs.joint.emission_matrix(pairs.weights_), flat.joint.emission_matrix(flat.weights_))
+    np.testing.assert_allclose(pairs.label_scores(MANY_TEXTS), flat.label_scores(MANY_TEXTS), rtol=1e-13)
+    pairs.save(tmp_path / "pairs.model")
+    flat.save(tmp_path / "flat.model")
+    with zipfile.ZipFile(tmp_path / "pairs.model") as a, zipfile.ZipFile(tmp_path / "flat.model") as b:
+        assert [(n, a.read(n)) for n in a.namelist() if n.endswith(".npy")] == [
+            (n, b.read(n)) for n in b.namelist() if n.endswith(".npy")]
+
+
+def test_settings_whose_weights_cannot_fit_are_not_tried_and_none_fitting_is_refused(monkeypatch):
+    """The flat vector of every feature (261 rows × 4 labels, 16 bytes each with its file's values loaded: 16,704)
+    does not fit in 6,000 bytes; a share of 0.3 (78 rows and the bias's as pairs, 16 bytes each: 5,056) does."""
+    monkeypatch.setattr(memory, "available", lambda root=None: 6000)
+    with pytest.warns(UserWarning, match=r"^naive-bayes: vocabulary shares 1.0 not tried: their weights \(260 features "
+                                         r"× 4 labels\) need more than the 6.0 kB of memory available$"):
+        model = Classifier("text-nb", "naive-bayes").fit(MANY_TEXTS, MANY_LABELS)
+    assert {c["vocabulary"] for c in model.learner.candidates_} == set(SHARES) - {1.0}
+    assert model.learner.chosen_["vocabulary"] < 1 and isinstance(model.weights_, SparseWeights)
+    with pytest.raises(OptionValueError, match=r"^naive-bayes's model \(260 features × 4 labels\) needs 16.7 kB, more "
+                                               r"than the 6.0 kB of memory available: keep fewer features "
+                                               r"\(--vocabulary"):
+        Classifier("text-nb", make_learner("naive-bayes", vocabulary=1.0)).fit(MANY_TEXTS, MANY_LABELS)

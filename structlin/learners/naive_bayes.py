@@ -43,14 +43,16 @@ training values, and ``history_`` counts such rows (``mixed_sign_rows``).
 from __future__ import annotations
 
 import itertools
+import warnings
 from dataclasses import replace
 
 import numpy as np
 import scipy.sparse
 
+from .. import memory
 from ..decoders import Decoder, decode_corpus
 from ..errors import OptionValueError
-from ..joint import JointFeatureMap
+from ..joint import JointFeatureMap, SparseWeights, pairs_smaller
 from ..matrix import FeatureMatrix, add_column_product, ordered_folds, ranges
 from .protocol import SEED_MAX, Capabilities, HistoryField, Learner, Option
 from .training import TrainingRun, require_finite
@@ -131,7 +133,7 @@ class NaiveBayes(Learner):
         (one per position); ``bias_row`` is the weight row of the bias feature."""
         run = TrainingRun(self, joint, decoder, dev)
         table = self._table(joint, decoder, X, y, bias_row)
-        settings = self._settings()
+        settings = self._fitting(table, self._settings())
         setting = settings[0]
         if len(settings) > 1 and (dev is not None or X.n_instances > 1):
             scores = table.accuracies(settings, *dev) if dev is not None else self._cross_validated(
@@ -151,7 +153,8 @@ class NaiveBayes(Learner):
                        held: tuple[FeatureMatrix, np.ndarray], *, bias_row: int | None = None) -> float:
         """The best held-out accuracy among the settings, as :meth:`fit` with ``held`` as dev would keep it, from the
         count table alone: no weights are made (the learner stays untrained)."""
-        return float(self._table(joint, decoder, X, y, bias_row).accuracies(self._settings(), *held).max())
+        table = self._table(joint, decoder, X, y, bias_row)
+        return float(table.accuracies(self._fitting(table, self._settings()), *held).max())
 
     def _table(self, joint: JointFeatureMap, decoder: Decoder, X: FeatureMatrix, y: np.ndarray,
                bias_row: int | None) -> _CountTable:
@@ -176,6 +179,25 @@ class NaiveBayes(Learner):
             table = _CountTable(self, joint, X.take(rest), y[X.positions(rest)], bias_row)
             correct += table.accuracies(settings, X.take(held), y[X.positions(held)]) * len(held)
         return correct / X.n_instances
+
+    def _fitting(self, table: _CountTable, settings: list[dict]) -> list[dict]:
+        """The ``settings`` whose weights fit in the memory available (:func:`~structlin.memory.fits`; with thousands
+        of labels a weight for every kept feature and label can take gigabytes), those left out named in a warning;
+        none is refused, naming the size of the smallest."""
+        kept = [setting for setting in settings if memory.fits(table.weight_bytes(setting))]
+        shape = f"{len(table.rows):,} features × {len(table.documents):,} labels"
+        if not kept:
+            memory.require(min(map(table.weight_bytes, settings)), f"{self.name}'s model ({shape})",
+                           "keep fewer features (--vocabulary, the share most informative of the label), fewer "
+                           "hash buckets (--bits), or use a learner whose memory grows with the (feature, label) "
+                           "pairs it learns (averaged-perceptron, or auto)")
+        if len(kept) < len(settings):
+            left = sorted({setting.get("vocabulary", 1.0) for setting in settings} -
+                          {setting.get("vocabulary", 1.0) for setting in kept}, reverse=True)
+            warnings.warn(f"{self.name}: vocabulary shares {', '.join(map(str, left))} not tried: their weights "
+                          f"({shape}) need more than the {memory.readable_size(memory.available())} of memory "
+                          "available", stacklevel=2)
+        return kept
 
     def _settings(self) -> list[dict]:
         """The candidate settings, every combination of :meth:`_choices` (ties on dev go to the first: the
@@ -346,20 +368,45 @@ class _CountTable:
         return scipy.sparse.csr_array((cells[:stop], self.cell_label[:stop], self._cells_before[: k + 1]),
                                       shape=(k, len(self.documents)))
 
-    def weights(self, **setting) -> tuple[np.ndarray, int]:
+    def _stored_as_pairs(self, k: int) -> bool:
+        """Whether the weights of the ``k`` most informative features (and the bias feature's) take less memory as
+        (feature, label) pairs than as the joint map's flat vector."""
+        return pairs_smaller((k + 1) * len(self.documents), self.joint.size)
+
+    def weight_bytes(self, setting: dict) -> int:
+        """The memory a setting's weights need: 16 bytes for each weight :meth:`weights` stores (a pair's key and value;
+        a flat vector's value, and as much again when the model's file is loaded, its values read beside it)."""
+        k = self._size(setting.get("vocabulary", 1.0))
+        return 16 * ((k + 1) * len(self.documents) if self._stored_as_pairs(k) else self.joint.size)
+
+    def weights(self, **setting) -> tuple[np.ndarray | SparseWeights, int]:
         """The joint weights of a setting (:meth:`NaiveBayes._settings`) and the number of rows with training values
-        of both signs."""
+        of both signs: the flat vector, or the kept features' and the bias feature's rows as
+        :class:`~structlin.joint.SparseWeights` when they are the smaller (a small vocabulary share)."""
         _, k, row, column, cells, constant = next(self._paths([setting]))
-        w = np.zeros(self.joint.size)
-        emission, terms = self.joint.emission_weights(w), self._cell_matrix(cells, k)
+        L, terms = len(self.documents), self._cell_matrix(cells, k)
+        weight_rows = np.append(self.rows[self.ranked[:k]], self.bias_row)  # rank order, then the bias feature's
+        as_pairs = self._stored_as_pairs(k)
+        if as_pairs:
+            order = np.argsort(weight_rows)
+            keys = (weight_rows[order, None] * L + np.arange(L)).ravel()
+            block = np.empty(k + 1, np.int64)
+            block[order] = np.arange(k + 1)  # each weight row's place among the stored rows
+            values = np.empty((k + 1, L))
+        else:
+            w = np.zeros(self.joint.size)
+            block, values = weight_rows, self.joint.emission_weights(w)
         for first in range(0, k, _ROWS_AT_A_TIME):  # a block of rows at a time: no other array of every row's labels
             stop = min(first + _ROWS_AT_A_TIME, k)
             kept = terms[first:stop].toarray() + column
             if row is not None:
                 kept += row[first:stop, None]
             kept *= self.sign[first:stop, None]
-            emission[self.rows[self.ranked[first:stop]]] = kept
-        emission[self.bias_row] = constant / self.bias_value
+            values[block[first:stop]] = kept
+        values[block[k]] = constant / self.bias_value
+        if as_pairs:
+            tail = np.zeros(self.joint.size - self.joint.transition_offset)
+            return SparseWeights(keys, values.ravel(), tail, self.joint.size), self.mixed_sign_rows
         return w, self.mixed_sign_rows
 
     def accuracies(self, settings: list[dict], X: FeatureMatrix, y: np.ndarray) -> np.ndarray:
@@ -384,8 +431,10 @@ class _CountTable:
         def score(group: list) -> None:
             """The accuracies of a group of settings (one cell term each), their scores grown from the fewest kept
             features to the most (the kept columns a prefix: each setting adds the columns it keeps beyond the last)."""
-            dense = np.zeros((len(used), len(self.documents)))
-            dense[cell_row, cell_label] = group[0][4][cell]
+            top = int(np.searchsorted(used, max(path[1] for path in group)))  # the columns any setting keeps
+            below = cell_row < top
+            dense = np.zeros((top, len(self.documents)))
+            dense[cell_row[below], cell_label[below]] = group[0][4][cell[below]]
             scores, done = np.zeros((X.n_positions, len(self.documents))), 0
             setting_scores = np.empty_like(scores)
             for j, k, _, column, _, constant in sorted(group, key=lambda path: path[1]):

@@ -148,6 +148,7 @@ class Perceptron(Learner):
         """
         if isinstance(X, ShardedCorpus):
             self.check_streams()
+        self.require_memory(joint)
         self._trick = DeltaTrick(joint, X, self.delta) if self.delta else None
         self.start(self._trick.joint if self._trick else joint)
         self.margin_ = self._margin(X)
@@ -441,6 +442,7 @@ class VotedPerceptron(Perceptron):
     averaged = True
     hypotheses = ("voted", "averaged", "last")
     capabilities = Capabilities(scores_itself=True, hypotheses=hypotheses)
+    dense_vectors = 2  # the weights and the averaging sums (the votes' last and averaged hypotheses)
     options = (*PERCEPTRON_OPTIONS, Option("hypothesis", str, None, "the hypothesis to predict with, and to "
                                            "select the dev epoch by (default: voted for single instances, averaged "
                                            "for label chains)", choices=hypotheses, nullable=True))

@@ -222,6 +222,7 @@ class SVM(Learner):
     name = "svm"
     summary = "hinge loss: Crammer–Singer / structured SVM by Pegasos or BCFW, with the duality gap"
     capabilities = Capabilities(streams=True, distributed=True)  # with the pegasos solver
+    dense_vectors = 3  # the weights, the copy of a snapshot, the best kept (BCFW choosing C: 6 measured)
     solvers = ("pegasos", "bcfw")
     options = (Option("epochs", int, None, "passes over the data (default: 10 for pegasos, at most 50 for bcfw)",
                       minimum=1, nullable=True),
@@ -311,6 +312,7 @@ class SVM(Learner):
         require_finite(X, "training")
         if dev is not None:
             require_finite(dev[0], "dev")
+        self.require_memory(joint)
         if self.C is not None or self.relative_C is not None or dev is None:
             self._fit_once(joint, decoder, X, y, dev)
         else:

@@ -52,6 +52,7 @@ class Winnow(Perceptron):
     name = "winnow"
     summary = "balanced Winnow: multiplicative updates of positive weights w⁺ − w⁻"
     capabilities = Capabilities()
+    dense_vectors = 2  # the weights and the averaging sums
     options = (EPOCHS, *RUN_OPTIONS, DELTA_TRICK,
                Option("learning_rate", float, 0.1, "η of the multiplicative update w± ← w± e^(±ηΔ)/Z", minimum=0,
                       exclusive_minimum=True))
