@@ -52,7 +52,7 @@ from .joint import JointFeatureMap, Scores, SparseWeights, ordered_labels
 from .learners import LEARNERS, Learner, make_learner
 from .learners.choice import AUTO, LearnerChoice, learner_choice
 from .learners.protocol import is_default, model_options
-from .learners.run_weights import stores_pairs
+from .learners.run_weights import loads_pairs
 from .learners.training import UNITS, hold_out_instances, latest_within_noise, quiet
 from .matrix import FeatureMatrix
 from .modelfile import VERSION, ArraySpec, StreamedArray, check_arrays, deflated, inflated, load_model, save_model
@@ -948,7 +948,9 @@ class _Model:
             self.learner.restore(arrays, joint)
             self.weights_ = self.learner.weights_
         else:
-            self.weights_ = _file_weights(arrays, len(labels), stores_pairs(self.learner.capabilities, len(labels)))
+            stored = len(arrays["emission_values"]) if "emission_values" in arrays else arrays["emission"].size
+            self.weights_ = _file_weights(arrays, len(labels), loads_pairs(self.learner.capabilities, len(labels),
+                                                                           stored, joint.size))
         self._joint = joint
 
     def __getstate__(self) -> dict:

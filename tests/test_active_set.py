@@ -11,9 +11,9 @@ from structlin import Tagger
 from structlin.catalog import load_split
 from structlin.decoders import Multiclass, Viterbi
 from structlin.errors import OptionValueError
-from structlin.joint import JointFeatureMap
-from structlin.learners import MaxEnt
-from structlin.learners.active_set import ActivePairs, _kth_largest, seen_pairs
+from structlin.joint import JointFeatureMap, SparseWeights
+from structlin.learners import MaxEnt, active_set, maxent
+from structlin.learners.active_set import ActivePairs, _largest, seen_pairs
 from structlin.learners.maxent import MaxEntObjective, Objective, RestrictedObjective, ShardedObjective
 from structlin.matrix import FeatureMatrix
 from cli_run import run
@@ -29,6 +29,23 @@ def problem(seed: int, transitions: bool, n_rows: int = 12, L: int = 4):
                       lengths)
     joint = JointFeatureMap([f"t{k}" for k in range(L)], np.arange(n_rows), transitions=transitions)
     return joint, X, rng.integers(0, L, size=X.n_positions)
+
+
+@pytest.fixture(params=[False, True], ids=["dense", "compact"])
+def compact_runs(request, monkeypatch):
+    """Runs over the active set as with few labels (the full vector) and as with many (compact: the pairs; here at
+    any number of labels, the gradient in pieces of 5 entries)."""
+    if request.param:
+        monkeypatch.setattr(active_set, "PAIRS_ABOVE_LABELS", 0)
+        monkeypatch.setattr(maxent, "_ENTRIES_AT_A_TIME", 5)
+    return request.param
+
+
+def flat(pieces) -> np.ndarray:
+    """A gradient given in consecutive pieces ``(first index, values)``, whole."""
+    pieces = list(pieces)
+    assert [first for first, _ in pieces] == list(np.cumsum([0] + [len(v) for _, v in pieces[:-1]]))
+    return np.concatenate([values for _, values in pieces])
 
 
 def test_seen_pairs_by_hand():
@@ -47,34 +64,37 @@ def test_growth_by_hand_keeps_theta_and_takes_the_largest_gradients():
     joint = JointFeatureMap(["a", "b"], np.arange(4), transitions=False)  # 8 emission weights, no tail
     pairs = ActivePairs(np.array([1, 4]), joint, growth=1.5)  # 1.5 × 2 seen: 3 weights added
     gradient = np.array([0.5, 9.0, -2.0, 0.0, 7.0, 2.0, -0.1, 2.0])
-    embed = pairs.grow(gradient.copy())
+    embed = pairs.grow([(0, gradient.copy())])
     # outside {1, 4}: |g| = 0.5, 2, 0, 2, 0.1, 2 → the three largest are indices 2, 5, 7 (2.0 each)
     np.testing.assert_array_equal(pairs.free, [1, 2, 4, 5, 7])
     np.testing.assert_array_equal(pairs.expand(embed(np.array([0.25, -0.75]))), [0, 0.25, 0, 0, -0.75, 0, 0, 0])
     assert pairs.grown
     # ties at the threshold are broken by index, and a zero gradient is never added
-    pairs = ActivePairs(np.array([0]), joint, growth=2.0)
-    pairs.grow(np.array([0.0, 1.0, 0.0, 1.0, 1.0, 3.0, 0.0, 0.0]))
-    np.testing.assert_array_equal(pairs.free, [0, 1, 5])
-    pairs = ActivePairs(np.array([0]), joint, growth=50.0)
-    pairs.grow(np.array([0.0, 1.0, 0.0, 1.0, 1.0, 3.0, 0.0, 0.0]))
-    np.testing.assert_array_equal(pairs.free, [0, 1, 3, 4, 5])
+    # in pieces, the same: a running list of the largest
+    ties = np.array([0.0, 1.0, 0.0, 1.0, 1.0, 3.0, 0.0, 0.0])
+    for growth, expected in ((2.0, [0, 1, 5]), (50.0, [0, 1, 3, 4, 5]), (0.0, [0])):
+        for cuts in ([], [3], [1, 2, 5, 7]):
+            pairs = ActivePairs(np.array([0]), joint, growth=growth)
+            bounds = [0, *cuts, len(ties)]
+            pairs.grow([(a, ties[a:b].copy()) for a, b in zip(bounds, bounds[1:])])
+            np.testing.assert_array_equal(pairs.free, expected)
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_the_kth_largest_by_bisection_is_the_sorted_ones(seed):
+def test_the_largest_are_the_first_in_order_of_score_then_index(seed):
     rng = np.random.default_rng(seed)
-    values = np.abs(rng.normal(size=int(rng.integers(1, 60)))) * 10.0 ** rng.integers(-300, 300)
-    values[rng.random(len(values)) < 0.3] = 0.0
-    values[rng.random(len(values)) < 0.2] = values[0]  # ties
-    given = values.copy()
-    for k in range(1, len(values) + 1):
-        assert _kth_largest(values, k) == np.sort(given)[::-1][k - 1]
-    np.testing.assert_array_equal(values, given)  # untouched
+    scores = np.abs(rng.normal(size=int(rng.integers(1, 60)))) * 10.0 ** rng.integers(-300, 300)
+    scores[rng.random(len(scores)) < 0.3] = scores[0]  # ties
+    index = rng.permutation(1000)[: len(scores)]
+    for k in range(0, len(scores) + 2):
+        got_scores, got_index = _largest(scores, index, k)
+        expected = np.lexsort((index, -scores))[:k]
+        np.testing.assert_array_equal(np.sort(got_index), np.sort(index[expected]))
+        np.testing.assert_array_equal(np.sort(got_scores), np.sort(scores[expected]))
 
 
 @pytest.mark.parametrize("transitions", [False, True])
-def test_the_restricted_objective_is_the_full_one_at_the_free_weights(transitions):
+def test_the_restricted_objective_is_the_full_one_at_the_free_weights(transitions, compact_runs):
     joint, X, y = problem(3, transitions)
     decoder = Viterbi() if transitions else Multiclass()
     full = MaxEntObjective(joint, decoder, X, y, l2=0.3)
@@ -88,7 +108,7 @@ def test_the_restricted_objective_is_the_full_one_at_the_free_weights(transition
         np.testing.assert_allclose(got[1], gradient[pairs.free], rtol=1e-10, atol=1e-12)
     outside = np.setdiff1d(np.arange(joint.transition_offset), pairs.free)
     for got in (full.outside_gradient(theta, pairs), Objective.outside_gradient(full, theta, pairs)):
-        np.testing.assert_allclose(got[outside], gradient[outside], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(flat(got)[outside], gradient[outside], rtol=1e-10, atol=1e-12)
 
 
 class TwoParts:
@@ -104,7 +124,7 @@ class TwoParts:
 
 
 @pytest.mark.parametrize("transitions", [False, True])
-def test_the_sharded_objective_sums_the_restricted_terms_of_its_shards(transitions):
+def test_the_sharded_objective_sums_the_restricted_terms_of_its_shards(transitions, compact_runs):
     joint, X, y = problem(6, transitions)
     decoder = Viterbi() if transitions else Multiclass()
     serial = MaxEntObjective(joint, decoder, X, y, l2=0.3)
@@ -116,17 +136,21 @@ def test_the_sharded_objective_sums_the_restricted_terms_of_its_shards(transitio
     assert got[0] == pytest.approx(value, rel=1e-12)
     np.testing.assert_allclose(got[1], gradient, rtol=1e-10, atol=1e-12)
     outside = np.setdiff1d(np.arange(joint.transition_offset), pairs.free)
-    np.testing.assert_allclose(sharded.outside_gradient(theta, pairs)[outside],
-                               serial.outside_gradient(theta, pairs)[outside], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(flat(sharded.outside_gradient(theta, pairs))[outside],
+                               flat(serial.outside_gradient(theta, pairs))[outside], rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("transitions", [False, True])
-def test_a_fit_keeps_the_weights_outside_the_set_at_zero_and_reaches_the_optimum_when_it_holds_all(transitions):
+def test_a_fit_keeps_the_weights_outside_the_set_at_zero_and_reaches_the_optimum_when_it_holds_all(transitions,
+                                                                                                     compact_runs):
+    """Compact, the model is the pairs (the same optimum as with the full vector)."""
     joint, X, y = problem(5, transitions)
     decoder = Viterbi() if transitions else Multiclass()
     seen = seen_pairs(joint, [(X, y)])
     n_seen = int((seen < joint.transition_offset).sum())
     active = MaxEnt(epochs=40, l2=0.5, unseen_pairs=0.5, progress=False).fit(joint, decoder, X, y)
+    assert isinstance(active.weights_, SparseWeights) == compact_runs
+    active.weights_ = dense(active.weights_)
     emission = active.weights_[: joint.transition_offset]
     assert n_seen < np.count_nonzero(emission) <= n_seen + round(0.5 * n_seen)
     assert [r["iteration"] for r in active.history_] == list(range(1, len(active.history_) + 1)) <= list(range(1, 41))
@@ -138,14 +162,16 @@ def test_a_fit_keeps_the_weights_outside_the_set_at_zero_and_reaches_the_optimum
     settings = dict(epochs=400, l2=0.5, tol=0, gtol=1e-9, progress=False)
     everything = MaxEnt(unseen_pairs="all", **settings).fit(joint, decoder, X, y)
     grown = MaxEnt(unseen_pairs=1000.0, **settings).fit(joint, decoder, X, y)
-    np.testing.assert_allclose(grown.weights_, everything.weights_, atol=1e-6)
+    np.testing.assert_allclose(dense(grown.weights_), everything.weights_, atol=1e-6)
+
+
+def dense(w: np.ndarray | SparseWeights) -> np.ndarray:
+    return w.dense() if isinstance(w, SparseWeights) else w
 
 
 def test_after_the_growth_lbfgs_goes_on_with_its_pairs(monkeypatch):
     """The run over the grown set starts from the curvature pairs the first half ended with, laid out over the grown
     set (zeros at the added weights), not from none."""
-    from structlin.learners import maxent
-
     joint, X, y = problem(6, True)
     calls, minimize = [], maxent.minimize_owlqn
 
@@ -200,3 +226,28 @@ def test_the_crf_over_the_active_set_scores_as_over_every_pair_with_a_fraction_o
     # 3,000 sentences, 30 iterations (15 before the set grows): 93.76 against 93.49, 2.45 M against 0.35 M weights
     assert scores["all"] > 0.9 and scores[0.5] >= scores["all"] - 0.005
     assert sizes[0.5][0] < 0.3 * sizes["all"][0] and sizes[0.5][1] < 0.5 * sizes["all"][1]
+
+
+def test_a_classifier_of_many_labels_keeps_to_its_pairs_from_training_to_its_file(tmp_path, monkeypatch):
+    """150 labels: the run is compact (no patching), its model the pairs, a small share of rows × labels; a memory
+    too small for one flat vector refuses the SVM but not this run; the file loads as the same pairs."""
+    from structlin import Classifier, memory
+
+    rng = np.random.default_rng(0)
+    labels = [f"c{k}" for k in range(150)]
+    docs = [" ".join([f"w{i % 150}a", f"w{i % 150}b", *rng.choice(["the", "of", "and", "a", "to"], 3),
+                      f"n{rng.integers(0, 2000)}"]) for i in range(1500)]
+    gold = [labels[i % 150] for i in range(1500)]
+    model = Classifier("text-words", MaxEnt(epochs=30, relative_l2=0.01, progress=False))
+    flat_vector = 8 * Classifier("text-words", "svm").fit(docs[:300], gold[:300]).joint.size
+    monkeypatch.setattr(memory, "available", lambda root=None: flat_vector // 2)
+    with pytest.raises(OptionValueError, match="svm's training"):
+        Classifier("text-words", "svm").fit(docs, gold)
+    model.fit(docs, gold)
+    assert isinstance(model.weights_, SparseWeights)
+    assert len(model.weights_.keys) < 0.1 * model.joint.transition_offset
+    assert np.mean(model.predict(docs) == np.array(gold)) > 0.99
+    model.save(tmp_path / "m.model")
+    loaded = Classifier.load(tmp_path / "m.model")
+    assert isinstance(loaded.weights_, SparseWeights)
+    np.testing.assert_allclose(loaded.label_scores(docs[:200]), model.label_scores(docs[:200]), rtol=1e-12, atol=1e-12)

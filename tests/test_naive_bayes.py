@@ -455,7 +455,8 @@ def test_a_small_vocabularys_weights_are_pairs_equal_to_the_flat_vector(learner,
     flat = Classifier("text-nb", make_learner(learner, vocabulary=0.1, alpha=0.5)).fit(MANY_TEXTS, MANY_LABELS)
     assert isinstance(pairs.weights_, SparseWeights) and isinstance(flat.weights_, np.ndarray)
     assert len(pairs.weights_.keys) == (round(0.1 * 260) + 1) * 4
-    np.testing.assert_array_equal(pairs.joint.emission_matrix(pairs.weights_), flat.joint.emission_matrix(flat.weights_))
+    np.testing.assert_array_equal(pairs.joint.emission_matrix(pairs.weights_),
+                                  flat.joint.emission_matrix(flat.weights_))
     np.testing.assert_allclose(pairs.label_scores(MANY_TEXTS), flat.label_scores(MANY_TEXTS), rtol=1e-13)
     pairs.save(tmp_path / "pairs.model")
     flat.save(tmp_path / "flat.model")

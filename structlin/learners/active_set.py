@@ -14,16 +14,21 @@ them).  Every weight outside ``A`` is held at 0, so the optimiser minimises
 
     f_A(θ) = f(w(θ)),   w(θ)_A = θ, 0 elsewhere,   ∇f_A(θ) = ∇f(w(θ))_A
 
-and its vectors have ``|A|`` entries.  The objective itself is still evaluated on the full vector.
+and its vectors have ``|A|`` entries.  With few labels the objective is evaluated on the full vector (a dense
+product is the fastest); with many (:func:`compact`) the run never makes a vector of every weight: the scores are a
+product with the pairs, the gradient is made a block of feature rows at a time and gathered at the pairs, the growth
+keeps a running top list over those blocks, and the snapshots and the model are the pairs
+(:class:`~structlin.joint.SparseWeights`), so that memory grows with the pairs, not with ``rows × labels``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
 from ..joint import JointFeatureMap, SparseWeights
+from .run_weights import PAIRS_ABOVE_LABELS
 
 #: Positions whose seen pairs are listed at a time (bounds the temporaries of :func:`seen_pairs`).
 _POSITIONS_AT_A_TIME = 1 << 16
@@ -42,12 +47,21 @@ def seen_pairs(joint: JointFeatureMap, parts) -> np.ndarray:
     return np.concatenate([np.flatnonzero(seen), np.arange(joint.transition_offset, joint.size)])
 
 
+def compact(joint: JointFeatureMap) -> bool:
+    """Whether a run over ``joint``'s active pairs keeps to them (the module docstring): with more labels than the
+    perceptron family's pairs store is used for (:data:`~.run_weights.PAIRS_ABOVE_LABELS`), where ``rows × labels``
+    dwarfs the pairs."""
+    return joint.n_labels > PAIRS_ABOVE_LABELS
+
+
 class ActivePairs:
-    """The free weights of a run (:func:`seen_pairs` at first), grown once by :meth:`grow`."""
+    """The free weights of a run (:func:`seen_pairs` at first), grown once by :meth:`grow`; ``compact``: see
+    :func:`compact`."""
 
     def __init__(self, free: np.ndarray, joint: JointFeatureMap, growth: float):
         self.free, self.growth, self.grown = free, growth, False
         self.size, self.emission_size = joint.size, joint.transition_offset
+        self.compact = compact(joint)
 
     @property
     def n_emission(self) -> int:
@@ -59,7 +73,7 @@ class ActivePairs:
         return self.expander()(theta)
 
     def expander(self) -> Callable[[np.ndarray], np.ndarray]:
-        """:meth:`expand` for the set as it is now, still right after it grows (for a snapshot of a run)."""
+        """:meth:`expand` for the set as it is now, still right after it grows."""
         free, size = self.free, self.size
 
         def expand(theta: np.ndarray) -> np.ndarray:
@@ -69,26 +83,42 @@ class ActivePairs:
 
         return expand
 
+    def weights(self) -> Callable[[np.ndarray], np.ndarray | SparseWeights]:
+        """``θ`` → the weights a run keeps of it, for the set as it is now (a snapshot's): the full vector, or with
+        ``compact`` the pairs (views of ``θ``, which L-BFGS never changes in place)."""
+        if not self.compact:
+            return self.expander()
+        free, size, k = self.free, self.size, self.n_emission
+        return lambda theta: SparseWeights(free[:k], theta[:k], theta[k:], size)
+
+    def free_weights(self, w: np.ndarray | SparseWeights) -> np.ndarray:
+        """``θ`` of the weights :meth:`weights` made."""
+        return np.concatenate([w.values, w.tail]) if isinstance(w, SparseWeights) else w[self.free]
+
     def sparse(self, theta: np.ndarray) -> SparseWeights:
         """``w(θ)`` as :class:`~structlin.joint.SparseWeights` (views of ``θ``; the tail's weights are all free)."""
         k = self.n_emission
         return SparseWeights(self.free[:k], theta[:k], theta[k:], self.size)
 
-    def grow(self, gradient: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    def grow(self, gradient: Iterable[tuple[int, np.ndarray]]) -> Callable[[np.ndarray], np.ndarray]:
         """Add the ``growth × (seen emission pairs)`` emission weights outside the set with the largest
         ``|gradient|`` (ties by index; weights with a zero gradient never).  ``gradient`` is the emission block's,
-        flat, exact outside the set; it is overwritten.  Returns ``embed``: a vector over the set as it was (``θ``,
-        L-BFGS's pairs) laid out over the grown set, 0 at the added weights."""
+        exact outside the set, in consecutive pieces ``(first flat index, values)`` (each overwritten), of which a
+        running list of the largest is kept.  Returns ``embed``: a vector over the set as it was (``θ``, L-BFGS's
+        pairs) laid out over the grown set, 0 at the added weights."""
         emission = self.free[: self.n_emission]
-        score = np.abs(gradient[: self.emission_size], out=gradient[: self.emission_size])
-        score[emission] = 0.0
-        k = min(int(round(self.growth * len(emission))), int(np.count_nonzero(score)))
+        k = int(round(self.growth * len(emission)))
         self.grown = True
-        if k == 0:
+        scores, added = np.zeros(0), np.zeros(0, np.int64)
+        for first, piece in gradient if k else ():
+            score = np.abs(piece, out=piece)
+            inside = emission[np.searchsorted(emission, first) : np.searchsorted(emission, first + len(score))]
+            score[inside - first] = 0
+            candidates = np.flatnonzero(score)
+            scores, added = _largest(np.concatenate([scores, score[candidates]]),
+                                     np.concatenate([added, candidates + first]), k)
+        if len(added) == 0:
             return lambda v: v
-        threshold = _kth_largest(score, k)
-        above = np.flatnonzero(score > threshold)
-        added = np.union1d(above, np.flatnonzero(score == threshold)[: k - len(above)])
         old, self.free = self.free, np.union1d(self.free, added)
         before, size = np.searchsorted(self.free, old), len(self.free)
 
@@ -100,15 +130,13 @@ class ActivePairs:
         return embed
 
 
-def _kth_largest(values: np.ndarray, k: int) -> float:
-    """The ``k``-th largest of non-negative, finite float64 ``values`` (``1 ≤ k ≤ len(values)``), without a copy of
-    them: a bisection over the bit patterns, which order as the values do (64 passes that count)."""
-    bits = values.view(np.int64)
-    low, high = 0, int(bits.max())  # the answer's pattern lies in [low, high]: at least k values ≥ it
-    while low < high:
-        middle = (low + high + 1) // 2
-        if np.count_nonzero(bits >= middle) >= k:
-            low = middle
-        else:
-            high = middle - 1
-    return float(np.array(low, dtype=np.int64).view(np.float64))
+def _largest(scores: np.ndarray, index: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` largest ``scores`` with their ``index`` (ties: the smaller index), in no particular order."""
+    if len(scores) <= k or k == 0:
+        return scores[:k], index[:k]
+    kept = scores >= np.partition(scores, len(scores) - k)[len(scores) - k]  # the k largest and their ties
+    scores, index = scores[kept], index[kept]
+    if len(scores) > k:
+        order = np.lexsort((index, -scores))[:k]
+        scores, index = scores[order], index[order]
+    return scores, index

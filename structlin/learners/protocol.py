@@ -199,8 +199,8 @@ class Learner:
     options: ClassVar[tuple[Option, ...]] = ()
     history_fields: ClassVar[tuple[HistoryField, ...]] = ()
     #: How many float64 vectors of the joint map's size (a weight for every feature row and label) a run holds at once
-    #: at the least — its weights, the best kept, a gradient: a fit whose vectors cannot fit in memory is refused before
-    #: it starts (:meth:`require_memory`).  0: its memory grows with what it learns, or it checks its own.
+    #: at the least — its weights, the best kept, a gradient: a fit whose vectors cannot fit in memory is refused
+    #: before it starts (:meth:`require_memory`).  0: its memory grows with what it learns, or it checks its own.
     dense_vectors: ClassVar[int] = 0
 
     def __init_subclass__(cls, **kwargs):
@@ -275,11 +275,16 @@ class Learner:
     def require_memory(self, joint) -> None:
         """Refuse (``OptionValueError``) a fit whose :attr:`dense_vectors` cannot fit in the memory available, naming
         their size and the ways out (:func:`structlin.memory.require`)."""
-        if self.dense_vectors:
-            memory.require(8 * self.dense_vectors * joint.size,
-                           f"{self.name}'s training ({self.dense_vectors} vectors of {joint.n_rows:,} feature rows × "
+        vectors = self._dense_vectors(joint)
+        if vectors:
+            memory.require(8 * vectors * joint.size,
+                           f"{self.name}'s training ({vectors} vectors of {joint.n_rows:,} feature rows × "
                            f"{joint.n_labels:,} labels)", "fewer hash buckets (--bits), fewer labels, or a learner "
                            "whose memory grows with the (feature, label) pairs it learns (averaged-perceptron)")
+
+    def _dense_vectors(self, joint) -> int:
+        """:attr:`dense_vectors` of a run over ``joint`` (a learner whose settings or labels change it says so)."""
+        return self.dense_vectors
 
     def held_out_score(self, joint, decoder, X, y, held: tuple, *, bias_row: int | None = None) -> float:
         """The best accuracy on the held-out instances ``held = (X_held, y_held)`` of a fit on ``X`` (the learner's

@@ -28,7 +28,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..joint import (AveragedWeights, JointFeatureMap, Scores, SparseWeights, find_keys, nonzero_pairs,
-                     row_starts)
+                     pairs_smaller, row_starts)
 from ..matrix import ranges
 
 #: The pending store is merged into the main one when it holds more pairs than this, or than a sixteenth of it.
@@ -56,6 +56,13 @@ def stores_pairs(capabilities, n_labels: int) -> bool:
     """Whether a learner of ``capabilities`` keeps only the (feature, label) pairs it touched, for ``n_labels``
     labels: its weights are then :class:`~structlin.joint.SparseWeights` (a loaded model's too)."""
     return capabilities.sparse and n_labels > PAIRS_ABOVE_LABELS
+
+
+def loads_pairs(capabilities, n_labels: int, n_pairs: int, size: int) -> bool:
+    """Whether a model file's ``n_pairs`` stored weights (of a flat vector of ``size``) are read as pairs: those of a
+    learner that keeps pairs (:func:`stores_pairs`), and any model's of many labels when they are the smaller form
+    (max-ent's compact run, naive Bayes of a small vocabulary: :func:`~structlin.joint.pairs_smaller`)."""
+    return stores_pairs(capabilities, n_labels) or (n_labels > PAIRS_ABOVE_LABELS and pairs_smaller(n_pairs, size))
 
 
 def weight_store(capabilities, n_labels: int) -> type:
