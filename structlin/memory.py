@@ -8,8 +8,9 @@ of address space (``ulimit -v``) less its size::
 
     available = min(MemAvailable, limit − (usage − inactive file pages), RLIMIT_AS − VmSize)
 
-(the inactive file pages are the page cache the kernel gives back when asked, as ``MemAvailable`` counts it too).
-Where none is known (not Linux), nothing is refused.
+(the inactive file pages are the page cache the kernel gives back when asked, as ``MemAvailable`` counts it too;
+swap is not counted: weights read at disk speed at every pass make no run).  Where none is known (not Linux),
+nothing is refused.
 """
 
 from __future__ import annotations
