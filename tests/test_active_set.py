@@ -48,7 +48,7 @@ def flat(pieces) -> np.ndarray:
     return np.concatenate([values for _, values in pieces])
 
 
-def test_seen_pairs_by_hand():
+def test_seen_pairs_by_hand(compact_runs):
     # positions: 0 has rows 0, 2 (gold 1); 1 has row 2 (gold 0); 2 has rows 1, 2 (gold 1); 3 labels, transitions
     joint = JointFeatureMap(["a", "b", "c"], np.arange(3), transitions=True)
     X = FeatureMatrix([0, 2, 3, 5], [0, 2, 2, 1, 2], [1.0, 0.5, 2.0, 1.0, -1.0], [3])

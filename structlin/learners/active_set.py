@@ -23,7 +23,7 @@ keeps a running top list over those blocks, and the snapshots and the model are 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -36,15 +36,28 @@ _POSITIONS_AT_A_TIME = 1 << 16
 
 def seen_pairs(joint: JointFeatureMap, parts) -> np.ndarray:
     """The sorted flat indices of the emission weights ``(row, gold label)`` of every stored entry of the
-    indexed corpora ``parts`` (``(X, y)`` pairs), with the tail's indices after them."""
-    L, seen = joint.n_labels, np.zeros(joint.transition_offset, dtype=bool)
+    indexed corpora ``parts`` (``(X, y)`` pairs), with the tail's indices after them: by a flag per weight (EWT:
+    0.04 s), or in a compact run (:func:`compact`) by sorting each block's pairs (1.5 s on EWT, but memory that grows
+    with the entries, where the flags of 3,291 labels took 1.4 GB)."""
+    keys = _entry_keys(joint.n_labels, parts)
+    if compact(joint):
+        seen = np.unique(np.concatenate([np.zeros(0, np.int64), *(np.unique(block) for block in keys)]))
+    else:
+        flags = np.zeros(joint.transition_offset, dtype=bool)
+        for block in keys:
+            flags[block] = True
+        seen = np.flatnonzero(flags)
+    return np.concatenate([seen, np.arange(joint.transition_offset, joint.size)])
+
+
+def _entry_keys(n_labels: int, parts) -> Iterator[np.ndarray]:
+    """The flat index ``row · L + gold label`` of every stored entry of ``parts``, a block of positions at a time."""
     for X, y in parts:
         for first in range(0, X.n_positions, _POSITIONS_AT_A_TIME):
             last = min(first + _POSITIONS_AT_A_TIME, X.n_positions)
             begin, end = X.indptr[first], X.indptr[last]
             positions = np.repeat(np.arange(first, last), np.diff(X.indptr[first : last + 1]))
-            seen[X.indices[begin:end].astype(np.int64) * L + y[positions]] = True
-    return np.concatenate([np.flatnonzero(seen), np.arange(joint.transition_offset, joint.size)])
+            yield X.indices[begin:end].astype(np.int64) * n_labels + y[positions]
 
 
 def compact(joint: JointFeatureMap) -> bool:
