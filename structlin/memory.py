@@ -24,6 +24,9 @@ except ImportError:  # not a Unix
 
 from .errors import OptionValueError
 
+#: The way out every refusal names: what keeps only the weights it learns.
+PAIRS_LEARNER = "a learner whose memory grows with the (feature, label) pairs it learns (averaged-perceptron)"
+
 _CGROUP_FILES = {  # the limit, the use and the statistics of a control group, by version
     2: ("memory.max", "memory.current", "memory.stat", "inactive_file"),
     1: ("memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat", "total_inactive_file"),

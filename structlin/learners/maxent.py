@@ -37,7 +37,7 @@ from contextlib import nullcontext
 import numpy as np
 import scipy.sparse
 
-from ..decoders import Decoder, length_batches
+from ..decoders import BATCH_BYTES, Decoder, batch_positions, length_batches
 from ..distributed import Shard, ShardedRun
 from ..errors import OptionValueError, StructlinError
 from ..featurecache import ShardedCorpus
@@ -58,15 +58,11 @@ RELATIVE_L2S = (0.1, 0.01, 0.001)
 RELATIVE_L2_DEFAULT = 0.001
 #: L-BFGS's active set (:mod:`.active_set`): unseen pairs added, as a multiple of the seen ones.
 UNSEEN_PAIRS = 0.5
-#: The positions whose marginals are computed at a time, at most; fewer with many labels, so that a batch's arrays of
-#: positions × labels stay within :data:`_BATCH_BYTES`: below glibc's largest threshold for mapping a block of its own
-#: (32 MiB), freed temporaries are reused instead of mapped afresh and faulted in at every evaluation (1,658 labels:
-#: 1.5 s against 0.14 s for the marginals of 12,000 documents).
+#: The positions whose marginals are computed at a time, at most (fewer with many labels: decoders.batch_positions).
 _BATCH_POSITIONS = 16384
-_BATCH_BYTES = 1 << 24
 #: The emission gradient's entries made at a time in a compact run, and a growth's pieces (:mod:`.active_set`): a
-#: block of :data:`_BATCH_BYTES`.
-_ENTRIES_AT_A_TIME = _BATCH_BYTES // 8
+#: batch's bytes (decoders.BATCH_BYTES).
+_ENTRIES_AT_A_TIME = BATCH_BYTES // 8
 
 
 class Objective(ABC):
@@ -210,7 +206,7 @@ class MaxEntObjective(Objective):
             rows = max(1, _ENTRIES_AT_A_TIME // joint.n_labels)
             self._row_blocks = [(first, self.X[:, first : first + rows]) for first in range(0, joint.n_rows, rows)]
         self.y, self.matrix = np.asarray(y, dtype=np.int64), X
-        batch = max(1, min(_BATCH_POSITIONS, _BATCH_BYTES // (8 * joint.n_labels)))
+        batch = batch_positions(joint.n_labels, _BATCH_POSITIONS)
         self.batches = [(X.positions(chosen), X.lengths[chosen]) for chosen in length_batches(X.lengths, batch)]
 
     def _evaluate(self, w: np.ndarray) -> tuple[float, np.ndarray]:

@@ -189,8 +189,7 @@ class NaiveBayes(Learner):
         if not kept:
             memory.require(min(map(table.weight_bytes, settings)), f"{self.name}'s model ({shape})",
                            "keep fewer features (--vocabulary, the share most informative of the label), fewer "
-                           "hash buckets (--bits), or use a learner whose memory grows with the (feature, label) "
-                           "pairs it learns (averaged-perceptron, or auto)")
+                           f"hash buckets (--bits), or use {memory.PAIRS_LEARNER}")
         if len(kept) < len(settings):
             left = sorted({setting.get("vocabulary", 1.0) for setting in settings} -
                           {setting.get("vocabulary", 1.0) for setting in kept}, reverse=True)

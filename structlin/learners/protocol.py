@@ -279,8 +279,8 @@ class Learner:
         if vectors:
             memory.require(8 * vectors * joint.size,
                            f"{self.name}'s training ({vectors} vectors of {joint.n_rows:,} feature rows × "
-                           f"{joint.n_labels:,} labels)", "fewer hash buckets (--bits), fewer labels, or a learner "
-                           "whose memory grows with the (feature, label) pairs it learns (averaged-perceptron)")
+                           f"{joint.n_labels:,} labels)",
+                           f"fewer hash buckets (--bits), fewer labels, or {memory.PAIRS_LEARNER}")
 
     def _dense_vectors(self, joint) -> int:
         """:attr:`dense_vectors` of a run over ``joint`` (a learner whose settings or labels change it says so)."""
