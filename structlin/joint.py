@@ -24,7 +24,7 @@ moves its weights into the new layout (:meth:`JointFeatureMap.carry`).
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -252,6 +252,15 @@ class SparseWeights:
         out[self.keys] = self.values
         out[self.emission_size :] = self.tail
         return out
+
+    def dense_blocks(self, block: int) -> Iterator[np.ndarray]:
+        """:meth:`dense` a block of at most ``block`` entries at a time (the tail last), never made whole."""
+        for first in range(0, self.emission_size, block):
+            out = np.zeros(min(block, self.emission_size - first))
+            begin, end = np.searchsorted(self.keys, [first, first + len(out)])
+            out[self.keys[begin:end] - first] = self.values[begin:end]
+            yield out
+        yield self.tail
 
     @classmethod
     def from_dense(cls, w: np.ndarray, emission_size: int) -> SparseWeights:

@@ -96,7 +96,7 @@ def test_learners_of_dense_vectors_are_refused_before_training_when_they_cannot_
 
 def test_the_refused_learners_are_those_of_dense_vectors_and_a_learner_of_pairs_trains(tiny_memory):
     assert {name for name, cls in LEARNERS.items() if cls.dense_vectors} == {
-        "maxent", "svm", "winnow", "voted-perceptron"}
+        "maxent", "svm"}
     assert Classifier(learner="averaged-perceptron").fit(TEXTS, LABELS).predict(["good film"]).tolist() == ["pos"]
 
 

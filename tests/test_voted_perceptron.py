@@ -120,3 +120,36 @@ def test_command_line_voted_tagger_defaults_to_the_average_and_refuses_voting(tm
     assert code == 1 and err.strip().splitlines() == [
         "structlin: error: the voted hypothesis needs the multiclass decoder, not 'viterbi': choose "
         "hypothesis='averaged' or 'last'"]
+
+
+def test_with_many_labels_the_votes_keep_touched_pairs_and_equal_the_full_vectors_run(monkeypatch, tmp_path):
+    """With the touched pairs kept (as for many labels: here forced for 3), the same votes, average and last
+    weights as a run of full vectors, through a model file too; the file's vectors are written a block at a time."""
+    from structlin.joint import SparseWeights
+    from structlin.learners import perceptron, run_weights
+
+    documents = [f"w{i % 7} w{i % 5} k{i % 3}" for i in range(60)]
+    labels = [["a", "b", "c"][i % 3] for i in range(60)]
+    full = Classifier("text-unigram", VotedPerceptron(3, margin=0)).fit(documents, labels, dev=(documents, labels))
+    monkeypatch.setattr(run_weights, "PAIRS_ABOVE_LABELS", 0)
+    monkeypatch.setattr(perceptron._Votes, "_BLOCK", 7)  # many blocks of a file's vectors
+    pairs = Classifier("text-unigram", VotedPerceptron(3, margin=0)).fit(documents, labels, dev=(documents, labels))
+    assert isinstance(pairs.weights_, SparseWeights) and not isinstance(full.weights_, SparseWeights)
+    loaded = assert_classifier_round_trip(pairs, documents, labels, tmp_path)
+    assert isinstance(loaded.weights_, SparseWeights)
+    for hypothesis in VotedPerceptron.hypotheses:
+        for model in (full, pairs, loaded):
+            model.learner.hypothesis = hypothesis
+        expected = full.decision_function(documents)
+        np.testing.assert_allclose(pairs.decision_function(documents), expected, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(loaded.decision_function(documents), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_a_tagger_keeps_no_updates_and_the_averaged_perceptrons_weights():
+    """A chain cannot vote, so a tagger's run keeps none of its updates (a model file without them) and its
+    weights are the averaged perceptron's of the same run."""
+    train = [[("the", "DET"), ("dog", "NOUN"), ("runs", "VERB")], [("a", "DET"), ("cat", "NOUN"), ("sat", "VERB")]]
+    voted = Tagger("pos-basic", VotedPerceptron(3, margin=0)).fit(train)
+    assert voted.learner.model_arrays()["update_sizes"].size == 0
+    averaged = Tagger("pos-basic", AveragedPerceptron(3, margin=0)).fit(train)
+    np.testing.assert_allclose(voted.weights_, averaged.weights_, rtol=1e-12, atol=1e-12)

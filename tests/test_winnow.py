@@ -131,3 +131,32 @@ def test_state_lasts_one_run():
         Winnow().partial_fit(None, Multiclass(), None, None)
     with pytest.raises(TypeError, match="'winnow' is not online"):
         Classifier("text-presence", "winnow").fit(DOCUMENTS, LABELS).partial_fit(DOCUMENTS, LABELS)
+
+
+@pytest.mark.parametrize("shift_above", [500.0, 2.0])
+def test_touched_rows_and_touched_pairs_train_the_full_vectors_model(monkeypatch, shift_above):
+    """θ and the weights kept for the rows (few labels) or the pairs (many labels: here forced) the run touched:
+    the weights, mistakes and normaliser of a run of full vectors, also when the shift rescales the weights."""
+    from structlin.joint import SparseWeights
+    from structlin.learners import perceptron, run_weights
+
+    rng = np.random.default_rng(5)
+    joint = JointFeatureMap(["x", "y", "z", "w"], np.arange(100), transitions=False)
+    lengths = rng.integers(1, 6, size=50)
+    X = FeatureMatrix(np.concatenate([[0], np.cumsum(lengths)]),
+                      np.concatenate([rng.choice(25, k, replace=False) for k in lengths]),  # rows 25-99 never seen
+                      rng.uniform(-1.5, 1.5, lengths.sum()), np.ones(50, np.int64))
+    y = rng.integers(0, 4, size=50)
+    monkeypatch.setattr(winnow_module, "_SHIFT_ABOVE", shift_above)
+    fit = lambda: Winnow(epochs=4, learning_rate=2.0).fit(joint, Multiclass(), X, y)  # noqa: E731
+    rows = fit()
+    monkeypatch.setattr(perceptron, "weight_store", lambda capabilities, n_labels: run_weights.DenseWeights)
+    full = fit()
+    monkeypatch.setattr(perceptron, "weight_store", run_weights.weight_store)
+    monkeypatch.setattr(run_weights, "PAIRS_ABOVE_LABELS", 0)
+    pairs = fit()
+    assert isinstance(full._state, run_weights.DenseWeights) and isinstance(rows._state, run_weights.TouchedRows)
+    assert isinstance(pairs.weights_, SparseWeights) and len(pairs.weights_.keys) < 25 * 4
+    for run in (rows, pairs):
+        assert [r["train_mistakes"] for r in run.history_] == [r["train_mistakes"] for r in full.history_]
+        np.testing.assert_allclose(np.asarray(run.weights_), full.weights_, rtol=1e-12, atol=1e-300)

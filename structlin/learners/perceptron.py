@@ -48,11 +48,11 @@ from ..errors import OptionValueError
 from ..featurecache import ShardedCorpus
 from ..joint import JointFeatureMap, Scores, SparseWeights
 from ..matrix import FeatureMatrix
-from ..modelfile import ArraySpec
+from ..modelfile import ArraySpec, StreamedArray
 from .delta_trick import DELTA_MAX, DeltaTrick
 from .epochs import minibatches
 from .protocol import CLIENT, COST, EPOCHS, RUN_OPTIONS, Capabilities, HistoryField, Learner, Option, with_defaults
-from .run_weights import DenseWeights, GrowingWeights, weight_store, weighted_sum
+from .run_weights import DenseWeights, GrowingWeights, stores_pairs, weight_store, weighted_sum
 from .training import TrainingRun, accuracy, dev_accuracy
 
 #: The defaults of relative_margin, chosen by scripts/choose_defaults.py (least mean regret on the panel's dev
@@ -441,8 +441,8 @@ class VotedPerceptron(Perceptron):
     summary = "Freund & Schapire: every intermediate hypothesis votes with its survival count"
     averaged = True
     hypotheses = ("voted", "averaged", "last")
-    capabilities = Capabilities(scores_itself=True, hypotheses=hypotheses)
-    dense_vectors = 2  # the weights and the averaging sums (the votes' last and averaged hypotheses)
+    # ``sparse``: the weights and sums of the rows or pairs the run touched, as the perceptron keeps them
+    capabilities = Capabilities(scores_itself=True, sparse=True, hypotheses=hypotheses)
     options = (*PERCEPTRON_OPTIONS, Option("hypothesis", str, None, "the hypothesis to predict with, and to "
                                            "select the dev epoch by (default: voted for single instances, averaged "
                                            "for label chains)", choices=hypotheses, nullable=True))
@@ -456,10 +456,13 @@ class VotedPerceptron(Perceptron):
             raise OptionValueError(f"the voted hypothesis needs the multiclass decoder, not {decoder.name!r}: choose "
                              "hypothesis='averaged' or 'last'")
         self._updates: list[tuple[np.ndarray, np.ndarray, int]] = []
+        self._voting = isinstance(decoder, Multiclass)  # label chains cannot vote: their updates are not kept
         self.n_labels_ = joint.n_labels
         return super().fit(joint, decoder, X, y, dev)
 
     def _step(self, w, batch, gold, predicted, indices, values, owner):
+        if not self._voting:
+            return values
         if self._trick:  # the Δ trick's id features: rows past the real ones, never seen at prediction
             real = indices < self._trick.source.n_rows * self.n_labels_
             self._updates.append((indices[real], values[real], self._visits + batch.n_instances))
@@ -502,8 +505,8 @@ class VotedPerceptron(Perceptron):
 
     def model_arrays(self) -> dict:
         m = self._model
-        return {"last": m.last, "averaged": m.averaged, "update_sizes": m.sizes, "update_indices": m.indices,
-                "update_values": m.values, "survival": m.survival}
+        return {"last": _full_vector(m.last), "averaged": _full_vector(m.averaged), "update_sizes": m.sizes,
+                "update_indices": m.indices, "update_values": m.values, "survival": m.survival}
 
     #: The dtypes and shapes of :meth:`model_arrays`' arrays (a model file's are checked against them before
     #: :meth:`restore`): the flat ``weights``, the ``updates`` and their sparse ``entries``.
@@ -517,12 +520,14 @@ class VotedPerceptron(Perceptron):
         """Set the trained model from :meth:`model_arrays`' arrays (as :attr:`array_specs` describes them);
         arrays that do not fit each other or ``joint`` raise ``ValueError``."""
         self.n_labels_ = joint.n_labels
-        votes = _Votes(arrays["last"], arrays["averaged"], arrays["update_sizes"], arrays["update_indices"],
-                       arrays["update_values"], arrays["survival"], self.n_labels_)
-        if not (len(votes.last) == len(votes.averaged) == joint.size and len(votes.survival) == len(votes.sizes) + 1
-                and votes.sizes.sum() == len(votes.indices) == len(votes.values)):
+        last, averaged, sizes, survival = (arrays[name] for name in ("last", "averaged", "update_sizes", "survival"))
+        if not (len(last) == len(averaged) == joint.size and len(survival) == len(sizes) + 1
+                and sizes.sum() == len(arrays["update_indices"]) == len(arrays["update_values"])):
             raise ValueError(f"the update arrays do not fit each other or the {joint.n_labels} labels")
-        self._keep(votes)
+        if stores_pairs(self.capabilities, joint.n_labels):  # the pairs, as the run kept them
+            last, averaged = (SparseWeights.from_dense(w, joint.transition_offset) for w in (last, averaged))
+        self._keep(_Votes(last, averaged, sizes, arrays["update_indices"], arrays["update_values"], survival,
+                          self.n_labels_))
 
 
 class _Votes:
@@ -532,12 +537,12 @@ class _Votes:
     _BLOCK = 1 << 22  # scores held at once: rows × updates × labels
 
     def __init__(self, last, averaged, sizes, indices, values, survival, n_labels: int):
-        self.last, self.averaged = np.asarray(last, dtype=np.float64), np.asarray(averaged, dtype=np.float64)
+        self.last, self.averaged = _flat(last), _flat(averaged)
         self.sizes, self.indices = np.asarray(sizes, dtype=np.int64), np.asarray(indices, dtype=np.int64)
         self.values, self.survival = np.asarray(values, dtype=np.float64), np.asarray(survival, dtype=np.float64)
         self.n_labels = n_labels
 
-    def weights(self, hypothesis: str) -> np.ndarray:
+    def weights(self, hypothesis: str) -> np.ndarray | SparseWeights:
         return self.last if hypothesis == "last" else self.averaged
 
     def votes(self, X: FeatureMatrix) -> np.ndarray:
@@ -546,7 +551,7 @@ class _Votes:
         update = np.repeat(np.arange(K), self.sizes)
         row, label = np.divmod(self.indices, L)
         # Column k·L + y of U holds update k's weights of label y: X U gives every update's scores.
-        n_rows = len(self.last) // L
+        n_rows = self.last.size // L
         U = scipy.sparse.csr_matrix((self.values, (row, update * L + label)), shape=(n_rows, K * L))
         rows = X.csr(n_rows)
         out = np.zeros((X.n_positions, L))
@@ -562,3 +567,15 @@ class _Votes:
             weights = np.broadcast_to(self.survival[1:], winners.shape).ravel()
             out[start : start + m] += np.bincount(slots, weights, minlength=m * L).reshape(m, L)
         return out
+
+
+def _flat(w: np.ndarray | SparseWeights) -> np.ndarray | SparseWeights:
+    """A flat weight vector as the votes keep it: its stored pairs as they are, else a float64 array."""
+    return w if isinstance(w, SparseWeights) else np.asarray(w, dtype=np.float64)
+
+
+def _full_vector(w: np.ndarray | SparseWeights) -> np.ndarray | StreamedArray:
+    """A flat weight vector as a model file keeps it, whole: stored pairs are written a block at a time."""
+    if not isinstance(w, SparseWeights):
+        return w
+    return StreamedArray(np.dtype(np.float64), w.size, lambda: w.dense_blocks(_Votes._BLOCK))

@@ -144,6 +144,12 @@ class DenseWeights:
         """``Σ_t w_t`` over the ``visits`` so far: ``visits · w − u``."""
         return visits * self.w - self.u
 
+    def scale(self, factor: float) -> None:
+        """Multiply every weight (and sum) by ``factor``."""
+        for v in (self.w, self.u):
+            if v is not None:
+                v *= factor
+
     def assign(self, w: np.ndarray, sums: np.ndarray | None, visits: int) -> None:
         """Make ``w`` the weights and, when averaging, ``sums`` the :meth:`visit_sums` of ``visits`` visits."""
         self.w = _dense(w)
@@ -295,6 +301,12 @@ class TouchedRows:
     def visit_sums(self, visits: int) -> np.ndarray:
         """``Σ_t w_t`` over the ``visits`` so far: ``visits · w − u``."""
         return self.expand(visits * self._used(self._w) - self._used(self._u))
+
+    def scale(self, factor: float) -> None:
+        """Multiply every weight (and sum) by ``factor``: the touched rows' and the tail's."""
+        for v in (self._w, self._u):
+            if v is not None:
+                self._used(v)[:] *= factor
 
     def assign(self, w: np.ndarray | SparseWeights, sums: np.ndarray | SparseWeights | None, visits: int) -> None:
         """Make ``w`` the weights and, when averaging, ``sums`` the :meth:`visit_sums` of ``visits`` visits."""
@@ -573,6 +585,13 @@ class GrowingWeights:
         keys, w, u = self._stored()
         np.multiply(w, visits, out=w)
         return SparseWeights(keys, np.subtract(w, u, out=w), visits * self.tail - self.tail_u, self.size)
+
+    def scale(self, factor: float) -> None:
+        """Multiply every weight (and sum) by ``factor``: the pairs', the pending ones', the full rows' and the
+        tail's."""
+        for v in (self.w, self.pending_w, self.full_w, self.tail, self.u, self.pending_u, self.full_u, self.tail_u):
+            if v is not None:
+                v *= factor
 
     def assign(self, w: SparseWeights, sums: SparseWeights | None, visits: int) -> None:
         """Make ``w`` the weights and, when averaging, ``sums`` the :meth:`visit_sums` of ``visits`` visits (the
