@@ -286,15 +286,18 @@ def test_a_table_of_tokens_trains_and_evaluates_by_its_header(capsys, tmp_path):
 
 
 def test_a_column_files_own_tag_column_is_kept_in_the_model(capsys, tmp_path):
-    """A model trained on a column file's column of any name (here ner) saves, loads and evaluates on such files."""
+    """A model trained on a column file's column of any name (here ner, not the last) saves, loads, and evaluates and
+    compares on such files by that column when their --columns name it (not by the last column)."""
     columns, model = tmp_path / "ner.col", tmp_path / "m.model"
-    columns.write_text("".join("".join(f"{w} X {t}\n" for w, t in s) + "\n" for s in LATIN_1_SENTENCES), "utf-8")
-    options = ["--format", "columns", "--columns", "word,pos,ner", "--column", "ner"]
-    assert run(capsys, "train", "tagger", "--train", columns, *options, "--dev", "none", "--output", model, "-q",
-               "--epochs", "2", "--bits", "12") == (0, "", "")
+    columns.write_text("".join("".join(f"{w} {t} X\n" for w, t in s) + "\n" for s in LATIN_1_SENTENCES), "utf-8")
+    options = ["--format", "columns", "--columns", "word,ner,pos"]
+    assert run(capsys, "train", "tagger", "--train", columns, *options, "--column", "ner", "--dev", "none", "--output",
+               model, "-q", "--epochs", "2", "--bits", "12") == (0, "", "")
     assert Tagger.load(model).column == "ner"
     code, out, _ = run(capsys, "evaluate", model, "--test", columns, *options, "--json")
     assert code == 0 and json.loads(out)["accuracy"] == 1.0
+    code, out, _ = run(capsys, "compare", model, model, "--test", columns, *options, "--json")
+    assert code == 0 and json.loads(out)["a"]["accuracy"] == 1.0
 
 
 def test_maxent_tagger_takes_l2_and_the_perceptron_refuses_it(capsys, tmp_path):

@@ -105,12 +105,14 @@ def _units(task: Task, source: str, split: str | None, args, column: str | None 
            models: list = (), labels: Iterable = ()):
     """The sentences or documents (``task``) of a named corpus split or of a file, folder or archive, read with
     the command's data options (the library refuses those that do not apply to the data); ``column``: the tag
-    column of a CoNLL-U file, NLTK corpus or TSV/CSV table when ``--column`` is not given (a model's).  What a TSV or CSV
+    column of a CoNLL-U file, NLTK corpus, TSV/CSV table or column file whose ``--columns`` name it when
+    ``--column`` is not given (a model's).  What a TSV or CSV
     file gave is said on stderr unless ``--quiet``.  ``stream``: the task's stream of them, read when iterated.
     ``models``: the models the data is for, ``labels`` the labels of the training data it is dev data for: a table's
     first row holding one of their labels is data, not a header, and without a header row the column of them is the
     label column."""
-    if column and _format(source, args) not in ("conllu", "nltk", "tsv", "csv"):  # formats that name their columns
+    named = _format(source, args) in ("conllu", "nltk", "tsv", "csv") or column in (getattr(args, "columns", None) or ())
+    if column and not named:  # formats that name their columns, or a column file whose --columns name it
         column = None
     report = None if getattr(args, "quiet", False) else (lambda line: print(line, file=sys.stderr))
     options = ReadOptions(args.format, getattr(args, "column", None) or column, getattr(args, "columns", None),
