@@ -558,7 +558,11 @@ def _rows(layout, n: int = 30) -> str:
     (("id", "label", "sentence"), 30, 1, 2, True),
     (("name", "gender"), 30, 1, 0, True),  # no column of words: the one of half as many distinct values or fewer
     (("id", "sentence"), 30, 0, 1, False),  # GLUE SST-2's test file: no value repeats, no label column: the defaults
-    (("sentence", "label"), 19, 0, 1, False),  # too few rows to tell
+    (("sentence", "label"), 19, 1, 0, True),  # a column of sentences beside one of single words: however few the rows
+    (("sentence", "label"), 2, 1, 0, True),
+    (("label", "sentence"), 2, 0, 1, False),
+    (("name", "gender"), 19, 0, 1, False),  # too few rows to tell
+    (("sentence", "label", "gj04"), 19, 0, 1, False),
 ])
 def test_read_tsv_without_a_header_chooses_the_columns_by_their_contents(tmp_path, layout, n, label, text, by_content):
     """Without a header row or given columns, the text column is the one of clearly the most words and the label

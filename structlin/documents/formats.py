@@ -621,7 +621,8 @@ def _columns_by_content(rows: list[list[str]], width: int, known: frozenset = fr
 
     With ``known`` labels (a model's, reading its test data), the column of which most values are known labels, at
     least half, is the label column however few the rows.  From :data:`CONTENT_MIN_ROWS` rows on (or with one column
-    given): the text column is the column of the most words per field when it has more than one and half as many
+    given, or however few the rows when of two columns one holds sentences and the other single words:
+    :func:`_sentences_beside_codes`): the text column is the column of the most words per field when it has more than one and half as many
     again as any other (a sentence among codes and numbers: GLUE CoLA's ``source, label, mark, sentence``, or
     ``text<TAB>label`` rows); the label column is column 0 if it can be one (not the text, no empty field, at least
     two values and some repeated: not a constant, not ids), else the first other column that can.  Of two columns
@@ -636,9 +637,9 @@ def _columns_by_content(rows: list[list[str]], width: int, known: frozenset = fr
         best = max(range(width), key=lambda j: (share[j], -j))
         if share[best] >= 0.5 and share.count(share[best]) == 1:
             label = best
-    if len(rows) < CONTENT_MIN_ROWS and (label is None) == (text is None):
-        return label, text
     words = [sum(len(value.split()) for value in column) / len(rows) for column in columns]
+    if len(rows) < CONTENT_MIN_ROWS and (label is None) == (text is None) and not _sentences_beside_codes(columns, words):
+        return label, text
     distinct = [len(set(column)) for column in columns]
     if text is None:
         ranked = sorted((j for j in range(width) if j != label), key=lambda j: -words[j])
@@ -650,6 +651,13 @@ def _columns_by_content(rows: list[list[str]], width: int, known: frozenset = fr
         can = [j for j in range(width) if j != text and all(columns[j]) and 2 <= distinct[j] < len(rows)]
         label = can[0] if can else None
     return label, text
+
+
+def _sentences_beside_codes(columns: list[list[str]], words: list[float]) -> bool:
+    """Whether of two columns one holds two words a field or more on average and the other single words: a
+    ``text<TAB>label`` file plain however few its rows."""
+    text = max(range(len(columns)), key=lambda j: words[j])
+    return len(columns) == 2 and words[text] >= 2 and all(len(value.split()) <= 1 for value in columns[1 - text])
 
 
 def _looks_like_header(names: tuple[str, ...]) -> bool:
