@@ -395,8 +395,10 @@ class DocumentFeatureExtractor:
 
     # --- counts ---------------------------------------------------------------------------------
 
-    def counts(self, documents) -> FeatureMatrix:
-        """Signed counts of every hashed feature bucket in every document (one row each)."""
+    def counts(self, documents, negatives: list | None = None) -> FeatureMatrix:
+        """Signed counts of every hashed feature bucket in every document (one row each).  ``negatives`` (a list)
+        gets ``(document index, template name, value)`` of the first value below 0 a template gives, if any: a
+        Python template's (numbers of a matrix or of a feature dict); the others count occurrences."""
         documents = list(documents)
         n = len(documents)
         rows, codes, weights = [], [], []
@@ -410,6 +412,9 @@ class DocumentFeatureExtractor:
                 r, c = self._char_ngrams(documents, spec.key, **params)
             else:
                 r, c, w = self._python_template(documents, spec, tpl, params)
+                below = np.flatnonzero(w < 0)[:1]
+                if negatives is not None and len(below) and not negatives:
+                    negatives.append((int(r[below[0]]), spec.name, float(w[below[0]])))
                 weights.append(w)
                 rows.append(r)
                 codes.append(c)

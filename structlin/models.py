@@ -1650,6 +1650,11 @@ class TextOrder:
         return self.pairs >= self.PAIRS and int(self.counts.max()) >= self.SHARE * self.pairs
 
 
+#: A feature value below 0 for a learner of counts: the instance, the template, the value and the learner.
+_NEGATIVE_COUNT = ("{} has the value {:g} of template {!r}, and {} counts how often each feature occurs: feature "
+                   "values must be 0 or more (a learner of any values: averaged-perceptron)")
+
+
 def _form_of(documents: list, columns: int | None = None) -> dict | None:
     """What a classifier records of its training documents, and checks later ones against (:func:`_refuse_misfit`):
     their ``kind`` (:func:`_document_kind`), a tuple's number of ``fields`` (its templates read fields by position)
@@ -1970,7 +1975,14 @@ class Classifier(_Model, ClassifierI):
         begins with each candidate's score."""
         if dev is None and not self.held_out:
             raise OptionValueError(f"learner {AUTO!r} chooses on dev data or on a held-out share: give dev or held_out")
-        counts = self._counts(documents)
+        negatives: list = []
+        counts = self._counts(documents, negatives)
+        if negatives:  # no learner of counts: they would count |value| times a feature of a negative value
+            document, template, value = min(negatives)
+            left = [c.name for c in candidates if c.capabilities.counts]
+            candidates = [c for c in candidates if not c.capabilities.counts]
+            warnings.warn(f"learner {AUTO!r}: {', '.join(left)} left out: " + _NEGATIVE_COUNT.format(
+                f"training {self._instance} {document}", value, template, "it"), stacklevel=3)
         if self.feature_set.values.endswith("tfidf"):  # one idf, every candidate's
             self._extractor.fit_idf(counts)
         idf = self._extractor.idf_buckets, self._extractor.idf, self._extractor.idf_unseen
@@ -2045,9 +2057,25 @@ class Classifier(_Model, ClassifierI):
             raise TypeError(f"dev must be a (documents, labels) pair, got {reprlib.repr(dev)}")
         return self._labelled(*dev, "dev data")
 
-    def _counts(self, documents: list) -> FeatureMatrix:
-        """The feature counts of ``documents``, which each candidate of :meth:`_choose_learner` makes its values of."""
-        return self._by_parts(documents, lambda part, start: self._extractor.counts(part))
+    def _counts(self, documents: list, negatives: list | None = None) -> FeatureMatrix:
+        """The feature counts of ``documents``, which each candidate of :meth:`_choose_learner` makes its values of;
+        ``negatives`` gets the first value below 0 (:meth:`_counted`)."""
+        return self._by_parts(documents, lambda part, start: self._counted(part, start, negatives))
+
+    def _counted(self, documents: list, first: int, negatives: list | None = None) -> FeatureMatrix:
+        """The feature counts of training ``documents`` (the first is document ``first``).  A value below 0 is
+        appended to ``negatives`` as ``(document number, template, value)``, or without that list refused for a
+        learner of counts (naive Bayes), for which a feature occurs a number of times, 0 or more."""
+        found: list = []
+        counts = self._extractor.counts(documents, found)
+        if found:
+            document, template, value = found[0]
+            if negatives is not None:
+                negatives.append((first + document + 1, template, value))
+            elif self.learner.capabilities.counts:
+                raise CorpusFormatError("training data", None, _NEGATIVE_COUNT.format(
+                    f"{self._instance} {first + document + 1}", value, template, self.learner.name))
+        return counts
 
     def _stream_sample(self, chunk: list) -> list:
         """The documents of the first ``(document, label)`` pairs of a stream, whose form (:func:`_form_of`) every
@@ -2077,7 +2105,7 @@ class Classifier(_Model, ClassifierI):
     def _cached_features(self, documents: list, start: int) -> tuple[FeatureMatrix, tuple]:
         """What the feature cache keeps of training ``documents`` (the first is document ``start``): their feature
         counts, which :meth:`_sharded` makes values as they are read (tf-idf needs every document's)."""
-        return self._finite(self._extractor.counts(documents), "training data", start), ()
+        return self._finite(self._counted(documents, start), "training data", start), ()
 
     def _sharded(self, cache: FeatureCache) -> ShardedCorpus:
         """The classifier trained from ``cache`` (:meth:`_fit_streamed`): tf-idf's idf from the cache's document
@@ -2128,8 +2156,7 @@ class Classifier(_Model, ClassifierI):
     def _training_features(self, documents, *, first: bool) -> FeatureMatrix:
         """Feature values of training documents; for the ``first`` batch of a run tf-idf's idf is first
         estimated on them."""
-        return self._training_values(self._by_parts(documents, lambda part, start: self._extractor.counts(part)),
-                                     first=first)
+        return self._training_values(self._by_parts(documents, self._counted), first=first)
 
     def _training_values(self, counts: FeatureMatrix, *, first: bool) -> FeatureMatrix:
         """The feature values of training documents' ``counts`` (:meth:`_training_features`)."""

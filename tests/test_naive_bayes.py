@@ -478,3 +478,25 @@ def test_settings_whose_weights_cannot_fit_are_not_tried_and_none_fitting_is_ref
                                                r"than the 6.0 kB of memory available: keep fewer features "
                                                r"\(--vocabulary"):
         Classifier("text-nb", make_learner("naive-bayes", vocabulary=1.0)).fit(MANY_TEXTS, MANY_LABELS)
+
+
+def test_a_negative_feature_value_is_refused_by_naive_bayes_and_leaves_it_out_of_auto():
+    """Naive Bayes counts how often a feature occurs: a value below 0 (a matrix's, a feature dict's) is refused
+    naming the document, template and value (it counted |value| silently); ``auto`` leaves it out with a
+    warning and keeps the perceptron; Bernoulli NB models presence, which a negative value has too."""
+    from structlin.errors import CorpusFormatError
+
+    rng = np.random.default_rng(0)
+    y = np.repeat(["a", "b"], 20)
+    X = np.abs(rng.normal(size=(40, 3))) + (y == "b")[:, None]
+    Classifier(learner="naive-bayes").fit(X, y)  # counts of any size 0 or more
+    X[6, 1] = -0.5
+    with pytest.raises(CorpusFormatError, match=r"^training data: document 7 has the value -0.5 of template 'featureset', "
+                                                r"and naive-bayes counts how often each feature occurs"):
+        Classifier(learner="naive-bayes").fit(X, y)
+    with pytest.warns(UserWarning, match=r"learner 'auto': naive-bayes left out: training document 7 has the value "
+                                         r"-0.5 of template 'featureset', and it counts"):
+        auto = Classifier(learner="auto", held_out=0.25).fit(X, y)
+    assert auto.learner.name == "averaged-perceptron" and [c["learner"] for c in auto.learner.candidates_[:1]] == [
+        "averaged-perceptron"]
+    assert Classifier(learner="bernoulli-nb").fit(X, y).score(X, y) > 0.5
