@@ -10,6 +10,8 @@ naming the path as the caller gave it, never the temporary file.
 
 from __future__ import annotations
 
+import gzip
+import io
 import os
 import re
 import stat
@@ -89,6 +91,19 @@ def atomic_output(path, mode: str = "w", *, encoding: str | None = None, durable
         if isinstance(err, OSError) and not isinstance(err, StructlinError) and err.filename in (None, temporary):
             raise _write_error(path, err) from None
         raise
+
+
+@contextmanager
+def text_output(path):
+    """``path`` written atomically as UTF-8 text (:func:`atomic_output`), gzipped when its name ends in ``.gz``, as
+    the readers read such a file (without a time stamp: the same text, the same bytes)."""
+    if not os.fspath(path).endswith(".gz"):
+        with atomic_output(path) as out:
+            yield out
+        return
+    with atomic_output(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as zipped, \
+            io.TextIOWrapper(zipped, encoding="utf-8") as out:
+        yield out
 
 
 #: Paths that name an open descriptor of the process (Linux and the BSDs): the standard streams, and ``/dev/fd/N``.

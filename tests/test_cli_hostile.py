@@ -230,6 +230,20 @@ def test_output_through_a_link_replaces_its_target(work, capsys):
     assert (work / "real.txt").read_text("utf-8").count("/") == 6
 
 
+def test_an_output_named_gz_is_gzipped_and_reads_back(work, capsys):
+    """``tag`` and ``classify`` write an ``--output`` whose name ends in .gz gzipped (the readers read .gz files so):
+    the same text as the plain output, and a CoNLL-U output tags again from it."""
+    import gzip
+
+    assert run(capsys, "tag", "m.model", "--input", "t.txt", "--output", "o.txt") == (0, "", "")
+    assert run(capsys, "tag", "m.model", "--input", "t.txt", "--output", "o.txt.gz") == (0, "", "")
+    assert gzip.decompress((work / "o.txt.gz").read_bytes()) == (work / "o.txt").read_bytes()
+    assert run(capsys, "tag", "m.model", "--input", "t.txt", "--input-format", "text", "--format", "conllu", "--output",
+               "o.conllu.gz")[0] == 0
+    code, out, _ = run(capsys, "tag", "m.model", "--input", "o.conllu.gz")
+    assert code == 0 and out == gzip.decompress((work / "o.conllu.gz").read_bytes()).decode("utf-8")
+
+
 def test_output_into_a_named_pipe_is_written_in_place(work, capsys):
     """A pipe (or a device such as /dev/null) cannot be replaced by a rename: it is written as it is."""
     fifo = work / "fifo"

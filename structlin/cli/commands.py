@@ -40,7 +40,7 @@ from ..learners.training import quiet
 from .parser import learner_cli_options
 from ..modelfile import model_kind
 from ..models import Classifier, Tagger, some_labels
-from ..outputs import atomic_output, check_output, same_file
+from ..outputs import check_output, same_file, text_output
 from ..readers import (
     CONLLU_COLUMNS,
     Sentence,
@@ -907,8 +907,9 @@ def _batches(items: Iterable, size: int) -> Iterator[list]:
 
 
 def _output(path: str | None):
-    """``path`` written atomically as UTF-8 text (:func:`~structlin.outputs.atomic_output`), or standard output."""
-    return atomic_output(path) if path else nullcontext(sys.stdout)
+    """``path`` written atomically as UTF-8 text, gzipped for a name ending in ``.gz``
+    (:func:`~structlin.outputs.text_output`), or standard output."""
+    return text_output(path) if path else nullcontext(sys.stdout)
 
 
 def _data_kind(source: str, args):

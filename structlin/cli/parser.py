@@ -200,7 +200,8 @@ def _add_model_io(parser, input_help: str) -> None:
     """A model to apply, and where its input comes from and its output goes."""
     parser.add_argument("model")
     parser.add_argument("--input", "-i", type=_standard_stream, help=input_help + "; - is standard input")
-    parser.add_argument("--output", "-o", type=_standard_stream, help="output file (default, or -: stdout)")
+    parser.add_argument("--output", "-o", type=_standard_stream,
+                        help="output file (gzipped when its name ends in .gz; default, or -: stdout)")
     parser.set_defaults(inputs=("model", "--input"))
 
 
