@@ -81,8 +81,10 @@ def test_every_defect_is_located(tmp_path, content, where, message):
 
 def test_keys_given_by_name(tmp_path):
     path = tmp_path / "r.jsonl"
-    path.write_text(lines([{"review": "fine", "stars": 5}, {"review": "poor", "stars": 1.5}]), "utf-8")
-    assert [(d.text, d.label) for d in read_jsonl(path, label_column="stars")] == [("fine", "5"), ("poor", "1.5")]
+    path.write_text(lines([{"review": "fine", "stars": 5}, {"review": "poor", "stars": 1.5},
+                           {"review": "good", "stars": 5.0}]), "utf-8")  # 5.0: a float column's 5, the same label
+    assert [(d.text, d.label) for d in read_jsonl(path, label_column="stars")] == [("fine", "5"), ("poor", "1.5"),
+                                                                                  ("good", "5")]
     with pytest.raises(OptionValueError, match="the label and text keys are the same key"):
         read_jsonl(path, label_column="review", text_column="review")
     with pytest.raises(OptionValueError, match="the label column of a JSON object is a key, not an index"):

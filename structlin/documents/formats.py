@@ -716,7 +716,8 @@ def read_jsonl(path: Source | IO, *, label_column: str | None = None, text_colum
     Keys: ``label_column`` and ``text_column`` name them; left unset, each is the first key of the first object
     that :data:`LABEL_NAMES` (resp. :data:`TEXT_NAMES`) names, as for a TSV header (``{"sentence": …, "label":
     0}``).  Further keys are ignored.  A label is a string (stripped, not empty), a number or true/false, read as
-    the text JSON gives it (``0``, ``1.5``, ``true``), so that it matches the same label in a TSV file; a text
+    the text JSON gives it (``0``, ``1.5``, ``true``; a whole number as an integer, ``1.0`` as ``1``), so that it
+    matches the same label in a TSV file and in a file of integers; a text
     is a string.  Blank lines are skipped.  A line that is no JSON object, an object without one of the two keys,
     or a value of another type is a :class:`~structlin.errors.CorpusFormatError` naming the file and line (an
     array's element: the line it starts on).  The result's ``label_column`` and ``text_column`` say what was used.
@@ -862,7 +863,8 @@ class JsonDocuments(Iterator[Document]):
         if isinstance(label, str):
             label = label.strip()
         elif isinstance(label, (bool, int, float)) and math.isfinite(label):
-            label = json.dumps(label)
+            # a whole number written 1.0 (a float column: pandas's when it has a gap) is the label 1 of other files
+            label = json.dumps(int(label) if isinstance(label, float) and label.is_integer() else label)
         else:
             raise CorpusFormatError(self.name, number, f"label {label!r} under {self.label_column!r} (expected a string, "
                                     "a number or true/false)")
