@@ -185,6 +185,14 @@ def test_tag_refuses_a_column_without_conllu(work, capsys):
     assert out == ""
 
 
+def test_tag_warns_of_tags_written_to_another_conllu_column_than_the_models(work, capsys):
+    """A UPOS model's tags written into the XPOS column (--column xpos) are its UPOS tags: said once, then done."""
+    code, out, err = run(capsys, "tag", "m.model", "--input", "r.conllu", "--column", "xpos")
+    assert code == 0 and err.splitlines() == [
+        "structlin: warning: m.model was trained on the upos column; its tags are written to the xpos column"]
+    assert run(capsys, "tag", "m.model", "--input", "r.conllu")[::2] == (0, "")
+
+
 def test_a_dash_is_standard_input_and_output(work):
     process = cli("tag", work / "m.model", "--input", "-", "--output", "-", stdin=-1, stdout=-1, stderr=-1, cwd=work)
     out, err = process.communicate(b"The dog\n", timeout=120)

@@ -652,11 +652,15 @@ def _tag_input_format(args) -> str:
 
 
 def _conllu_column(tagger: Tagger, args) -> str:
-    """The CoNLL-U column tags are written to: ``--column``, else the model's, else upos."""
+    """The CoNLL-U column tags are written to: ``--column``, else the model's, else upos.  Another CoNLL-U column
+    than the model's is warned of: its tags are the model's kind (UPOS tags in the XPOS column)."""
     column = args.column or tagger.column or "upos"
     if column not in CONLLU_COLUMNS:
         raise StructlinError(f"{args.model} tags the column {column!r}, which CoNLL-U has not: choose the CoNLL-U "
                              f"column with --column ({', '.join(CONLLU_COLUMNS)})")
+    if tagger.column in CONLLU_COLUMNS and column != tagger.column:
+        warnings.warn(f"{args.model} was trained on the {tagger.column} column; its tags are written to the {column} "
+                      "column", stacklevel=2)
     return column
 
 
