@@ -50,7 +50,7 @@ from collections.abc import Iterator
 from tqdm import tqdm
 
 from structlin.errors import (ChecksumError, CorpusFormatError, CorpusNotFoundError, LocalCopyError, StructlinError,
-                              UnknownNameError, UnknownOptionError)
+                              SplitNeededError, UnknownNameError, UnknownOptionError)
 
 try:
     import tomllib
@@ -127,6 +127,8 @@ class CorpusEntry:
         """The split called ``name``; ``None`` is accepted when all splits share one file."""
         if name is None and len({s.path for s in self.splits.values()}) == 1:
             return next(iter(self.splits.values()))
+        if name is None:
+            raise SplitNeededError(self.name, self.splits)
         if name not in self.splits:
             raise UnknownNameError(f"split of corpus {self.name!r}", str(name), self.splits)
         return self.splits[name]
@@ -176,8 +178,8 @@ class Catalog:
         return name in self.entries
 
     def __getitem__(self, name: str) -> CorpusEntry:
-        if name not in self.entries:
-            raise UnknownNameError("corpus", name, self.entries)
+        if name not in self.entries:  # a source is a corpus's name or a path: neither
+            raise UnknownNameError("corpus", name, self.entries, " (and no file or folder of that name)")
         return self.entries[name]
 
 
@@ -421,7 +423,7 @@ def _document_split(name_or_entry: str | CorpusEntry, split: str | None, catalog
     """The entry and split of a document corpus, with the reader ``options`` checked against its reader."""
     entry = _entry_of_kind(name_or_entry, catalog, "documents")
     if split is None and len(entry.splits) != 1:
-        raise UnknownNameError(f"split of corpus {entry.name!r}", "None", entry.splits)
+        raise SplitNeededError(entry.name, entry.splits)
     chosen = entry.split(split)
     reader = entry.format if entry.format == "folders" else entry.nltk.documents
     accepted = _DOCUMENT_OPTIONS[reader]

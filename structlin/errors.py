@@ -51,17 +51,26 @@ class ModelFormatError(StructlinError, ValueError):
 class UnknownNameError(StructlinError, KeyError):
     """A name (learner, decoder, template, feature set, corpus ...) that is not registered.
 
-    The message lists the accepted names.
+    The message lists the accepted names, after a ``note`` on the name if any.
     """
 
-    def __init__(self, kind: str, name: str, accepted):
+    def __init__(self, kind: str, name: str, accepted, note: str = ""):
         self.kind = kind
         self.name = name
         self.accepted = sorted(accepted)
-        super().__init__(f"unknown {kind} {name!r}; accepted: {', '.join(self.accepted)}")
+        super().__init__(f"unknown {kind} {name!r}{note}; accepted: {', '.join(self.accepted)}")
 
     def __str__(self) -> str:  # KeyError would add quotes around the message
         return self.args[0]
+
+
+class SplitNeededError(UnknownNameError):
+    """A corpus of a file per split read without naming one: the message says so and lists the splits."""
+
+    def __init__(self, corpus: str, accepted):
+        super().__init__("split", None, accepted)
+        self.args = (f"corpus {corpus!r} has a file per split: name one (the command line: --corpus {corpus} --split "
+                     f"NAME); accepted: {', '.join(self.accepted)}",)
 
 
 class CorpusNotFoundError(StructlinError, FileNotFoundError):
