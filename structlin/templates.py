@@ -486,7 +486,9 @@ class FeatureSet:
         if path.suffix != ".toml":
             bundled = importlib.resources.files("structlin.features") / f"{name_or_path}.toml"
             if not bundled.is_file():
-                raise UnknownNameError("feature set", str(name_or_path), available_feature_sets())
+                note = " (a file of that name is there, but a feature set file's name ends in .toml)" \
+                    if path.exists() else ""
+                raise UnknownNameError("feature set", str(name_or_path), available_feature_sets(), note)
             text, source = bundled.read_text("utf-8"), str(name_or_path)
         else:
             text, source = toml_text(path, "feature set"), str(path)

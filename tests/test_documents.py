@@ -648,6 +648,14 @@ def test_read_tsv_and_csv_errors_name_the_file_and_line(tmp_path, read, text, op
     assert str(error).startswith(f"{path}:{line}: {message}") and "\n" not in str(error)
 
 
+def test_a_column_named_by_an_option_is_found_without_regard_to_case(tmp_path):
+    """``--label-column text`` finds a header's ``Text`` as the header row itself is recognised; an exact name first."""
+    table = read_tsv(write(tmp_path, "Text\tLabel\nfine\tpos\n"), label_column="label", text_column="TEXT")
+    assert [(d.text, d.label) for d in table] == [("fine", "pos")]
+    table = read_tsv(write(tmp_path, "text\tTEXT\tlabel\na\tb\tpos\n", "two.tsv"), text_column="TEXT")
+    assert [(d.text, d.label) for d in table] == [("b", "pos")]
+
+
 def test_read_tsv_option_errors(tmp_path):
     path = write(tmp_path, "text\tlabel\nhi\tgreet\n")
     with pytest.raises(ValueError, match="needs a header row"):

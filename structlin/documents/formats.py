@@ -580,12 +580,14 @@ class TableDocuments(Iterator[Document]):
         return label, text
 
     def _given(self, role: str, column: Column, where: str, line: int) -> int | None:
-        """The index of a column the caller gave, by index or header name (None: not given)."""
+        """The index of a column the caller gave, by index or header name (None: not given): the name as it is, else
+        without regard to case, as a header row is recognised."""
         if not isinstance(column, str):
             return column
-        if column not in self.header:
+        found = [index for index, name in enumerate(self.header) if name == column] or [
+            index for index, name in enumerate(self.header) if name.casefold() == column.casefold()]
+        if not found:
             raise CorpusFormatError(self.name, line, f"no {role} column named {column!r} in the header row ({where})")
-        found = [index for index, name in enumerate(self.header) if name == column]
         if len(found) > 1:
             raise CorpusFormatError(self.name, line, _ambiguous(self.header, found))
         return found[0]
