@@ -99,9 +99,12 @@ def test_train_prints_summary(files, capsys, tmp_path):
     assert lines[2] == f"chosen from the data: margin {tagger.learner.chosen_['margin']:.4g}"
     dev_tokens = sum(len(sentence.words) for sentence in read_file(dev))
     assert lines[3].startswith("trained on 800 sentences (") and f", dev 200 sentences ({dev_tokens:,} tokens);" in lines[3]
-    assert f"model written to {model}" in lines[3]
+    assert lines[3].endswith(f"model written to {model}")
     tagger = Tagger.load(model)
     assert tagger.hasher.bits == 18 and len(tagger.history_) == 2
+    code, out, _ = run(capsys, "train", "tagger", "--train", train, "--epochs", "1", "--output", model, "--features",
+                       "pos-basic", "--bits", "12")
+    assert code == 0 and out.splitlines()[-1].endswith(f"model written to {model} (replacing the file that was there)")
     quiet = tmp_path / "q.model"
     code, out, _ = run(capsys, "train", "tagger", "--train", train, "--epochs", "1", "--output", quiet, "--quiet",
                        "--features", "pos-basic", "--decoder", "greedy", "--learner", "perceptron")

@@ -278,11 +278,14 @@ def _train_and_dev(args, task: Task) -> tuple[list, list | None]:
     return rest, held
 
 
-def _save(model, task: Task, args) -> None:
-    """Record the tag column a tagger was trained on (CoNLL-U: upos unless ``--column``) and save the model."""
+def _save(model, task: Task, args) -> str:
+    """Record the tag column a tagger was trained on (CoNLL-U: upos unless ``--column``) and save the model; what
+    was done, for the last line (a file that was there is said to be replaced)."""
     if task.column:
         model.column = args.column or ("upos" if _format(args.corpus or args.train, args) == "conllu" else None)
+    replaced = os.path.isfile(args.output)
     model.save(args.output)
+    return f"model written to {args.output}" + (" (replacing the file that was there)" if replaced else "")
 
 
 def _train(args) -> None:
@@ -302,14 +305,14 @@ def _train(args) -> None:
         began = time.perf_counter()
         task.fit(model, train, dev)
         seconds = time.perf_counter() - began
-    _save(model, task, args)
+    written = _save(model, task, args)
     if not args.quiet:
         _print_history(model)
         if _choices(model):
             print(_choices(model))
         with_dev = f", dev {_size(task, dev)}" if dev is not None else ""
         kept = f"kept epoch {model.learner.best_epoch_}; " if "epochs" in model.learner.get_params() else ""
-        print(f"trained on {_size(task, train)} in {seconds:.1f}s{with_dev}; {kept}model written to {args.output}")
+        print(f"trained on {_size(task, train)} in {seconds:.1f}s{with_dev}; {kept}{written}")
 
 
 def _size(task: Task, units) -> str:
@@ -375,13 +378,13 @@ def _tune(args) -> None:
         task.fit(model, train, dev)
         model.learner.candidates_ = [{**r["options"], "dev_accuracy": r["score"]} for r in ranked]
         model.learner.chosen_ = {**model.learner.chosen_, **best["options"]}
-        _save(model, task, args)
+        written = _save(model, task, args)
     if args.json:
         print(json.dumps({"metric": best["metric"], "ranking": ranked, "best": best["options"],
                           "model": args.output}))
     elif not args.quiet:
         print(f"best: {_options_text(best['options'])} (dev {best['metric']} {100 * best['score']:.2f})"
-              + (f"; model written to {args.output}" if args.output else ""))
+              + (f"; {written}" if args.output else ""))
 
 
 def _options_text(options: dict, number: str = "g") -> str:
