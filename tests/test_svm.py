@@ -241,11 +241,15 @@ def test_bcfw_blocks_live_on_their_instances_rows_and_sum_to_w(monkeypatch):
     monkeypatch.setattr(BlockWeights, "__init__", keep)
     learner = SVM(solver="bcfw", epochs=3, tol=0, progress=False).fit(joint, Viterbi(), X, y)
     blocks, total = made[0], np.zeros(joint.size)
-    assert blocks.values.size == sum(len(support) for support in supports)
-    for i, support in enumerate(supports):
-        np.testing.assert_array_equal(blocks.support(i), support)
-        total[support] += blocks.block(i)
+    for i, support in enumerate(supports):  # the entries the gold and predicted outputs touched, of i's rows and tail
+        keys = blocks.keys[i]
+        assert np.all(np.diff(keys) > 0) and np.isin(keys, support).all() and len(keys) == len(blocks.values[i])
+        total[keys] += blocks.values[i]
+    assert sum(len(keys) for keys in blocks.keys) < sum(len(support) for support in supports)
     np.testing.assert_allclose(total, learner.weights_, atol=1e-12)
+    again = BlockWeights(joint, X)
+    again.restore(blocks.state())
+    assert all(np.array_equal(a, b) for a, b in zip(again.keys + again.values, blocks.keys + blocks.values))
 
 
 @pytest.mark.parametrize("costs", [{}, {"cost": 0.7}, {"cost_matrix": np.array(COST_MATRIX)}])
