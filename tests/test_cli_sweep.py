@@ -185,6 +185,15 @@ def test_tag_refuses_a_column_without_conllu(work, capsys):
     assert out == ""
 
 
+def test_text_read_as_conllu_because_of_the_output_format_says_so(work, capsys):
+    """``--format conllu`` also makes a text file's input CoNLL-U (scripts rely on it): its error says why, and how to
+    read lines of text."""
+    code, out, err = run(capsys, "tag", "m.model", "--input", "t.txt", "--format", "conllu")
+    assert_one_line(code, err, 1, "t.txt:1: expected 10 tab-separated columns, found 1 (read as CoNLL-U because of "
+                    "--format conllu: --input-format text reads lines of text)")
+    assert run(capsys, "tag", "m.model", "--input", "t.txt", "--input-format", "text", "--format", "conllu")[0] == 0
+
+
 def test_tag_warns_of_tags_written_to_another_conllu_column_than_the_models(work, capsys):
     """A UPOS model's tags written into the XPOS column (--column xpos) are its UPOS tags: said once, then done."""
     code, out, err = run(capsys, "tag", "m.model", "--input", "r.conllu", "--column", "xpos")

@@ -604,7 +604,11 @@ def _tag(args) -> None:
     column = _conllu_column(tagger, args) if "conllu" in (fmt, input_format) else None
     probabilities = _with_probabilities(tagger, args, fmt)
     write = partial(_conllu_sentence, column) if fmt == "conllu" else TAGGED_FORMATS[fmt]
-    with _output(args.output) as out, _progress(_file_progress(args), desc=args.input, unit="sentence") as bar:
+    by_output = input_format == "conllu" and not args.input_format and not (args.input and
+                                                                              guess_format(args.input) == "conllu")
+    hint = "read as CoNLL-U because of --format conllu: --input-format text reads lines of text" if by_output else ""
+    with _output(args.output) as out, _progress(_file_progress(args), desc=args.input, unit="sentence") as bar, \
+            _hinted(hint):
         for sentences in _sentences_to_tag(args.input or sys.stdin.buffer, input_format, args.tokenize, column,
                                            args.encoding):
             tags = tagger.predict(sentences)
@@ -615,6 +619,17 @@ def _tag(args) -> None:
                 out.write("".join(map(write, sentences, tags, chosen)))
             out.flush()
             bar.update(len(sentences))
+
+
+@contextmanager
+def _hinted(hint: str):
+    """A :class:`CorpusFormatError` raised in the block, with ``hint`` (if any) added to its message."""
+    try:
+        yield
+    except CorpusFormatError as err:
+        if not hint:
+            raise
+        raise CorpusFormatError(err.path, err.line, f"{err.message} ({hint})") from None
 
 
 def _sentences_to_tag(source, input_format: str, tokenized: bool, column: str | None,
