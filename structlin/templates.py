@@ -651,8 +651,9 @@ def _check_params(tpl: Template, params: dict, where: str) -> None:
     """Refuse a parameter ``tpl`` does not take, one it needs missing, and a value it does not accept."""
     unknown = set(params) - set(tpl.params)
     if unknown:
-        raise OptionValueError(f"{where}: unknown parameter(s) {', '.join(sorted(unknown))}; "
-                               f"accepted: {', '.join(tpl.params) or 'none'}")
+        entry_keys = {"token": "name, offsets, column", "context": "name, column"}.get(tpl.kind, "name")
+        raise OptionValueError(f"{where}: unknown parameter(s) {', '.join(sorted(unknown))}; accepted: "
+                               f"{', '.join(tpl.params) or 'none'} (besides the entry's {entry_keys})")
     missing = [p for p in tpl.required if p not in params]
     if missing:
         raise OptionValueError(f"{where}: missing parameter(s) {', '.join(missing)}")

@@ -149,7 +149,8 @@ def test_unknown_template_lists_accepted_names():
 def test_unknown_parameter():
     with pytest.raises(StructlinError, match=r"unknown parameter\(s\) length; accepted: lengths"):
         FeatureSet.from_dict(entries({"name": "suffix", "length": [1, 2]}))
-    with pytest.raises(StructlinError, match=r"unknown parameter\(s\) lengths; accepted: none"):
+    with pytest.raises(StructlinError, match=r"unknown parameter\(s\) lengths; accepted: none \(besides the entry's "
+                                             r"name, offsets, column\)$"):
         FeatureSet.from_dict(entries({"name": "word", "lengths": [1]}))
 
 
