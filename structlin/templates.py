@@ -424,11 +424,15 @@ class FeatureSet:
         if unknown:  # a misspelt key (normalise, value) would otherwise be dropped without a word
             raise OptionValueError(f"{source}: unknown key(s) {', '.join(map(repr, unknown))}; accepted: "
                                    f"{', '.join(sorted(FEATURE_SET_KEYS))}")
+        for key in ("name", "description"):
+            if key in data and not isinstance(data[key], str):
+                raise OptionValueError(f"{source}: {key} must be a string, got {reprlib.repr(data[key])}")
         entries = data.get("template")
         if not isinstance(entries, list) or not entries:
             table = " (found one [template] table: write [[template]], doubled, for each template)" \
                 if isinstance(entries, Mapping) else ""
-            raise OptionValueError(f"{source}: a feature set needs at least one [[template]] entry{table}")
+            found = f" (found template = {reprlib.repr(entries)})" if entries is not None and not table else ""
+            raise OptionValueError(f"{source}: a feature set needs at least one [[template]] entry{table}{found}")
         specs = []
         for k, entry in enumerate(entries, 1):
             if not isinstance(entry, Mapping):

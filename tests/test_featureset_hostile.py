@@ -79,7 +79,10 @@ def test_a_parameter_of_the_wrong_type_or_range_names_the_template_and_parameter
     ('values = "bogus"\n[[template]]\nname = "bias"', "values = 'bogus'; accepted: binary, count"),
     ('normalize = 2\n[[template]]\nname = "bias"', "normalize = '2'; accepted: none, l2"),
     ('template = [1]', "[[template]] #1 must be a table, got 1"),
-    ('template = "bias"', "a feature set needs at least one [[template]] entry"),
+    ('template = "bias"', "a feature set needs at least one [[template]] entry (found template = 'bias')"),
+    ('template = 3', "a feature set needs at least one [[template]] entry (found template = 3)"),
+    ('name = 5\n[[template]]\nname = "bias"', "name must be a string, got 5"),
+    ('description = ["a"]\n[[template]]\nname = "bias"', "description must be a string, got ['a']"),
     ('[template]\nname = "bias"', "at least one [[template]] entry (found one [template] table: write [[template]]"),
     ('imports = "os"\n[[template]]\nname = "bias"', "imports must be a list of distinct module names, got 'os'"),
     ('token_pattern = "(\\\\w+"\n[[template]]\nname = "words"', "token_pattern must be a regular expression of "
