@@ -81,7 +81,6 @@ def test_a_parameter_of_the_wrong_type_or_range_names_the_template_and_parameter
     ('template = [1]', "[[template]] #1 must be a table, got 1"),
     ('template = "bias"', "a feature set needs at least one [[template]] entry (found template = 'bias')"),
     ('template = 3', "a feature set needs at least one [[template]] entry (found template = 3)"),
-    ('name = 5\n[[template]]\nname = "bias"', "name must be a string, got 5"),
     ('description = ["a"]\n[[template]]\nname = "bias"', "description must be a string, got ['a']"),
     ('[template]\nname = "bias"', "at least one [[template]] entry (found one [template] table: write [[template]]"),
     ('imports = "os"\n[[template]]\nname = "bias"', "imports must be a list of distinct module names, got 'os'"),
@@ -116,6 +115,11 @@ def test_a_feature_set_file_that_is_no_toml_text_is_one_line(tmp_path, make, mes
         FeatureSet.load(path)
     assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value)
     assert feature_set_files(path) == []  # the output check reads it first, and must neither block nor fail
+
+
+def test_a_name_that_is_no_string_is_refused():
+    with pytest.raises(StructlinError, match=r"^feature set 5: name must be a string, got 5$"):
+        FeatureSet.from_dict({"name": 5, "template": [{"name": "bias"}]})
 
 
 def test_the_error_names_the_feature_set_built_from_a_dict():
