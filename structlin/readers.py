@@ -625,10 +625,16 @@ def _is_header(fields: list[str], word_index: int, tag_index: int) -> bool:
             and fields[tag_index].lower() in _TAG_NAMES)
 
 
+#: A feature of an SVMlight line, ``index:value`` (or ``qid:N``).
+_SVMLIGHT_FEATURE = re.compile(r"(?:[0-9]+|qid):[-+0-9.eE]+")
+
+
 def _layout_hint(text: str, columns: tuple[str, ...], sep: str | None) -> str:
     """The layout a line that is not one of ``columns`` (separated by ``sep``) has instead, as the format to read it
     with: ``word/TAG`` tokens (``--format slash``), or the columns separated by spaces; else nothing."""
     tokens = text.split()
+    if len(tokens) > 1 and all(_SVMLIGHT_FEATURE.fullmatch(token) for token in tokens[1:]):
+        return "; the line looks like SVMlight's label index:value ...: documents, --format svmlight"
     if len(tokens) > 1 and all("/" in token.strip("/") for token in tokens):
         return "; the line looks like word/TAG tokens, a sentence per line: --format slash"
     if sep is not None and len(tokens) == len(columns):
@@ -636,7 +642,7 @@ def _layout_hint(text: str, columns: tuple[str, ...], sep: str | None) -> str:
     if sep is not None and sep not in text and len(columns) < len(tokens) <= 12:  # CoNLL-2000's "word POS chunk"
         names = ",".join(["word", *(f"c{k}" for k in range(2, len(tokens))), "tag"])
         return (f"; its {len(tokens)} fields are separated by spaces: --format columns --columns {names} (a name for "
-                f"each; --column the tags')")
+                f"each; --column names the tags' column)")
     return ""
 
 

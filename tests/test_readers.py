@@ -492,7 +492,8 @@ def test_tags_text_output_reads_back_as_slash_tags(sentences):
 
 
 def test_a_word_tag_line_of_another_layout_names_the_format_to_read_it(tmp_path):
-    """A line that is not word<TAB>tag says what it looks like: word/TAG tokens, or columns between spaces; spaces
+    """A line that is not word<TAB>tag says what it looks like: word/TAG tokens, columns between spaces (CoNLL-2000's
+    three), SVMlight's documents; spaces
     around a tab-separated tag are no part of it."""
     path = tmp_path / "w.txt"
     for text, hint in (("The/DET dog/NOUN\n", "looks like word/TAG tokens, a sentence per line: --format slash"),
@@ -500,7 +501,9 @@ def test_a_word_tag_line_of_another_layout_names_the_format_to_read_it(tmp_path)
                                              "word/TAG tokens"),  # NLTK's Brown files: a tab, then the tokens
                        ("The DET\n", "its fields are separated by spaces: --format columns --columns word,tag"),
                        ("Confidence NN B-NP\n", "its 3 fields are separated by spaces: --format columns --columns "
-                                                 "word,c2,tag (a name for each; --column the tags')"),  # CoNLL-2000
+                                                 "word,c2,tag (a name for each; --column names the tags' column)"),
+                       ("1 1:0.5 2:-1.2e3 qid:3\n", "the line looks like SVMlight's label index:value ...: documents, "
+                                                    "--format svmlight"),
                        ("The\n", "found 1\n")):
         path.write_text(text, "utf-8")
         with pytest.raises(CorpusFormatError) as error:
