@@ -493,8 +493,7 @@ def test_tags_text_output_reads_back_as_slash_tags(sentences):
 
 def test_a_word_tag_line_of_another_layout_names_the_format_to_read_it(tmp_path):
     """A line that is not word<TAB>tag says what it looks like: word/TAG tokens, columns between spaces (CoNLL-2000's
-    three), SVMlight's documents; spaces
-    around a tab-separated tag are no part of it."""
+    three), SVMlight's documents; spaces around a tab-separated tag are no part of it."""
     path = tmp_path / "w.txt"
     for text, hint in (("The/DET dog/NOUN\n", "looks like word/TAG tokens, a sentence per line: --format slash"),
                        ("\tThe/at dog/nn\n", "empty word (expected a value in column 'word'); the line looks like "
