@@ -5,6 +5,7 @@ when the set grows to every pair that matters, its options, and the CRF on real 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse
 import pytest
 
 from structlin import Tagger
@@ -251,3 +252,26 @@ def test_a_classifier_of_many_labels_keeps_to_its_pairs_from_training_to_its_fil
     loaded = Classifier.load(tmp_path / "m.model")
     assert isinstance(loaded.weights_, SparseWeights)
     np.testing.assert_allclose(loaded.label_scores(docs[:200]), model.label_scores(docs[:200]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("share", [0.0, 1 / 3, 2.0])  # every row full, some, none
+@pytest.mark.parametrize("at_a_time", [3, 1 << 22])
+def test_pair_rows_score_and_differentiate_as_the_dense_products(monkeypatch, share, at_a_time):
+    """The scores X·W and the gradient Xᵀ·R at the pairs, the rows of many pairs dense and the others pair by pair
+    (a hash collision's repeated entries summed), equal the products over every row and label."""
+    from structlin.learners import active_set as module
+
+    monkeypatch.setattr(module.PairRows, "DENSE_SHARE", share)
+    monkeypatch.setattr(module.PairRows, "ENTRIES_AT_A_TIME", at_a_time)
+    rng = np.random.default_rng(7)
+    n_positions, n_rows, L = 40, 12, 6
+    X = scipy.sparse.random(n_positions, n_rows, density=0.3, format="csr", random_state=8)
+    X = scipy.sparse.csr_matrix((np.append(X.data, 0.5), np.append(X.indices, X.indices[-1]),
+                                 np.append(X.indptr[:-1], X.indptr[-1] + 1)), shape=X.shape)  # a repeated entry
+    W = np.where(rng.random((n_rows, L)) < np.linspace(0.05, 0.9, n_rows)[:, None], rng.normal(size=(n_rows, L)), 0)
+    keys = np.flatnonzero(W)
+    rows = module.PairRows(X, keys, L)
+    assert 0 < rows.in_full.sum() < len(keys) if share == 1 / 3 else rows.in_full.all() == (share == 0)
+    np.testing.assert_allclose(rows.scores(W.ravel()[keys]), X @ W, rtol=1e-12, atol=1e-12)
+    R = rng.normal(size=(n_positions, L))
+    np.testing.assert_allclose(rows.gradient(R), (X.T @ R).ravel()[keys], rtol=1e-12, atol=1e-12)

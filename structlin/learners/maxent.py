@@ -43,7 +43,7 @@ from ..errors import OptionValueError, StructlinError
 from ..featurecache import ShardedCorpus
 from ..joint import Chains, JointFeatureMap, Scores, SparseWeights
 from ..matrix import FeatureMatrix
-from .active_set import ActivePairs, compact, seen_pairs
+from .active_set import ActivePairs, PairRows, compact, seen_pairs
 from .epochs import minibatches
 from .owlqn import CurvaturePairs, minimize_owlqn, pseudo_gradient
 from .protocol import (BATCH_SIZE, CALLBACK, CLIENT, EVAL_EVERY, PATIENCE, PROGRESS, SEED, Capabilities, HistoryField,
@@ -201,7 +201,7 @@ class MaxEntObjective(Objective):
         # compact (active_set.compact): the corpus's columns cut into blocks of feature rows, for the gradient a block
         # at a time (each block's product runs over the positions in order, as the whole product's does: reading the
         # positions' residuals in order is twice as fast as by feature row, 193 labels)
-        self._row_blocks = None
+        self._row_blocks, self._pair_rows = None, None
         if compact(joint):
             rows = max(1, _ENTRIES_AT_A_TIME // joint.n_labels)
             self._row_blocks = [(first, self.X[:, first : first + rows]) for first in range(0, joint.n_rows, rows)]
@@ -227,10 +227,13 @@ class MaxEntObjective(Objective):
     def free_data_term(self, w: SparseWeights) -> tuple[float, np.ndarray]:
         """``−Σ log p(y|x)`` at ``w`` and its gradient at ``w``'s stored emission entries, then its tail."""
         loss, residual, tail = self._sparse_residual(w)
-        gathered = np.empty(len(w.keys))
-        for first, piece in self._emission_gradient(residual):
-            begin, end = np.searchsorted(w.keys, [first, first + len(piece)])
-            gathered[begin:end] = piece[w.keys[begin:end] - first]
+        if self._row_blocks is not None:
+            gathered = self._pair_rows_of(w.keys).gradient(residual)
+        else:
+            gathered = np.empty(len(w.keys))
+            for first, piece in self._emission_gradient(residual):
+                begin, end = np.searchsorted(w.keys, [first, first + len(piece)])
+                gathered[begin:end] = piece[w.keys[begin:end] - first]
         return loss, gathered if tail is None else np.concatenate([gathered, tail])
 
     def outside_gradient(self, theta: np.ndarray, pairs: ActivePairs) -> Iterator[tuple[int, np.ndarray]]:
@@ -240,13 +243,21 @@ class MaxEntObjective(Objective):
 
     def _sparse_residual(self, w: SparseWeights):
         """``(−Σ log p(y|x), its gradient with respect to the emission scores, the tail's gradient or None)`` at
-        ``w``, the scores a product with its pairs (:func:`~.active_set.compact`) or with its dense emission block,
-        freed once they are made."""
+        ``w``, the scores a product with its pairs (:func:`~.active_set.compact`: :class:`~.active_set.PairRows`) or
+        with its dense emission block, freed once they are made."""
         if self._row_blocks is not None:
-            scores = (self.X @ self.joint.emission_rows(w)).toarray()
+            scores = self._pair_rows_of(w.keys).scores(w.values)
         else:
             scores = self.X @ self.joint.emission_matrix(w)
         return self.likelihood.data_term(scores, self.y, self.matrix, self.batches, w.tail)
+
+    def _pair_rows_of(self, keys: np.ndarray) -> PairRows:
+        """The :class:`~.active_set.PairRows` of the pairs ``keys``, made again only when they change (a growth)."""
+        made = self._pair_rows
+        if made is None or not (len(made.keys) == len(keys) and np.array_equal(made.keys, keys)):
+            self._pair_rows = made = None  # the old layout's copies of the corpus go first
+            self._pair_rows = made = PairRows(self.X, keys, self.joint.n_labels)
+        return made
 
     def _emission_gradient(self, residual: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
         """The data term's emission gradient ``Xᵀ·residual``, flat, in pieces ``(first index, values)``: whole, or
