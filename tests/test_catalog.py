@@ -350,7 +350,8 @@ def test_load_documents_errors(tmp_path, isolated):
         load_documents("news", "train", catalog=catalog, data_dir=data, granularity="fine")
     with pytest.raises(ValueError, match="unknown strip value 'sig'"):
         load_documents("news", "train", catalog=catalog, data_dir=data, strip="sig")
-    with pytest.raises(UnknownNameError, match="corpus 'news' has a file per split: name one .*; accepted: half, test, train"):
+    with pytest.raises(UnknownNameError, match="corpus 'news' has a file per split: name one .*; accepted: half, test, "
+                                               "train"):
         load_documents("news", None, catalog=catalog, data_dir=data)
     with pytest.raises(CorpusKindError, match=r"corpus 'news' holds labelled documents, not tagged sentences: it trains "
                                               r"a classifier \(structlin train classifier\), and Python reads it with "

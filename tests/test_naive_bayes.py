@@ -491,8 +491,8 @@ def test_a_negative_feature_value_is_refused_by_naive_bayes_and_leaves_it_out_of
     X = np.abs(rng.normal(size=(40, 3))) + (y == "b")[:, None]
     Classifier(learner="naive-bayes").fit(X, y)  # counts of any size 0 or more
     X[6, 1] = -0.5
-    with pytest.raises(CorpusFormatError, match=r"^training data: document 7 has the value -0.5 of template 'featureset', "
-                                                r"and naive-bayes counts how often each feature occurs"):
+    with pytest.raises(CorpusFormatError, match=r"^training data: document 7 has the value -0.5 of template "
+                                                r"'featureset', and naive-bayes counts how often each feature occurs"):
         Classifier(learner="naive-bayes").fit(X, y)
     with pytest.warns(UserWarning, match=r"learner 'auto': naive-bayes left out: training document 7 has the value "
                                          r"-0.5 of template 'featureset', and it counts"):

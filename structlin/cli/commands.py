@@ -111,7 +111,8 @@ def _units(task: Task, source: str, split: str | None, args, column: str | None 
     ``models``: the models the data is for, ``labels`` the labels of the training data it is dev data for: a table's
     first row holding one of their labels is data, not a header, and without a header row the column of them is the
     label column."""
-    named = _format(source, args) in ("conllu", "nltk", "tsv", "csv") or column in (getattr(args, "columns", None) or ())
+    named = (_format(source, args) in ("conllu", "nltk", "tsv", "csv")
+             or column in (getattr(args, "columns", None) or ()))
     if column and not named:  # formats that name their columns, or a column file whose --columns name it
         column = None
     report = None if getattr(args, "quiet", False) else (lambda line: print(line, file=sys.stderr))
