@@ -368,3 +368,17 @@ def test_a_terminal_shows_the_progress_bar(work, argv, shown):
         assert written == b""
     else:
         assert shown.encode() in written and b"Traceback" not in written
+
+
+def test_the_repository_itself_finds_its_feature_sets_and_catalog():
+    """``python -m structlin`` at the top of the repository imports the package from its folder, not the installed
+    one: without an editable install's finder, the feature sets and the catalog (top-level folders an install places
+    inside the package) are found there too, and a named feature set loads."""
+    code = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, '__name__', '') != "
+            "'_EditableFinder']; import structlin, structlin.features, structlin.corpora; "
+            "from structlin.catalog import Catalog; Catalog.load(); "
+            "print(structlin.__file__, structlin.features.__file__, structlin.FeatureSet.load('pos-rich').name)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(ROOT / "structlin" / "__init__.py"), str(ROOT / "features" / "__init__.py"),
+                                  "pos-rich"]
