@@ -146,7 +146,7 @@ def decode(data: bytes, encoding: str, name: str, *, errors: str = "strict", lin
     by line and column, which suggests ``--encoding`` unless the file's encoding is ``fixed`` (what to say instead,
     e.g. "a clusters file is UTF-8 text"); the byte order mark at the start of a file is removed.
     """
-    encoding = _marked(data[:4], encoding) if line == 1 else encoding
+    encoding = _marked(data[:4], encoding, name) if line == 1 else encoding
     codec, skip = _byte_order(data, encoding, name) if line == 1 else (encoding, 0)
     body = data[skip:]
     try:
@@ -188,25 +188,30 @@ def has_lone_surrogate(text: str) -> bool:
     return False
 
 
-def _declared(stream: IO, encoding: str) -> str:
+def _declared(stream: IO, encoding: str, name: str) -> str:
     """:func:`_marked` for the start of a binary stream, peeked at, not consumed (one that can do neither, or a text
     stream, is read as asked)."""
     if isinstance(stream, io.TextIOBase):
         return encoding
     if hasattr(stream, "peek"):
-        return _marked(stream.peek(4)[:4], encoding)
+        return _marked(stream.peek(4)[:4], encoding, name)
     if not (isinstance(stream, io.IOBase) and stream.seekable()):  # a stream of lines (one already begun) as it is
         return encoding
     at = stream.tell()
     head = stream.read(4)
     stream.seek(at)
-    return _marked(head, encoding)
+    return _marked(head, encoding, name)
 
 
-def _marked(head: bytes, encoding: str) -> str:
+def _marked(head: bytes, encoding: str, name: str) -> str:
     """``encoding``, or when it is UTF-8 and ``head`` (a file's first bytes) a UTF-32 or UTF-16 byte order mark (never
-    UTF-8: Excel's "Unicode text" and Windows tools write them), the encoding the mark declares."""
+    UTF-8: Excel's "Unicode text" and Windows tools write them), the encoding the mark declares.  A UTF-8 mark in a
+    file read in another encoding is refused: the file is UTF-8 (Excel's "CSV UTF-8"), and read as, say, latin-1
+    every accent would be garbled."""
     if codecs.lookup(encoding).name not in ("utf-8", "utf-8-sig"):
+        if head.startswith(codecs.BOM_UTF8):
+            raise CorpusFormatError(name, 1, f"the file starts with a UTF-8 byte order mark: it is UTF-8 text, not "
+                                    f"{encoding} (read it as UTF-8, the default: --encoding utf-8)")
         return encoding
     return next((codec for codec, boms in reversed(_BOMS.items()) if head.startswith(tuple(boms))), encoding)
 
@@ -228,7 +233,7 @@ def numbered_lines(stream: IO, name: str, encoding: str = "UTF-8", fixed: str | 
     """
     number = 0
     try:
-        encoding = _declared(stream, encoding)  # peeks: a damaged gzip stream raises here already
+        encoding = _declared(stream, encoding, name)  # peeks: a damaged gzip stream raises here already
         if isinstance(stream, io.TextIOBase) or not _ascii_compatible(encoding):
             # A text stream decodes itself, ahead of its lines (no exact place for its errors); UTF-16
             # and the like are decoded whole.

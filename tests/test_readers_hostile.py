@@ -292,6 +292,24 @@ def test_unknown_encodings_are_option_errors(tmp_path, read):
     option_error(lambda: read(path, encoding="base64"), "not a text encoding: 'base64'")
 
 
+def test_a_utf8_byte_order_mark_read_in_another_encoding_is_refused(tmp_path):
+    """Excel's "CSV UTF-8" begins with a UTF-8 mark: read as latin-1 or cp1252 it would garble every accent (and the
+    mark would become the first word's "ï»¿"), so the file, read whole or line by line, is refused at line 1."""
+    from structlin.readers import read_file
+
+    csv = write(tmp_path, "\ufefflabel,text\npos,café\n".encode("utf-8"), "excel.csv")
+    tagged = write(tmp_path, "\ufeffThe\tDET\n\n".encode("utf-8"), "t.tsv")
+    folder = tmp_path / "tree" / "pos"
+    folder.mkdir(parents=True)
+    (folder / "a.txt").write_bytes("\ufeffcafé".encode("utf-8"))
+    for read, path, where in ((read_csv, csv, csv), (read_file, tagged, tagged),
+                              (read_folders, tmp_path / "tree", folder / "a.txt")):
+        for encoding in ("latin-1", "cp1252", "ascii"):
+            located(error(read, path, encoding=encoding), where, 1,
+                    f"the file starts with a UTF-8 byte order mark: it is UTF-8 text, not {encoding}")
+    assert [d.text for d in read_csv(csv)] == ["café"] and [s.words for s in read_file(tagged)] == [["The"]]
+
+
 def test_utf16_needs_a_byte_order_mark(tmp_path):
     text = "label,text\npos,café\n"
     for encoding in ("utf-16", "utf-32"):
