@@ -626,10 +626,10 @@ def _columns_by_content(rows: list[list[str]], width: int, known: frozenset = fr
     given, or however few the rows when of two columns one holds sentences and the other single words:
     :func:`_sentences_beside_codes`): the text column is the column of the most words per field when it has more than
     one and half as many again as any other (a sentence among codes and numbers: GLUE CoLA's ``source, label, mark,
-    sentence``, or ``text<TAB>label`` rows); the label column is column 0 if it can be one (not the text, no empty field, at least
-    two values and some repeated: not a constant, not ids), else the first other column that can.  Of two columns
-    without a column of words, the one of half as many distinct values or fewer is the label (``Mary<TAB>female``).
-    A file read right by the defaults (label 0, text 1) is read so still."""
+    sentence``, or ``text<TAB>label`` rows); the label column is column 0 if it can be one (not the text, no empty
+    field, at least two values and some repeated: not a constant, not ids), else the first other column that can.  Of
+    two columns without a column of words, the one of half as many distinct values or fewer is the label
+    (``Mary<TAB>female``).  A file read right by the defaults (label 0, text 1) is read so still."""
     if width < 2 or not rows:
         return label, text
     columns = [[field.strip() for field in column] for column in zip(*rows)]
